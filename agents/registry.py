@@ -1,0 +1,56 @@
+"""Build agents by name: ``make("greedy", "grid")``, ``make("ppo", "grid", path="model.zip")``."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from agents.base import BaseAgent
+
+# name -> (module, class, games it supports or None for all)
+_AGENTS: dict[str, tuple[str, str]] = {
+    "random": ("agents.random_agent", "RandomAgent"),
+    "greedy": ("agents.greedy", "make_greedy"),
+    "greedy-capture": ("agents.greedy", "make_greedy_capture"),
+    "ppo": ("agents.ppo", "PPOAgent"),
+}
+AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
+
+
+def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
+    """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
+
+    ``kwargs`` holds the agent's own arguments (``seed``, ``path`` for ppo) and the game's options
+    (``num_players`` for walls, variants for castles), which must match the env the agent plays in.
+    """
+    from jericho_env.registry import rules_class
+
+    rules_class(game_id)  # unknown game ids fail here with the list of known ones
+    if name not in _AGENTS:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
+    module, attr = _AGENTS[name]
+    factory = getattr(importlib.import_module(module), attr)
+    agent: BaseAgent = factory(game_id, **kwargs)
+    return agent
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
+    """Split an agent spec from the command line into (label, name, kwargs).
+
+    ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...}).
+    A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
+    """
+    label = None
+    if ":" in spec.split("=", 1)[0]:
+        label, spec = spec.split(":", 1)
+    name, _, arg = spec.partition("=")
+    if name not in _AGENTS:
+        raise ValueError(f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} (ppo takes ppo=PATH)")
+    kwargs: dict[str, Any] = {}
+    if arg:
+        if name != "ppo":
+            raise ValueError(f"agent {name!r} takes no argument (got {spec!r}); only ppo=PATH does")
+        kwargs["path"] = arg
+    elif name == "ppo":
+        raise ValueError("agent ppo needs a checkpoint: write ppo=PATH/TO/model.zip")
+    return label or name, name, kwargs

@@ -1,0 +1,164 @@
+"""Round-robin tournament: ``python -m experiments.evaluate GAME --agents A B ...``.
+
+Every pair of agents plays ``--deals`` deals, each deal in every seat arrangement (seats swapped
+in 2-player games; in walls, agent A alone against copies of B, A in each seat). Prints the
+win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes table.md,
+table.csv, results.json and heatmap.png to one run folder.
+
+Examples:
+    python -m experiments.evaluate grid --agents random greedy --deals 1000
+    python -m experiments.evaluate walls --agents random greedy --option num_players=3
+    python -m experiments.evaluate castles --agents random greedy ppo=runs/train/castles-x/final.zip
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from agents.registry import parse_spec
+from experiments.report import run_folder, write_outputs
+from experiments.tournament import AgentSpec, run_games
+from jericho_env.core.rules import JerichoError
+from jericho_env.registry import GAME_IDS, make_rules
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE parsed as int, bool (true/false) or left as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, got {text!r}")
+    value: Any = raw
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            pass
+    return key, value
+
+
+def positive_int(text: str) -> int:
+    """An int >= 1 for argparse."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.evaluate",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Examples:")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename")
+    p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
+    p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
+                   help="game option, e.g. num_players=3 for walls (repeatable)")
+    p.add_argument("--out", default=None, help="run folder (default runs/evaluate/GAME-TIME)")
+    p.add_argument("--no-plot", action="store_true", help="skip heatmap.png")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def specs_from_args(raw: list[str]) -> list[AgentSpec]:
+    """AgentSpecs from the --agents strings; duplicate labels get #2, #3 ..."""
+    specs: list[AgentSpec] = []
+    seen: dict[str, int] = {}
+    for s in raw:
+        label, name, kwargs = parse_spec(s)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}#{seen[label]}"
+        specs.append(AgentSpec(label, name, kwargs))
+    if len(specs) < 2:
+        raise ValueError("a tournament needs at least two agents (e.g. --agents random greedy)")
+    return specs
+
+
+def progress_bar(total: int, desc: str, quiet: bool) -> Any:
+    """A tqdm bar with ETA (a silent stand-in when quiet or tqdm is missing)."""
+    if not quiet:
+        try:
+            from tqdm.auto import tqdm
+
+            return tqdm(total=total, desc=desc, unit="game", dynamic_ncols=True)
+        except ImportError:
+            pass
+
+    class _Silent:
+        def update(self, k: int) -> None: ...
+        def close(self) -> None: ...
+
+    return _Silent()
+
+
+def evaluate(
+    game_id: str,
+    specs: list[AgentSpec],
+    deals: int,
+    seed: int = 0,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    out: str | None = None,
+    plot: bool = True,
+    quiet: bool = False,
+    kind: str = "evaluate",
+) -> dict[str, Any]:
+    """Run the tournament, write its outputs and return the summary (with ``folder``)."""
+    options = dict(options or {})
+    rules = make_rules(game_id, **options)  # bad options fail before any work
+    n = rules.info.num_players
+    for spec in specs:  # unknown agents, missing checkpoints: fail before the pool starts
+        import agents
+
+        agents.make(spec.name, game_id, **spec.kwargs, **options)
+    pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
+    total = pairs * deals * n
+    bar = progress_bar(total, f"{game_id} tournament", quiet)
+    t0 = time.perf_counter()
+    try:
+        records = run_games(game_id, specs, deals, seed, workers, options, progress=bar.update)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+    folder = run_folder(kind, game_id, out)
+    labels = [s.label for s in specs]
+    config = {"game": game_id, "options": options, "agents": [s.__dict__ for s in specs], "deals": deals,
+              "seed": seed, "workers": workers, "games": len(records), "seconds": round(elapsed, 2)}
+    summary = write_outputs(folder, game_id, labels, records, config, n, plot=plot)
+    summary.update(folder=folder, seconds=elapsed, games=len(records))
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        specs = specs_from_args(args.agents)
+        summary = evaluate(args.game, specs, args.deals, args.seed, args.workers, dict(args.option), args.out,
+                           plot=not args.no_plot, quiet=args.quiet)
+    except (JerichoError, ValueError, FileNotFoundError) as e:
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    print()
+    print(summary["table"])
+    print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Tournament outputs: the Markdown and CSV tables, results.json and the win-rate heatmap."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from experiments.tournament import Cell, GameRecord, bradley_terry, tabulate
+
+
+def run_folder(kind: str, game_id: str, out: str | None) -> Path:
+    """A new folder ``runs/<kind>/<game>-<time>`` (or ``out``) for a run's outputs."""
+    path = Path(out) if out else Path("runs") / kind / f"{game_id}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def markdown_table(labels: Sequence[str], cells: dict[tuple[str, str], Cell], ratings: dict[str, float], n_players: int) -> str:
+    """Win rate of each row agent against each column agent, with 95% Wilson intervals, then ratings."""
+    head = "| row vs column | " + " | ".join(labels) + " |"
+    lines = [head, "|" + " --- |" * (len(labels) + 1)]
+    for a in labels:
+        row = [f"**{a}**"]
+        for b in labels:
+            if a == b:
+                row.append("—")
+                continue
+            c = cells[(a, b)]
+            lo, hi = c.interval
+            row.append(f"{100 * c.win_rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    what = "row agent's score (wins + ½ draws) per game" if n_players == 2 else (
+        f"row agent alone against {n_players - 1} copies of the column agent: share of games it wins "
+        f"(a shared win counts; an even share is {100 / n_players:.0f}%)"
+    )
+    lines.append(f"Cells: {what}, with the 95% Wilson interval.")
+    lines.append("")
+    lines.append("| agent | Bradley–Terry rating (Elo scale) | games | W / D / L |")
+    lines.append("| --- | --- | --- | --- |")
+    for a in sorted(labels, key=lambda x: -ratings[x]):
+        w = sum(cells[(a, b)].wins for b in labels if b != a)
+        d = sum(cells[(a, b)].draws for b in labels if b != a)
+        lo = sum(cells[(a, b)].losses for b in labels if b != a)
+        lines.append(f"| {a} | {ratings[a]:.0f} | {w + d + lo} | {w} / {d} / {lo} |")
+    return "\n".join(lines)
+
+
+def write_outputs(
+    folder: Path,
+    game_id: str,
+    labels: Sequence[str],
+    records: Sequence[GameRecord],
+    config: dict[str, Any],
+    n_players: int,
+    plot: bool = True,
+) -> dict[str, Any]:
+    """Write table.md, table.csv, results.json (and heatmap.png); return the summary."""
+    cells = tabulate(records, labels)
+    ratings = bradley_terry(labels, cells)
+    table = markdown_table(labels, cells, ratings, n_players)
+    (folder / "table.md").write_text(f"# {game_id}: agent vs agent\n\n{table}\n", encoding="utf-8")
+    with (folder / "table.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["agent", "opponent", "games", "wins", "draws", "losses", "win_rate", "ci_low", "ci_high"])
+        for (a, b), c in cells.items():
+            lo, hi = c.interval
+            w.writerow([a, b, c.games, c.wins, c.draws, c.losses, f"{c.win_rate:.4f}", f"{lo:.4f}", f"{hi:.4f}"])
+    summary = {
+        "game_id": game_id,
+        "config": config,
+        "agents": list(labels),
+        "ratings": ratings,
+        "cells": [
+            {"agent": a, "opponent": b, **dataclasses.asdict(c), "win_rate": c.win_rate, "ci95": list(c.interval)}
+            for (a, b), c in cells.items()
+        ],
+        "mean_game_length": sum(r.length for r in records) / max(1, len(records)),
+        "games": [dataclasses.asdict(r) for r in records],
+    }
+    (folder / "results.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    if plot:
+        heatmap(folder / "heatmap.png", game_id, labels, cells, n_players)
+    return {"table": table, "ratings": ratings, "cells": cells}
+
+
+def heatmap(path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[str, str], Cell], n_players: int) -> None:
+    """A win-rate matrix image: rows are the agent whose rate is shown."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    k = len(labels)
+    m = np.full((k, k), np.nan)
+    for i, a in enumerate(labels):
+        for j, b in enumerate(labels):
+            if a != b:
+                m[i, j] = cells[(a, b)].win_rate
+    fig, ax = plt.subplots(figsize=(1.6 * k + 2.5, 1.3 * k + 1.8))
+    im = ax.imshow(m, vmin=0, vmax=1, cmap="RdYlGn")
+    ax.set_xticks(range(k), labels, rotation=30, ha="right")
+    ax.set_yticks(range(k), labels)
+    ax.set_xlabel("opponent" if n_players == 2 else f"opponent (×{n_players - 1})")
+    ax.set_ylabel("agent")
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                c = cells[(labels[i], labels[j])]
+                lo, hi = c.interval
+                ax.text(j, i, f"{100 * c.win_rate:.0f}%\n[{100 * lo:.0f}–{100 * hi:.0f}]", ha="center", va="center", fontsize=9)
+    ax.set_title(f"{game_id}: win rate of row agent vs column agent")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,281 @@
+"""Round-robin tournaments with paired, seat-swapped deals, Wilson intervals and Bradley–Terry ratings.
+
+Fairness: every pair of agents plays the same ``deals`` (env seeds derived from the tournament
+seed and the deal index only), each deal once per seat arrangement, so luck of the cards and of
+the seat cancels out. Two-player games: both seat orders. Games of n players: agent A alone in
+one seat against n-1 copies of B, A in every seat in turn. Every game's seeds depend only on
+(seed, pair, deal, arrangement), so the results are identical for any number of workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+import agents
+from jericho_env.envs.aec import JerichoEnv
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """An agent in a tournament: its label in the tables, its registry name and its arguments."""
+
+    label: str
+    name: str
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class GameRecord:
+    """One game: who sat where, the seeds, the returns per seat and its length in agent steps."""
+
+    focal: str
+    opponent: str
+    deal: int
+    arrangement: int
+    env_seed: int
+    seats: tuple[str, ...]
+    returns: tuple[float, ...]
+    length: int
+
+
+def derive_seed(*parts: int) -> int:
+    """A 63-bit seed from integers, independent of Python's hash randomisation."""
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def play_game(env: JerichoEnv, seat_agents: Sequence[agents.BaseAgent], env_seed: int, agent_seeds: Sequence[int]) -> tuple[list[float], int]:
+    """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps)."""
+    for agent, s in zip(seat_agents, agent_seeds):
+        agent.reset(seed=s)
+    env.reset(seed=env_seed)
+    steps = 0
+    rules, state_of = env.rules, env
+    while not rules.is_terminal(state_of.state):
+        seat = rules.current_player(state_of.state)
+        obs = env.observe(env.possible_agents[seat])
+        env.step(seat_agents[seat].act(obs))
+        steps += 1
+    return [float(r) for r in rules.returns(env.state)], steps
+
+
+def arrangements(n_players: int) -> list[int]:
+    """Seat arrangements per deal: the focal agent's seat (0..n-1)."""
+    return list(range(n_players))
+
+
+@dataclasses.dataclass
+class Task:
+    """Every game of one (focal, opponent, deal): one per arrangement."""
+
+    focal: int
+    opponent: int
+    deal: int
+
+
+def make_tasks(n_agents: int, n_players: int, deals: int) -> list[Task]:
+    """Two-player: unordered pairs (both seat orders make the reverse cell). n-player: ordered pairs."""
+    pairs = [(i, j) for i in range(n_agents) for j in range(n_agents) if (i < j if n_players == 2 else i != j)]
+    return [Task(i, j, d) for i, j in pairs for d in range(deals)]
+
+
+class _Worker:
+    """Holds one env and the agents of a tournament inside one process."""
+
+    def __init__(self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+        self.env = JerichoEnv(game_id, **options)
+        self.n = self.env.rules.info.num_players
+        self.specs = list(specs)
+        self.seed = seed
+        # n copies of each agent at most (the field of B in an n-player game needs n-1 of them)
+        self.pool: dict[int, list[agents.BaseAgent]] = {}
+        self.game_id, self.options = game_id, options
+
+    def agents_of(self, index: int, count: int) -> list[agents.BaseAgent]:
+        have = self.pool.setdefault(index, [])
+        spec = self.specs[index]
+        while len(have) < count:
+            have.append(agents.make(spec.name, self.game_id, **spec.kwargs, **self.options))
+        return have[:count]
+
+    def run(self, task: Task) -> list[GameRecord]:
+        records = []
+        env_seed = derive_seed(self.seed, task.deal)
+        for arr in arrangements(self.n):
+            if self.n == 2:
+                focal_agents = self.agents_of(task.focal, 1)
+                opp_agents = self.agents_of(task.opponent, 1)
+                seats = [focal_agents[0], opp_agents[0]] if arr == 0 else [opp_agents[0], focal_agents[0]]
+                labels = [task.focal, task.opponent] if arr == 0 else [task.opponent, task.focal]
+            else:
+                focal_agent = self.agents_of(task.focal, 1)[0]
+                field = list(self.agents_of(task.opponent, self.n - 1))
+                seats = field[:arr] + [focal_agent] + field[arr:]
+                labels = [task.opponent] * arr + [task.focal] + [task.opponent] * (self.n - 1 - arr)
+            agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
+            returns, length = play_game(self.env, seats, env_seed, agent_seeds)
+            records.append(
+                GameRecord(
+                    focal=self.specs[task.focal].label,
+                    opponent=self.specs[task.opponent].label,
+                    deal=task.deal,
+                    arrangement=arr,
+                    env_seed=env_seed,
+                    seats=tuple(self.specs[i].label for i in labels),
+                    returns=tuple(returns),
+                    length=length,
+                )
+            )
+        return records
+
+
+_worker: _Worker | None = None
+
+
+def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+    global _worker
+    try:  # one thread per worker: processes, not threads, use the cores
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    _worker = _Worker(game_id, options, specs, seed)
+
+
+def _run_task(task: Task) -> list[GameRecord]:
+    assert _worker is not None
+    return _worker.run(task)
+
+
+def run_games(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    deals: int,
+    seed: int = 0,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[GameRecord]:
+    """Play every game of the tournament; ``progress(k)`` is called as k more games finish."""
+    options = dict(options or {})
+    probe = JerichoEnv(game_id, **options)
+    n_players = probe.rules.info.num_players
+    tasks = make_tasks(len(specs), n_players, deals)
+    records: list[GameRecord] = []
+
+    def consume(it: Iterator[list[GameRecord]]) -> None:
+        for recs in it:
+            records.extend(recs)
+            if progress:
+                progress(len(recs))
+
+    if workers <= 1:
+        _init_worker(game_id, options, specs, seed)
+        consume(_run_task(t) for t in tasks)
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed)) as pool:
+            consume(pool.imap(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
+    return records
+
+
+# ---------------------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (draws may count as half a success)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclasses.dataclass
+class Cell:
+    """The focal agent's record against one opponent."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Wins plus half the draws."""
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def win_rate(self) -> float:
+        return self.score / self.games if self.games else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.score, self.games)
+
+
+def outcome(returns: Sequence[float], seat: int) -> int:
+    """+1 win, 0 draw, -1 loss for ``seat``: a positive return is a (possibly shared) win."""
+    r = returns[seat]
+    return 1 if r > 1e-12 else (-1 if r < -1e-12 else 0)
+
+
+def tabulate(records: Sequence[GameRecord], labels: Sequence[str]) -> dict[tuple[str, str], Cell]:
+    """Cells (row agent, column agent) of the win-rate matrix."""
+    cells = {(a, b): Cell() for a in labels for b in labels if a != b}
+    for rec in records:
+        n = len(rec.seats)
+        if n == 2:
+            for seat in (0, 1):
+                me, other = rec.seats[seat], rec.seats[1 - seat]
+                _add(cells[(me, other)], outcome(rec.returns, seat))
+        else:
+            _add(cells[(rec.focal, rec.opponent)], outcome(rec.returns, rec.arrangement))
+    return cells
+
+
+def _add(cell: Cell, o: int) -> None:
+    if o > 0:
+        cell.wins += 1
+    elif o < 0:
+        cell.losses += 1
+    else:
+        cell.draws += 1
+
+
+def bradley_terry(labels: Sequence[str], cells: dict[tuple[str, str], Cell], anchor: str | None = "random", iters: int = 2000) -> dict[str, float]:
+    """Bradley–Terry strengths by maximum likelihood (Hunter's MM), on the Elo scale.
+
+    Draws count as half a win each way; one virtual draw per pair keeps the fit finite when an
+    agent wins every game. Ratings are shifted so that ``anchor`` (if present) sits at 1000,
+    else the mean is 1000.
+    """
+    k = len(labels)
+    idx = {a: i for i, a in enumerate(labels)}
+    wins = np.zeros((k, k))
+    for (a, b), c in cells.items():
+        wins[idx[a], idx[b]] += c.score + 0.5
+    games = wins + wins.T
+    gamma = np.ones(k)
+    for _ in range(iters):
+        denom = np.array([sum(games[i, j] / (gamma[i] + gamma[j]) for j in range(k) if j != i) for i in range(k)])
+        new = wins.sum(axis=1) / np.maximum(denom, 1e-300)
+        new /= np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(np.log(new) - np.log(gamma))) < 1e-10:
+            gamma = new
+            break
+        gamma = new
+    elo = 400.0 * np.log10(gamma)
+    shift = 1000.0 - (elo[idx[anchor]] if anchor in idx else float(np.mean(elo)))
+    return {a: float(elo[idx[a]] + shift) for a in labels}

@@ -1,0 +1,64 @@
+"""jericho-env: three small card games as PettingZoo AEC environments for RL research.
+
+>>> import jericho_env
+>>> env = jericho_env.make("grid")          # PettingZoo AECEnv
+>>> env.reset(seed=0)
+
+Also ``pettingzoo.make("aec", "jericho/grid-v0")`` once ``jericho_env`` is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jericho_env.core.rules import (
+    ActionTypeError,
+    GameInfo,
+    IllegalActionError,
+    JerichoError,
+    OptionError,
+    Rules,
+    StateFormatError,
+)
+from jericho_env.envs.aec import JerichoEnv, make, raw_env
+from jericho_env.registry import GAME_IDS, make_rules, register_game
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GAME_IDS",
+    "ActionTypeError",
+    "GameInfo",
+    "IllegalActionError",
+    "JerichoEnv",
+    "JerichoError",
+    "OptionError",
+    "Rules",
+    "StateFormatError",
+    "make",
+    "make_rules",
+    "raw_env",
+    "register_game",
+    "single_agent",
+]
+
+
+def single_agent(game_id: str, opponents: Any = "random", seat: int | str = "random", **options: Any) -> Any:
+    """A ``gymnasium.Env`` for one learner seat (see ``jericho_env.envs.single.SingleAgentEnv``)."""
+    from jericho_env.envs.single import SingleAgentEnv
+
+    return SingleAgentEnv(game_id, opponents=opponents, seat=seat, **options)
+
+
+def _register_with_pettingzoo() -> None:
+    """Register ``jericho/<game>-v<version>`` in PettingZoo's registry where it has one (>= 1.25)."""
+    try:
+        from pettingzoo import register
+    except ImportError:  # older PettingZoo: no registry, make() is the way
+        return
+    versions = {"grid": 0, "walls": 0, "castles": 0}
+    for gid in GAME_IDS:
+        register("aec", f"jericho/{gid}-v{versions[gid]}", entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid})
+
+
+_register_with_pettingzoo()

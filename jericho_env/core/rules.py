@@ -1,0 +1,245 @@
+"""The rules protocol every game implements, its metadata, its options and its errors.
+
+A rules engine is plain Python (numpy for observations only): no gymnasium, pettingzoo or torch.
+State is a mutable object with a cheap ``clone``; ``apply`` changes it in place, as OpenSpiel's
+``State.apply_action`` does, because copying a state per step costs more than the step itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+
+from jericho_env.core.layout import ObsLayout
+
+S = TypeVar("S")
+
+
+class JerichoError(ValueError):
+    """Base class of every error this package raises for bad input."""
+
+
+class IllegalActionError(JerichoError):
+    """An action that is not legal in the current state; the state is left unchanged."""
+
+
+class ActionTypeError(TypeError, JerichoError):
+    """An action that is not an integer (or is out of the action space's range)."""
+
+
+class OptionError(JerichoError):
+    """An unknown game id, an unknown option or an option value out of range."""
+
+
+class StateFormatError(JerichoError):
+    """A state dictionary that ``from_dict`` cannot rebuild."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One option of a game: its default, what it means and which values are allowed."""
+
+    name: str
+    default: Any
+    doc: str
+    allowed: str
+    check: Callable[[Any], bool]
+
+    def validate(self, game_id: str, value: Any) -> Any:
+        """Return ``value`` if allowed, else raise ``OptionError`` naming what is allowed."""
+        ok = False
+        try:
+            ok = bool(self.check(value))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise OptionError(
+                f"option {self.name}={value!r} is not allowed for game {game_id!r}: "
+                f"{self.name} must be {self.allowed} (default {self.default!r})"
+            )
+        return value
+
+
+def int_option(name: str, default: int, doc: str, allowed: str, ok: Callable[[int], bool]) -> Option:
+    """An integer option (bools are rejected) whose value must satisfy ``ok``."""
+
+    def check(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and ok(int(v))
+
+    return Option(name, default, doc, allowed, check)
+
+
+def choice_option(name: str, default: Any, doc: str, choices: Sequence[Any]) -> Option:
+    """An option whose value must be one of ``choices``."""
+    allowed = "one of " + ", ".join(repr(c) for c in choices)
+    return Option(name, default, doc, allowed, lambda v: any(v == c and type(v) is type(c) for c in choices))
+
+
+def resolve_options(game_id: str, specs: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``given`` over the defaults of ``specs``; raise ``OptionError`` on unknown names."""
+    known = {o.name: o for o in specs}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        allowed = ", ".join(f"{o.name} ({o.allowed}, default {o.default!r})" for o in specs) or "none"
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for game {game_id!r}; allowed options: {allowed}")
+    out = {o.name: o.default for o in specs}
+    for name, value in given.items():
+        out[name] = known[name].validate(game_id, value)
+        if isinstance(value, np.integer):
+            out[name] = int(value)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class GameInfo:
+    """Metadata of a game under given options, declared as data (OpenSpiel's ``GameInfo``)."""
+
+    game_id: str
+    version: int
+    num_players: int
+    num_actions: int
+    max_game_length: int
+    observation_size: int
+    min_return: float = -1.0
+    max_return: float = 1.0
+    zero_sum: bool = True
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+class Rules(ABC, Generic[S]):
+    """The rules protocol: a game's state machine, observation and text, free of any RL API.
+
+    Subclasses set ``game_id``, ``version`` and ``OPTIONS`` and implement the abstract methods.
+    ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over.
+    """
+
+    game_id: ClassVar[str]
+    version: ClassVar[int]
+    OPTIONS: ClassVar[tuple[Option, ...]] = ()
+
+    def __init__(self, **options: Any) -> None:
+        self.options: dict[str, Any] = resolve_options(self.game_id, self.OPTIONS, options)
+        self.layout: ObsLayout = self.build_layout()
+        self.info: GameInfo = self.build_info()
+
+    # ----------------------------------------------------------------- metadata
+    @abstractmethod
+    def build_layout(self) -> ObsLayout:
+        """The observation layout under ``self.options``."""
+
+    @abstractmethod
+    def build_info(self) -> GameInfo:
+        """The game's metadata under ``self.options``."""
+
+    # ----------------------------------------------------------------- state machine
+    @abstractmethod
+    def initial_state(self, rng: np.random.Generator) -> S:
+        """A new game, every chance event drawn from ``rng``."""
+
+    @abstractmethod
+    def current_player(self, state: S) -> int:
+        """The seat to act, or -1 when the game is over."""
+
+    @abstractmethod
+    def legal_actions(self, state: S) -> list[int]:
+        """The legal actions of the seat to act, ascending; empty once the game is over."""
+
+    @abstractmethod
+    def apply(self, state: S, action: int) -> None:
+        """Play ``action`` (assumed legal) for the seat to act, changing ``state`` in place."""
+
+    @abstractmethod
+    def is_terminal(self, state: S) -> bool:
+        """Whether the game is over."""
+
+    @abstractmethod
+    def returns(self, state: S) -> list[float]:
+        """Each seat's return: final outcome once terminal, zeros before."""
+
+    @abstractmethod
+    def action_to_str(self, state: S, action: int) -> str:
+        """A short, human-readable and typeable name of ``action`` in ``state``."""
+
+    @abstractmethod
+    def clone(self, state: S) -> S:
+        """An independent copy of ``state``."""
+
+    @abstractmethod
+    def determinize(self, state: S, seat: int, rng: np.random.Generator) -> S:
+        """A copy of ``state`` with every card ``seat`` cannot see redealt, consistent with its view."""
+
+    @abstractmethod
+    def observe(self, state: S, seat: int) -> np.ndarray:
+        """The observation of ``seat``: a flat float32 array laid out by ``self.layout``."""
+
+    @abstractmethod
+    def render_text(self, state: S, seat: int | None) -> str:
+        """The table as text from ``seat``'s point of view (``None``: every card face up)."""
+
+    @abstractmethod
+    def to_dict(self, state: S) -> dict[str, Any]:
+        """A JSON-able dictionary from which ``from_dict`` rebuilds ``state`` exactly."""
+
+    @abstractmethod
+    def from_dict(self, data: Mapping[str, Any]) -> S:
+        """Rebuild a state from ``to_dict``'s output; raise ``StateFormatError`` if malformed."""
+
+    @abstractmethod
+    def card_zones(self, state: S) -> dict[str, list[int]]:
+        """Every physical card of the game by zone (hands, piles, table...), for conservation tests."""
+
+    @abstractmethod
+    def all_cards(self) -> list[int]:
+        """The multiset of every physical card of the game, sorted."""
+
+    # ----------------------------------------------------------------- shared helpers
+    def legal_mask(self, state: S) -> np.ndarray:
+        """The legal actions as an int8 mask of shape ``(num_actions,)``."""
+        mask = np.zeros(self.info.num_actions, dtype=np.int8)
+        legal = self.legal_actions(state)
+        if legal:
+            mask[legal] = 1
+        return mask
+
+    def why_illegal(self, state: S, action: int) -> str | None:
+        """Why ``action`` is illegal now (``None`` if it is legal). Games may say more."""
+        if self.is_terminal(state):
+            return "the game is over"
+        if not 0 <= action < self.info.num_actions:
+            return f"actions are integers in [0, {self.info.num_actions})"
+        legal = self.legal_actions(state)
+        if action in legal:
+            return None
+        return self.illegal_reason(state, action) or "it is not among the legal actions: " + ", ".join(
+            self.action_to_str(state, a) for a in legal
+        )
+
+    def illegal_reason(self, state: S, action: int) -> str | None:
+        """A game-specific sentence on why a (known illegal) ``action`` is illegal."""
+        return None
+
+    def describe_action(self, action: int) -> str:
+        """A state-free name of ``action``, used when the action is out of context."""
+        return f"action {action}"
+
+    def str_to_action(self, state: S, text: str) -> int:
+        """The legal action whose ``action_to_str`` is ``text`` (case-insensitive)."""
+        wanted = text.strip().lower()
+        for a in self.legal_actions(state):
+            if self.action_to_str(state, a).lower() == wanted:
+                return a
+        raise IllegalActionError(f"{text!r} is not a legal action here")
+
+    def child(self, state: S, action: int) -> S:
+        """A new state: ``state`` after ``action``; ``state`` itself is untouched."""
+        new = self.clone(state)
+        self.apply(new, action)
+        return new
+
+    def observation_dict(self, state: S, seat: int) -> dict[str, np.ndarray]:
+        """The observation of ``seat`` split into its named fields (views, not copies)."""
+        return self.layout.split(self.observe(state, seat))

@@ -1,0 +1,196 @@
+"""One PettingZoo AEC env for every game, driven through the rules protocol.
+
+Departure from PettingZoo's classic envs: an illegal action raises ``IllegalActionError`` (a
+``ValueError``) naming the agent, the action and why, and leaves the env unchanged so the agent
+may retry, instead of ``TerminateIllegalWrapper`` ending the game. Research code that feeds
+masked actions never meets it; code with a bug learns about it at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError, Rules
+from jericho_env.registry import make_rules
+
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+
+class JerichoEnv(AECEnv):
+    """A jericho-env game as a PettingZoo AEC env (use ``jericho_env.make`` to build one)."""
+
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "jericho", "is_parallelizable": False}
+
+    def __init__(self, game_id: str, render_mode: str | None = None, **options: Any) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise OptionError(f"render_mode={render_mode!r} is not supported; use None or one of {', '.join(RENDER_MODES)}")
+        self.rules: Rules[Any] = make_rules(game_id, **options)
+        info = self.rules.info
+        self.game_id = game_id
+        self.metadata = {**self.metadata, "name": f"jericho/{game_id}-v{info.version}"}
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(info.num_players)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        n_act = info.num_actions
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (info.observation_size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
+        self._zero_mask = np.zeros(n_act, dtype=np.int8)
+        self._rng: np.random.Generator | None = None
+        self.state: Any = None
+        self.num_moves = 0
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game; ``seed`` re-seeds the env's generator (else it continues)."""
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        self.state = self.rules.initial_state(self._rng)
+        self.num_moves = 0
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat[agent]
+        obs = self.rules.observe(self.state, seat)
+        if self.agents and agent == self.agent_selection and not self.terminations[agent]:
+            mask = self.rules.legal_mask(self.state)
+        else:
+            mask = self._zero_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        a = self._check_action(agent, action)
+        self._cumulative_rewards[agent] = 0.0
+        self.rules.apply(self.state, a)
+        self.num_moves += 1
+        if self.rules.is_terminal(self.state):
+            returns = self.rules.returns(self.state)
+            for i, name in enumerate(self.possible_agents):
+                self.rewards[name] = float(returns[i])
+                self.terminations[name] = True
+        else:
+            self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, agent: str, action: Any) -> int:
+        """The action as an int; ``ActionTypeError`` / ``IllegalActionError`` saying why not."""
+        n = self.rules.info.num_actions
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ActionTypeError(
+                f"{agent}: action must be an int in [0, {n}), got {action!r} of type {type(action).__name__}"
+            )
+        a = int(action)
+        if not 0 <= a < n:
+            raise ActionTypeError(f"{agent}: action {a} is outside the action space [0, {n})")
+        reason = self.rules.why_illegal(self.state, a)
+        if reason is not None:
+            raise IllegalActionError(
+                f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. The env is unchanged; choose again."
+            )
+        return a
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> Any:
+        """Text (``ansi``: returned, ``human``: printed) or an image (``rgb_array``) of the table."""
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to make().")
+            return None
+        if self.state is None:
+            raise RuntimeError("call reset() before render()")
+        seat = self._seat.get(self.agent_selection, 0)
+        if self.render_mode == "rgb_array":
+            from jericho_env.core.image import render_rgb
+
+            return render_rgb(self.rules, self.state, seat)
+        text = self.rules.render_text(self.state, seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ extras
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the agent to move."""
+        return self.rules.legal_actions(self.state)
+
+    def action_to_str(self, action: int) -> str:
+        """The text of ``action`` in the current state."""
+        return self.rules.action_to_str(self.state, action)
+
+    def seat_of(self, agent: str) -> int:
+        """The seat index of ``agent``."""
+        return self._seat[agent]
+
+    def save_state(self) -> dict[str, Any]:
+        """The current state as a JSON-able dict (``load_state`` rebuilds it)."""
+        return {"game_id": self.game_id, "options": dict(self.rules.options), "state": self.rules.to_dict(self.state)}
+
+    def load_state(self, data: dict[str, Any]) -> None:
+        """Continue from a dict made by ``save_state`` (same game and options)."""
+        if data.get("game_id") != self.game_id or data.get("options") != dict(self.rules.options):
+            raise OptionError(
+                f"state is for {data.get('game_id')!r} with options {data.get('options')}, "
+                f"this env is {self.game_id!r} with {dict(self.rules.options)}"
+            )
+        self.reset()
+        self.state = self.rules.from_dict(data["state"])
+        if self.rules.is_terminal(self.state):
+            for a in self.agents:
+                self.terminations[a] = True
+        else:
+            self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
+
+
+def raw_env(game_id: str, render_mode: str | None = None, **options: Any) -> JerichoEnv:
+    """The env of ``game_id`` without wrappers."""
+    return JerichoEnv(game_id, render_mode=render_mode, **options)
+
+
+def make(game_id: str, render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The env of ``game_id`` wrapped in PettingZoo's ``OrderEnforcingWrapper``.
+
+    Illegal and malformed actions are rejected by the env itself with a clear error (see the
+    module docstring), so ``TerminateIllegalWrapper`` and ``AssertOutOfBoundsWrapper`` are not used.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(game_id, render_mode=render_mode, **options))
+
+
+def _illegal_is_value_error() -> bool:  # pragma: no cover - documents the contract
+    return issubclass(IllegalActionError, ValueError)
