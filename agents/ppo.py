@@ -1,0 +1,83 @@
+"""``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
+
+Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
+masked action because the mask is applied to the logits before the choice.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+
+
+def load_model(path: str | Path) -> Any:
+    """Load a MaskablePPO checkpoint; clear ``ValueError`` when missing or corrupt."""
+    p = Path(path)
+    if not p.exists() and p.with_suffix(".zip").exists():
+        p = p.with_suffix(".zip")
+    if not p.is_file():
+        raise FileNotFoundError(f"no PPO checkpoint at {str(path)!r} (expected a .zip written by experiments.train)")
+    if not zipfile.is_zipfile(p):
+        raise ValueError(f"{str(p)!r} is not a MaskablePPO checkpoint: not a zip archive (corrupt or wrong file?)")
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("the ppo agent needs the train extra: pip install -e '.[train]'") from e
+    try:
+        return MaskablePPO.load(str(p), device="cpu")
+    except Exception as e:  # sb3 raises many kinds on a damaged archive
+        raise ValueError(f"could not load PPO checkpoint {str(p)!r}: {type(e).__name__}: {e}") from e
+
+
+class PPOAgent(BaseAgent):
+    """A trained MaskablePPO policy as an agent."""
+
+    name = "ppo"
+
+    def __init__(self, game_id: str, path: str | Path | None = None, model: Any = None, deterministic: bool = True,
+                 seed: int | None = None, **game_options: Any) -> None:
+        super().__init__(game_id, seed=seed, **game_options)
+        if model is None:
+            if path is None:
+                raise ValueError("the ppo agent needs path= a checkpoint written by experiments.train")
+            model = load_model(path)
+        self.model = model
+        self.path = str(path) if path is not None else None
+        self.deterministic = deterministic
+        from jericho_env.registry import make_rules
+
+        size = make_rules(game_id, **game_options).info.observation_size
+        expected = model.observation_space.shape
+        if expected != (size,):
+            raise ValueError(
+                f"checkpoint {self.path!r} expects observations of shape {expected}, but {game_id} with options "
+                f"{game_options or '{}'} gives ({size},): was it trained on another game or options?"
+            )
+        import torch
+
+        self._torch = torch
+        self.policy = model.policy
+        self.policy.set_training_mode(False)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The policy's choice among the legal actions."""
+        torch = self._torch
+        mask = observation["action_mask"].astype(bool)
+        if not mask.any():
+            raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
+        with torch.no_grad():
+            obs = torch.as_tensor(observation["observation"], dtype=torch.float32).unsqueeze(0)
+            features = self.policy.extract_features(obs, self.policy.pi_features_extractor)
+            latent_pi = self.policy.mlp_extractor.forward_actor(features)
+            logits = self.policy.action_net(latent_pi)[0].numpy().astype(np.float64)
+        logits[~mask] = -np.inf
+        if self.deterministic:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return int(self.rng.choice(len(p), p=p))

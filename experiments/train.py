@@ -1,0 +1,387 @@
+"""Train MaskablePPO by self-play against a pool, then print the agent-vs-agent table.
+
+``python -m experiments.train GAME`` (``all`` for every game). The learner plays one seat of the
+single-agent view (``jericho_env.single_agent``); the other seats are drawn per episode from a
+pool of random, greedy and frozen snapshots of the learner, a snapshot being added every
+``--snapshot-every`` steps. Every ``--eval-every`` steps the learner plays seat-swapped deals
+against greedy (mask-aware, through the tournament code). Checkpoints go to the run folder every
+``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER`` continues from the last one.
+At the end: a tournament of random, greedy and the trained agent, printed and saved.
+
+Examples:
+    python -m experiments.train grid
+    python -m experiments.train castles --timesteps 200000 --seed 3
+    python -m experiments.train walls --option num_players=3
+    python -m experiments.train grid --resume runs/train/grid-20261129-160000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.evaluate import parse_option, positive_int
+from jericho_env.core.rules import JerichoError
+from jericho_env.registry import GAME_IDS, make_rules
+
+# Steps per game sized for ~15 minutes on a 2-core laptop CPU (measured: see README "Training").
+DEFAULT_TIMESTEPS = {"grid": 300_000, "walls": 300_000, "castles": 300_000}
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """Everything a training run depends on (written to config.json in the run folder)."""
+
+    game: str
+    timesteps: int = 0  # 0: the game's default budget (DEFAULT_TIMESTEPS)
+    seed: int = 0  # seeds torch, numpy, the envs, the opponents and the final tournament
+    n_envs: int = 4  # parallel envs feeding PPO
+    vec: str = "dummy"  # "dummy" (in-process) or "subproc" (one process per env)
+    net: str = "256,256"  # hidden layer sizes of policy and value networks
+    learning_rate: float = 3e-4
+    n_steps: int = 512  # rollout length per env between updates
+    batch_size: int = 512
+    n_epochs: int = 5
+    gamma: float = 0.997  # rewards come only at the end of a game
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    snapshot_every: int = 40_000  # add a frozen copy of the learner to the opponent pool
+    max_snapshots: int = 5  # the pool keeps random, greedy and this many latest snapshots
+    eval_every: int = 50_000  # evaluate against greedy
+    eval_deals: int = 40  # deals per evaluation (each played in every seat arrangement)
+    checkpoint_every: int = 25_000
+    final_deals: int = 250  # deals per pair in the final tournament
+    workers: int = 2  # processes for the final tournament
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # game options
+
+    def budget(self) -> int:
+        """The number of learner steps to train for."""
+        return self.timesteps or DEFAULT_TIMESTEPS[self.game]
+
+
+class LazyPPOOpponent:
+    """A frozen snapshot as an opponent: picklable (a path), loaded on first use in whatever process."""
+
+    name = "ppo-snapshot"
+
+    def __init__(self, game_id: str, path: str, options: dict[str, Any]) -> None:
+        self.game_id, self.path, self.options = game_id, path, options
+        self._agent: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "path": self.path, "options": self.options, "_agent": None}
+
+    def reset(self, seed: int | None = None) -> None:
+        self._get().reset(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        return self._get().act(observation)
+
+    def _get(self) -> Any:
+        if self._agent is None:
+            from agents.ppo import PPOAgent
+
+            self._agent = PPOAgent(self.game_id, path=self.path, deterministic=False, **self.options)
+        return self._agent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.train",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Examples:")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}, or all")
+    d = TrainConfig("grid")
+    p.add_argument("--timesteps", type=positive_int, default=None, help=f"learner steps (default per game: {DEFAULT_TIMESTEPS})")
+    p.add_argument("--seed", type=int, default=d.seed, help="seed of everything (default 0)")
+    p.add_argument("--n-envs", type=positive_int, default=d.n_envs, help="parallel envs (default 4)")
+    p.add_argument("--vec", choices=["dummy", "subproc"], default=d.vec, help="in-process or subprocess envs")
+    p.add_argument("--net", default=d.net, help="hidden layer sizes, e.g. 256,256 (default)")
+    p.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    p.add_argument("--snapshot-every", type=positive_int, default=d.snapshot_every)
+    p.add_argument("--eval-every", type=positive_int, default=d.eval_every)
+    p.add_argument("--eval-deals", type=positive_int, default=d.eval_deals)
+    p.add_argument("--checkpoint-every", type=positive_int, default=d.checkpoint_every)
+    p.add_argument("--final-deals", type=positive_int, default=d.final_deals, help="deals per pair in the final table")
+    p.add_argument("--workers", type=positive_int, default=d.workers, help="processes for the final tournament")
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    p.add_argument("--out", default=None, help="run folder (default runs/train/GAME-TIME)")
+    p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def parse_net(text: str) -> list[int]:
+    """``"256,256"`` -> [256, 256]."""
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--net takes comma-separated layer sizes such as 256,256, got {text!r}") from None
+    if not sizes or any(s < 1 for s in sizes):
+        raise ValueError(f"--net needs positive layer sizes, got {text!r}")
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------- training
+class Trainer:
+    """One training run: envs, model, pool, callbacks, checkpoints, final tournament."""
+
+    def __init__(self, cfg: TrainConfig, folder: Path, quiet: bool = False) -> None:
+        self.cfg, self.folder, self.quiet = cfg, folder, quiet
+        self.ckpt_dir = folder / "checkpoints"
+        self.snap_dir = folder / "snapshots"
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        self.snap_dir.mkdir(parents=True, exist_ok=True)
+        self.snapshots: list[str] = []
+        self.evals: list[dict[str, Any]] = []
+
+    def make_vec_env(self) -> Any:
+        import agents
+        import jericho_env
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        cfg = self.cfg
+        pool: list[Any] = [agents.make("random", cfg.game, **cfg.options), agents.make("greedy", cfg.game, **cfg.options)]
+        pool += [LazyPPOOpponent(cfg.game, s, cfg.options) for s in self.snapshots]
+
+        def factory(rank: int) -> Any:
+            def _make() -> Any:
+                env = jericho_env.single_agent(cfg.game, opponents=list(pool), seat="random", **cfg.options)
+                env.reset(seed=cfg.seed * 1000 + rank)
+                return env
+
+            return _make
+
+        fns = [factory(i) for i in range(cfg.n_envs)]
+        if cfg.vec == "subproc":
+            return SubprocVecEnv(fns, start_method="fork")
+        return DummyVecEnv(fns)
+
+    def add_snapshot(self, model: Any, steps: int) -> None:
+        path = str(self.snap_dir / f"step_{steps}.zip")
+        model.save(path)
+        self.snapshots.append(path)
+        self.snapshots = self.snapshots[-self.cfg.max_snapshots :]
+        model.get_env().env_method("add_opponent", LazyPPOOpponent(self.cfg.game, path, self.cfg.options), self.cfg.max_snapshots + 2)
+
+    def evaluate_vs_greedy(self, model: Any, steps: int) -> dict[str, Any]:
+        from experiments.tournament import AgentSpec, run_games, tabulate
+
+        path = str(self.ckpt_dir / "eval.zip")
+        model.save(path)
+        specs = [AgentSpec("ppo", "ppo", {"path": path}), AgentSpec("greedy", "greedy", {})]
+        recs = run_games(self.cfg.game, specs, self.cfg.eval_deals, seed=10_000 + steps, options=self.cfg.options)
+        cell = tabulate(recs, ["ppo", "greedy"])[("ppo", "greedy")]
+        lo, hi = cell.interval
+        row = {"steps": steps, "vs_greedy": cell.win_rate, "ci95": [lo, hi], "games": cell.games}
+        self.evals.append(row)
+        return row
+
+    def save_checkpoint(self, model: Any, steps: int) -> None:
+        model.save(str(self.ckpt_dir / "latest.zip"))
+        state = {"num_timesteps": steps, "snapshots": self.snapshots, "evals": self.evals}
+        tmp = self.ckpt_dir / "state.json.tmp"
+        tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+        tmp.replace(self.ckpt_dir / "state.json")
+
+    def run(self, resume: bool = False) -> Path:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.utils import set_random_seed
+
+        cfg = self.cfg
+        set_random_seed(cfg.seed)
+        torch.set_num_threads(1 if cfg.vec == "subproc" else 2)
+        done_steps = 0
+        if resume:
+            state = json.loads((self.ckpt_dir / "state.json").read_text(encoding="utf-8"))
+            done_steps = int(state["num_timesteps"])
+            self.snapshots = [s for s in state["snapshots"] if Path(s).exists()]
+            self.evals = state["evals"]
+        vec = self.make_vec_env()
+        if resume:
+            from agents.ppo import load_model
+
+            load_model(self.ckpt_dir / "latest.zip")  # clear error if the checkpoint is damaged
+            model = MaskablePPO.load(str(self.ckpt_dir / "latest.zip"), env=vec, device="cpu")
+            model.num_timesteps = done_steps
+        else:
+            model = MaskablePPO(
+                "MlpPolicy",
+                vec,
+                learning_rate=cfg.learning_rate,
+                n_steps=cfg.n_steps,
+                batch_size=cfg.batch_size,
+                n_epochs=cfg.n_epochs,
+                gamma=cfg.gamma,
+                gae_lambda=cfg.gae_lambda,
+                ent_coef=cfg.ent_coef,
+                policy_kwargs={"net_arch": parse_net(cfg.net)},
+                seed=cfg.seed,
+                device="cpu",
+                verbose=0,
+            )
+        remaining = cfg.budget() - done_steps
+        t0 = time.perf_counter()
+        if remaining > 0:
+            callback = _Callback(self, done_steps, cfg.budget(), self.quiet)
+            try:
+                model.learn(remaining, callback=callback, reset_num_timesteps=False)
+            except KeyboardInterrupt:
+                self.save_checkpoint(model, model.num_timesteps)
+                print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} steps. Resume with:\n"
+                      f"  python -m experiments.train {cfg.game} --resume {self.folder}")
+                raise
+            finally:
+                callback.close()
+        train_seconds = time.perf_counter() - t0
+        final = self.folder / "final.zip"
+        model.save(str(final))
+        self.save_checkpoint(model, model.num_timesteps)
+        vec.close()
+        steps_done = model.num_timesteps - done_steps
+        (self.folder / "training.json").write_text(json.dumps({
+            "steps": model.num_timesteps, "seconds_this_session": round(train_seconds, 1),
+            "steps_per_second": round(steps_done / train_seconds, 1) if train_seconds > 0 else None,
+            "evals": self.evals}, indent=1), encoding="utf-8")
+        if train_seconds > 0:
+            print(f"trained {steps_done} steps in {train_seconds:.0f} s ({steps_done / train_seconds:.0f} steps/s); model: {final}")
+        return final
+
+
+class _Callback:
+    """Progress bar, snapshots, evaluation and checkpoints, at step thresholds."""
+
+    def __new__(cls, trainer: Trainer, start: int, total: int, quiet: bool) -> Any:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class Impl(BaseCallback):
+            def __init__(self) -> None:
+                super().__init__()
+                self.bar: Any = None
+                self.next_snap = _next_multiple(start, trainer.cfg.snapshot_every)
+                self.next_eval = _next_multiple(start, trainer.cfg.eval_every)
+                self.next_ckpt = _next_multiple(start, trainer.cfg.checkpoint_every)
+                self.last = start
+
+            def _on_training_start(self) -> None:
+                if not quiet:
+                    from tqdm.auto import tqdm
+
+                    self.bar = tqdm(total=total, initial=start, desc=f"train {trainer.cfg.game}", unit="step", dynamic_ncols=True)
+
+            def _on_step(self) -> bool:
+                n = self.num_timesteps
+                if self.bar is not None:
+                    self.bar.update(n - self.last)
+                self.last = n
+                if n >= self.next_snap:
+                    trainer.add_snapshot(self.model, n)
+                    self.next_snap += trainer.cfg.snapshot_every
+                if n >= self.next_eval:
+                    row = trainer.evaluate_vs_greedy(self.model, n)
+                    msg = f"vs greedy {100 * row['vs_greedy']:.0f}% [{100 * row['ci95'][0]:.0f}, {100 * row['ci95'][1]:.0f}]"
+                    if self.bar is not None:
+                        self.bar.set_postfix_str(msg)
+                    elif not quiet:
+                        print(f"{n} steps: {msg}")
+                    self.next_eval += trainer.cfg.eval_every
+                if n >= self.next_ckpt:
+                    trainer.save_checkpoint(self.model, n)
+                    self.next_ckpt += trainer.cfg.checkpoint_every
+                return True
+
+            def close(self) -> None:
+                if self.bar is not None:
+                    self.bar.close()
+
+        return Impl()
+
+
+def _next_multiple(x: int, k: int) -> int:
+    return (x // k + 1) * k
+
+
+# ---------------------------------------------------------------------------------------- CLI
+def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
+    """A TrainConfig from parsed arguments."""
+    parse_net(args.net)
+    cfg = TrainConfig(
+        game=game, timesteps=args.timesteps or 0, seed=args.seed, n_envs=args.n_envs, vec=args.vec, net=args.net,
+        learning_rate=args.learning_rate, snapshot_every=args.snapshot_every, eval_every=args.eval_every,
+        eval_deals=args.eval_deals, checkpoint_every=args.checkpoint_every, final_deals=args.final_deals,
+        workers=args.workers, options=dict(args.option),
+    )
+    make_rules(game, **cfg.options)  # bad options fail now
+    return cfg
+
+
+def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool) -> dict[str, Any]:
+    """Train (or resume) one game, then run and save the final tournament."""
+    from experiments.evaluate import evaluate
+    from experiments.report import run_folder
+    from experiments.tournament import AgentSpec
+
+    if resume:
+        folder = Path(resume)
+        cfg_path = folder / "config.json"
+        if not cfg_path.is_file() or not (folder / "checkpoints" / "state.json").is_file():
+            raise FileNotFoundError(f"--resume {resume!r}: no config.json and checkpoints/state.json there (not a training run folder?)")
+        saved = json.loads(cfg_path.read_text(encoding="utf-8"))
+        if saved.get("game") != cfg.game:
+            raise ValueError(f"--resume {resume!r} is a {saved.get('game')!r} run, not {cfg.game!r}")
+        budget = cfg.timesteps  # --timesteps with --resume extends the run
+        cfg = TrainConfig(**saved)
+        if budget > cfg.budget():
+            cfg.timesteps = budget
+            cfg_path.write_text(json.dumps(dataclasses.asdict(cfg), indent=1), encoding="utf-8")
+    else:
+        folder = run_folder("train", cfg.game, out)
+        (folder / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1), encoding="utf-8")
+    print(f"training {cfg.game} for {cfg.budget()} steps; run folder {folder}/")
+    t0 = time.perf_counter()
+    final = Trainer(cfg, folder, quiet).run(resume=bool(resume))
+    specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(final)})]
+    summary = evaluate(cfg.game, specs, cfg.final_deals, seed=cfg.seed, workers=cfg.workers, options=cfg.options,
+                       out=str(folder / "tournament"), quiet=quiet)
+    wall = time.perf_counter() - t0
+    print()
+    print(f"## {cfg.game}: final table (seed {cfg.seed}, {cfg.budget()} steps, {wall / 60:.1f} min wall time)\n")
+    print(summary["table"])
+    print(f"\noutputs in {folder}/ (model final.zip, tournament/, config.json)")
+    return {"folder": folder, "summary": summary, "wall_seconds": wall}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    games = list(GAME_IDS) if args.game == "all" else [args.game]
+    if args.game != "all" and args.game not in GAME_IDS:
+        parser.error(f"unknown game {args.game!r}; choose one of {', '.join(GAME_IDS)} or all")
+    if args.resume and len(games) > 1:
+        parser.error("--resume takes one game's run folder, not all")
+    try:
+        for game in games:
+            cfg = config_from_args(args, game)
+            out = args.out if len(games) == 1 else (f"{args.out}/{game}" if args.out else None)
+            train_one(cfg, out, args.resume, args.quiet)
+    except KeyboardInterrupt:
+        return 130
+    except (JerichoError, ValueError, FileNotFoundError) as e:
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""A Gymnasium view of one seat: the opponents are stepped inside ``step`` until the learner moves.
+
+Made for sb3-contrib's MaskablePPO: ``action_masks()`` gives the learner's legal actions, and the
+reward is the learner's own return, paid when the game ends. Opponents are agents (anything with
+``act(observation_dict) -> int``, optionally ``reset(seed)``), plain callables, or ``"random"``;
+a list of them is a pool from which each other seat's opponent is drawn per episode.
+
+This module does not import ``agents`` (the layers flow one way); pass agent objects built with
+``agents.make`` when you want more than random opponents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from jericho_env.core.rules import IllegalActionError, OptionError
+from jericho_env.envs.aec import JerichoEnv
+
+Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
+
+
+class UniformRandomPolicy:
+    """The built-in opponent: uniform over legal actions, seeded by ``reset``."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        return int(legal[int(self.rng.integers(len(legal)))])
+
+
+def _as_policy(p: Policy) -> Policy:
+    if p is None or p == "random":
+        return UniformRandomPolicy()
+    if hasattr(p, "act") or callable(p):
+        return p
+    raise OptionError(
+        f"opponent {p!r} is not usable: pass 'random', an agent with act(observation) "
+        "(e.g. agents.make('greedy', game_id)), a callable, or a list of these"
+    )
+
+
+class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
+    """One learner seat of a jericho-env game as a ``gymnasium.Env`` with ``action_masks()``."""
+
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"]}
+
+    def __init__(
+        self,
+        game_id: str,
+        opponents: Policy | Sequence[Policy] = "random",
+        seat: int | str = "random",
+        render_mode: str | None = None,
+        **options: Any,
+    ) -> None:
+        self.aec = JerichoEnv(game_id, render_mode=render_mode, **options)
+        self.rules = self.aec.rules
+        self.render_mode = render_mode
+        n = self.rules.info.num_players
+        if not (seat == "random" or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n)):
+            raise OptionError(f"seat={seat!r} is not allowed: use 'random' or an int in 0..{n - 1}")
+        self.seat_choice = seat
+        pool = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+        if not pool:
+            raise OptionError("opponents must not be empty")
+        self.pool: list[Policy] = [_as_policy(p) for p in pool]
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self.rules.info.observation_size,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(self.rules.info.num_actions)
+        self.seat = 0
+        self.opponents: dict[int, Policy] = {}
+
+    # ------------------------------------------------------------------ pool management
+    def add_opponent(self, policy: Policy, max_pool: int | None = None) -> None:
+        """Add ``policy`` to the pool (dropping the oldest added beyond ``max_pool``, keeping the first)."""
+        self.pool.append(_as_policy(policy))
+        if max_pool is not None and len(self.pool) > max_pool:
+            del self.pool[1]
+
+    def set_opponents(self, policies: Sequence[Policy]) -> None:
+        """Replace the pool."""
+        self.pool = [_as_policy(p) for p in policies]
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        while True:
+            n = self.rules.info.num_players
+            self.seat = int(self.np_random.integers(n)) if self.seat_choice == "random" else int(self.seat_choice)
+            self.opponents = {}
+            for s in range(n):
+                if s != self.seat:
+                    opp = self.pool[int(self.np_random.integers(len(self.pool)))]
+                    if hasattr(opp, "reset"):
+                        opp.reset(seed=int(self.np_random.integers(2**62)))
+                    self.opponents[s] = opp
+            self.aec.reset(seed=int(self.np_random.integers(2**62)))
+            self._advance_opponents()
+            if not self.rules.is_terminal(self.aec.state):
+                break  # a game the opponents end before the learner moves is dealt again
+        return self._obs(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.rules.is_terminal(self.aec.state):
+            raise IllegalActionError("the game is over: call reset()")
+        self.aec.step(action)
+        self._advance_opponents()
+        done = self.rules.is_terminal(self.aec.state)
+        reward = float(self.rules.returns(self.aec.state)[self.seat]) if done else 0.0
+        return self._obs(), reward, done, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans (all False once the game is over)."""
+        if self.rules.is_terminal(self.aec.state):
+            return np.zeros(self.rules.info.num_actions, dtype=bool)
+        return self.rules.legal_mask(self.aec.state).astype(bool)
+
+    def render(self) -> Any:
+        return self.aec.render()
+
+    # ------------------------------------------------------------------ internals
+    def _advance_opponents(self) -> None:
+        rules, aec = self.rules, self.aec
+        while not rules.is_terminal(aec.state):
+            p = rules.current_player(aec.state)
+            if p == self.seat:
+                return
+            obs = aec.observe(aec.possible_agents[p])
+            opp = self.opponents[p]
+            act: Callable[[dict[str, np.ndarray]], int] = opp.act if hasattr(opp, "act") else opp
+            aec.step(int(act(obs)))
+
+    def _obs(self) -> np.ndarray:
+        return self.rules.observe(self.aec.state, self.seat)
+
+    def _info(self) -> dict[str, Any]:
+        return {"seat": self.seat, "action_mask": self.action_masks()}

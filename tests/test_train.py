@@ -1,0 +1,72 @@
+"""Training: a tiny run saves, reloads, resumes and plays; the CLI rejects bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agents
+import jericho_env
+from experiments import train
+
+TINY = ["--timesteps", "1024", "--n-envs", "2", "--snapshot-every", "512", "--eval-every", "512", "--eval-deals", "2",
+        "--checkpoint-every", "512", "--final-deals", "2", "--workers", "1", "--net", "32,32", "--quiet"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", jericho_env.GAME_IDS)
+def test_tiny_training_run_saves_reloads_resumes_and_plays(game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / game
+    assert train.main([game, "--out", str(out), *TINY]) == 0
+    printed = capsys.readouterr().out
+    assert f"## {game}: final table" in printed and "ppo" in printed
+    for name in ("final.zip", "config.json", "checkpoints/latest.zip", "checkpoints/state.json", "tournament/table.csv"):
+        assert (out / name).exists(), name
+    state = json.loads((out / "checkpoints" / "state.json").read_text())
+    assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
+    # reload as an agent and play a game through the env
+    agent = agents.make("ppo", game, path=str(out / "final.zip"))
+    env = jericho_env.make(game)
+    env.reset(seed=0)
+    for agent_id in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else agent.act(obs))
+    # resume with a larger budget continues from the checkpoint
+    assert train.main([game, "--resume", str(out), "--timesteps", "2048", "--quiet", "--final-deals", "2"]) == 0
+    state = json.loads((out / "checkpoints" / "state.json").read_text())
+    assert state["num_timesteps"] >= 2048
+
+
+def test_train_help() -> None:
+    res = subprocess.run([sys.executable, "-m", "experiments.train", "--help"], capture_output=True, text=True, check=False)
+    assert res.returncode == 0 and "--timesteps" in res.stdout and "--resume" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nope"], "unknown game 'nope'"),
+        (["grid", "--timesteps", "-5"], "--timesteps: must be at least 1"),
+        (["grid", "--net", "a,b"], "--net takes comma-separated"),
+        (["grid", "--resume", "/no/such/run"], "not a training run folder"),
+        (["grid", "--option", "board_size=4"], "board_size"),
+    ],
+)
+def test_train_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        train.main(argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_corrupt_and_missing_checkpoints(tmp_path: Path) -> None:
+    bad = tmp_path / "model.zip"
+    bad.write_bytes(b"not a zip at all")
+    with pytest.raises(ValueError, match="not a MaskablePPO checkpoint"):
+        agents.make("ppo", "grid", path=str(bad))
+    with pytest.raises(FileNotFoundError, match="no PPO checkpoint"):
+        agents.make("ppo", "grid", path=str(tmp_path / "missing.zip"))
