@@ -39,8 +39,15 @@ class PPOAgent(BaseAgent):
 
     name = "ppo"
 
-    def __init__(self, game_id: str, path: str | Path | None = None, model: Any = None, deterministic: bool = True,
-                 seed: int | None = None, **game_options: Any) -> None:
+    def __init__(
+        self,
+        game_id: str,
+        path: str | Path | None = None,
+        model: Any = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        **game_options: Any,
+    ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
         if model is None:
             if path is None:

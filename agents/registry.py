@@ -45,7 +45,9 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
         label, spec = spec.split(":", 1)
     name, _, arg = spec.partition("=")
     if name not in _AGENTS:
-        raise ValueError(f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} (ppo takes ppo=PATH)")
+        raise ValueError(
+            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} (ppo takes ppo=PATH)"
+        )
     kwargs: dict[str, Any] = {}
     if arg:
         if name != "ppo":

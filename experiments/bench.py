@@ -157,14 +157,14 @@ def memory_report(game: str, games: int = 30) -> dict[str, int]:
     _, peak_small = tracemalloc.get_traced_memory()
     for _ in range(games * 3):
         one()
-    current, peak = tracemalloc.get_traced_memory()
+    _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     env.reset(seed=0)
     obs = env.observe(env.agent_selection)
     raw = env.unwrapped
     return {
-        "peak_bytes_after_%d_games" % games: peak_small,
-        "peak_bytes_after_%d_games" % (games * 4): peak,
+        f"peak_bytes_after_{games}_games": peak_small,
+        f"peak_bytes_after_{games * 4}_games": peak,
         "observation_bytes": int(obs["observation"].nbytes + obs["action_mask"].nbytes),
         "state_pickle_bytes": len(pickle.dumps(raw.state)),
     }
@@ -179,7 +179,12 @@ def run(games: list[str], seconds: float, with_refs: bool = True) -> dict[str, A
     def measure(label: str, loop: Callable[[], int]) -> None:
         loop()  # warm-up
         steps, n_games = timed(loop, seconds)
-        rows[label] = {"steps_per_s": steps / seconds, "games_per_s": n_games / seconds, "steps": steps, "games": n_games}
+        rows[label] = {
+            "steps_per_s": steps / seconds,
+            "games_per_s": n_games / seconds,
+            "steps": steps,
+            "games": n_games,
+        }
         print(f"  {label:<34} {steps / seconds:>11,.0f} steps/s {n_games / seconds:>9,.1f} games/s", flush=True)
 
     print(f"measuring {seconds:g} s per row")

@@ -21,24 +21,16 @@ from typing import Any
 from agents.registry import parse_spec
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
-from jericho_env.core.rules import JerichoError
+from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 from jericho_env.registry import GAME_IDS, make_rules
 
 
 def parse_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` with VALUE parsed as int, bool (true/false) or left as text."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, got {text!r}")
-    value: Any = raw
-    if raw.lower() in ("true", "false"):
-        value = raw.lower() == "true"
-    else:
-        try:
-            value = int(raw)
-        except ValueError:
-            pass
-    return key, value
+    try:
+        return parse_option_text(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def positive_int(text: str) -> int:
@@ -61,13 +53,24 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
-                   help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="AGENT",
+        help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename",
+    )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
-    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="game option, e.g. num_players=3 for walls (repeatable)")
+    p.add_argument(
+        "--option",
+        type=parse_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="game option, e.g. num_players=3 for walls (repeatable)",
+    )
     p.add_argument("--out", default=None, help="run folder (default runs/evaluate/GAME-TIME)")
     p.add_argument("--no-plot", action="store_true", help="skip heatmap.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -137,8 +140,16 @@ def evaluate(
     elapsed = time.perf_counter() - t0
     folder = run_folder(kind, game_id, out)
     labels = [s.label for s in specs]
-    config = {"game": game_id, "options": options, "agents": [s.__dict__ for s in specs], "deals": deals,
-              "seed": seed, "workers": workers, "games": len(records), "seconds": round(elapsed, 2)}
+    config = {
+        "game": game_id,
+        "options": options,
+        "agents": [s.__dict__ for s in specs],
+        "deals": deals,
+        "seed": seed,
+        "workers": workers,
+        "games": len(records),
+        "seconds": round(elapsed, 2),
+    }
     summary = write_outputs(folder, game_id, labels, records, config, n, plot=plot)
     summary.update(folder=folder, seconds=elapsed, games=len(records))
     return summary
@@ -150,8 +161,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         specs = specs_from_args(args.agents)
-        summary = evaluate(args.game, specs, args.deals, args.seed, args.workers, dict(args.option), args.out,
-                           plot=not args.no_plot, quiet=args.quiet)
+        summary = evaluate(
+            args.game,
+            specs,
+            args.deals,
+            args.seed,
+            args.workers,
+            dict(args.option),
+            args.out,
+            plot=not args.no_plot,
+            quiet=args.quiet,
+        )
     except (JerichoError, ValueError, FileNotFoundError) as e:
         parser.exit(2, f"{parser.prog}: error: {e}\n")
     print()

@@ -20,7 +20,9 @@ def run_folder(kind: str, game_id: str, out: str | None) -> Path:
     return path
 
 
-def markdown_table(labels: Sequence[str], cells: dict[tuple[str, str], Cell], ratings: dict[str, float], n_players: int) -> str:
+def markdown_table(
+    labels: Sequence[str], cells: dict[tuple[str, str], Cell], ratings: dict[str, float], n_players: int
+) -> str:
     """Win rate of each row agent against each column agent, with 95% Wilson intervals, then ratings."""
     head = "| row vs column | " + " | ".join(labels) + " |"
     lines = [head, "|" + " --- |" * (len(labels) + 1)]
@@ -35,9 +37,13 @@ def markdown_table(labels: Sequence[str], cells: dict[tuple[str, str], Cell], ra
             row.append(f"{100 * c.win_rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    what = "row agent's score (wins + ½ draws) per game" if n_players == 2 else (
-        f"row agent alone against {n_players - 1} copies of the column agent: share of games it wins "
-        f"(a shared win counts; an even share is {100 / n_players:.0f}%)"
+    what = (
+        "row agent's score (wins + ½ draws) per game"
+        if n_players == 2
+        else (
+            f"row agent alone against {n_players - 1} copies of the column agent: share of games it wins "
+            f"(a shared win counts; an even share is {100 / n_players:.0f}%)"
+        )
     )
     lines.append(f"Cells: {what}, with the 95% Wilson interval.")
     lines.append("")
@@ -89,7 +95,9 @@ def write_outputs(
     return {"table": table, "ratings": ratings, "cells": cells}
 
 
-def heatmap(path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[str, str], Cell], n_players: int) -> None:
+def heatmap(
+    path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[str, str], Cell], n_players: int
+) -> None:
     """A win-rate matrix image: rows are the agent whose rate is shown."""
     import matplotlib
 
@@ -114,7 +122,14 @@ def heatmap(path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[s
             if i != j:
                 c = cells[(labels[i], labels[j])]
                 lo, hi = c.interval
-                ax.text(j, i, f"{100 * c.win_rate:.0f}%\n[{100 * lo:.0f}–{100 * hi:.0f}]", ha="center", va="center", fontsize=9)
+                ax.text(
+                    j,
+                    i,
+                    f"{100 * c.win_rate:.0f}%\n[{100 * lo:.0f}–{100 * hi:.0f}]",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                )
     ax.set_title(f"{game_id}: win rate of row agent vs column agent")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
     fig.tight_layout()

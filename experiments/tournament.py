@@ -49,9 +49,11 @@ def derive_seed(*parts: int) -> int:
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
-def play_game(env: JerichoEnv, seat_agents: Sequence[agents.BaseAgent], env_seed: int, agent_seeds: Sequence[int]) -> tuple[list[float], int]:
+def play_game(
+    env: JerichoEnv, seat_agents: Sequence[agents.BaseAgent], env_seed: int, agent_seeds: Sequence[int]
+) -> tuple[list[float], int]:
     """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps)."""
-    for agent, s in zip(seat_agents, agent_seeds):
+    for agent, s in zip(seat_agents, agent_seeds, strict=True):
         agent.reset(seed=s)
     env.reset(seed=env_seed)
     steps = 0
@@ -115,7 +117,7 @@ class _Worker:
             else:
                 focal_agent = self.agents_of(task.focal, 1)[0]
                 field = list(self.agents_of(task.opponent, self.n - 1))
-                seats = field[:arr] + [focal_agent] + field[arr:]
+                seats = [*field[:arr], focal_agent, *field[arr:]]
                 labels = [task.opponent] * arr + [task.focal] + [task.opponent] * (self.n - 1 - arr)
             agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
             returns, length = play_game(self.env, seats, env_seed, agent_seeds)
@@ -254,7 +256,9 @@ def _add(cell: Cell, o: int) -> None:
         cell.draws += 1
 
 
-def bradley_terry(labels: Sequence[str], cells: dict[tuple[str, str], Cell], anchor: str | None = "random", iters: int = 2000) -> dict[str, float]:
+def bradley_terry(
+    labels: Sequence[str], cells: dict[tuple[str, str], Cell], anchor: str | None = "random", iters: int = 2000
+) -> dict[str, float]:
     """Bradley–Terry strengths by maximum likelihood (Hunter's MM), on the Elo scale.
 
     Draws count as half a win each way; one virtual draw per pair keeps the fit finite when an

@@ -102,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}, or all")
     d = TrainConfig("grid")
-    p.add_argument("--timesteps", type=positive_int, default=None, help=f"learner steps (default per game: {DEFAULT_TIMESTEPS})")
+    p.add_argument(
+        "--timesteps", type=positive_int, default=None, help=f"learner steps (default per game: {DEFAULT_TIMESTEPS})"
+    )
     p.add_argument("--seed", type=int, default=d.seed, help="seed of everything (default 0)")
     p.add_argument("--n-envs", type=positive_int, default=d.n_envs, help="parallel envs (default 4)")
     p.add_argument("--vec", choices=["dummy", "subproc"], default=d.vec, help="in-process or subprocess envs")
@@ -146,12 +148,16 @@ class Trainer:
         self.evals: list[dict[str, Any]] = []
 
     def make_vec_env(self) -> Any:
-        import agents
-        import jericho_env
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+        import agents
+        import jericho_env
+
         cfg = self.cfg
-        pool: list[Any] = [agents.make("random", cfg.game, **cfg.options), agents.make("greedy", cfg.game, **cfg.options)]
+        pool: list[Any] = [
+            agents.make("random", cfg.game, **cfg.options),
+            agents.make("greedy", cfg.game, **cfg.options),
+        ]
         pool += [LazyPPOOpponent(cfg.game, s, cfg.options) for s in self.snapshots]
 
         def factory(rank: int) -> Any:
@@ -172,7 +178,9 @@ class Trainer:
         model.save(path)
         self.snapshots.append(path)
         self.snapshots = self.snapshots[-self.cfg.max_snapshots :]
-        model.get_env().env_method("add_opponent", LazyPPOOpponent(self.cfg.game, path, self.cfg.options), self.cfg.max_snapshots + 2)
+        model.get_env().env_method(
+            "add_opponent", LazyPPOOpponent(self.cfg.game, path, self.cfg.options), self.cfg.max_snapshots + 2
+        )
 
     def evaluate_vs_greedy(self, model: Any, steps: int) -> dict[str, Any]:
         from experiments.tournament import AgentSpec, run_games, tabulate
@@ -239,8 +247,10 @@ class Trainer:
                 model.learn(remaining, callback=callback, reset_num_timesteps=False)
             except KeyboardInterrupt:
                 self.save_checkpoint(model, model.num_timesteps)
-                print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} steps. Resume with:\n"
-                      f"  python -m experiments.train {cfg.game} --resume {self.folder}")
+                print(
+                    f"\ninterrupted: checkpoint saved at {model.num_timesteps} steps. Resume with:\n"
+                    f"  python -m experiments.train {cfg.game} --resume {self.folder}"
+                )
                 raise
             finally:
                 callback.close()
@@ -250,12 +260,21 @@ class Trainer:
         self.save_checkpoint(model, model.num_timesteps)
         vec.close()
         steps_done = model.num_timesteps - done_steps
-        (self.folder / "training.json").write_text(json.dumps({
-            "steps": model.num_timesteps, "seconds_this_session": round(train_seconds, 1),
-            "steps_per_second": round(steps_done / train_seconds, 1) if train_seconds > 0 else None,
-            "evals": self.evals}, indent=1), encoding="utf-8")
+        (self.folder / "training.json").write_text(
+            json.dumps(
+                {
+                    "steps": model.num_timesteps,
+                    "seconds_this_session": round(train_seconds, 1),
+                    "steps_per_second": round(steps_done / train_seconds, 1) if train_seconds > 0 else None,
+                    "evals": self.evals,
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
         if train_seconds > 0:
-            print(f"trained {steps_done} steps in {train_seconds:.0f} s ({steps_done / train_seconds:.0f} steps/s); model: {final}")
+            rate = steps_done / train_seconds
+            print(f"trained {steps_done} steps in {train_seconds:.0f} s ({rate:.0f} steps/s); model: {final}")
         return final
 
 
@@ -278,7 +297,9 @@ class _Callback:
                 if not quiet:
                     from tqdm.auto import tqdm
 
-                    self.bar = tqdm(total=total, initial=start, desc=f"train {trainer.cfg.game}", unit="step", dynamic_ncols=True)
+                    self.bar = tqdm(
+                        total=total, initial=start, desc=f"train {trainer.cfg.game}", unit="step", dynamic_ncols=True
+                    )
 
             def _on_step(self) -> bool:
                 n = self.num_timesteps
@@ -290,7 +311,8 @@ class _Callback:
                     self.next_snap += trainer.cfg.snapshot_every
                 if n >= self.next_eval:
                     row = trainer.evaluate_vs_greedy(self.model, n)
-                    msg = f"vs greedy {100 * row['vs_greedy']:.0f}% [{100 * row['ci95'][0]:.0f}, {100 * row['ci95'][1]:.0f}]"
+                    lo, hi = row["ci95"]
+                    msg = f"vs greedy {100 * row['vs_greedy']:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
                     if self.bar is not None:
                         self.bar.set_postfix_str(msg)
                     elif not quiet:
@@ -317,10 +339,20 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
     cfg = TrainConfig(
-        game=game, timesteps=args.timesteps or 0, seed=args.seed, n_envs=args.n_envs, vec=args.vec, net=args.net,
-        learning_rate=args.learning_rate, snapshot_every=args.snapshot_every, eval_every=args.eval_every,
-        eval_deals=args.eval_deals, checkpoint_every=args.checkpoint_every, final_deals=args.final_deals,
-        workers=args.workers, options=dict(args.option),
+        game=game,
+        timesteps=args.timesteps or 0,
+        seed=args.seed,
+        n_envs=args.n_envs,
+        vec=args.vec,
+        net=args.net,
+        learning_rate=args.learning_rate,
+        snapshot_every=args.snapshot_every,
+        eval_every=args.eval_every,
+        eval_deals=args.eval_deals,
+        checkpoint_every=args.checkpoint_every,
+        final_deals=args.final_deals,
+        workers=args.workers,
+        options=dict(args.option),
     )
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
@@ -336,7 +368,9 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
         folder = Path(resume)
         cfg_path = folder / "config.json"
         if not cfg_path.is_file() or not (folder / "checkpoints" / "state.json").is_file():
-            raise FileNotFoundError(f"--resume {resume!r}: no config.json and checkpoints/state.json there (not a training run folder?)")
+            raise FileNotFoundError(
+                f"--resume {resume!r}: no config.json and checkpoints/state.json there (not a training run folder?)"
+            )
         saved = json.loads(cfg_path.read_text(encoding="utf-8"))
         if saved.get("game") != cfg.game:
             raise ValueError(f"--resume {resume!r} is a {saved.get('game')!r} run, not {cfg.game!r}")
@@ -351,9 +385,21 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
     print(f"training {cfg.game} for {cfg.budget()} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = Trainer(cfg, folder, quiet).run(resume=bool(resume))
-    specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(final)})]
-    summary = evaluate(cfg.game, specs, cfg.final_deals, seed=cfg.seed, workers=cfg.workers, options=cfg.options,
-                       out=str(folder / "tournament"), quiet=quiet)
+    specs = [
+        AgentSpec("random", "random"),
+        AgentSpec("greedy", "greedy"),
+        AgentSpec("ppo", "ppo", {"path": str(final)}),
+    ]
+    summary = evaluate(
+        cfg.game,
+        specs,
+        cfg.final_deals,
+        seed=cfg.seed,
+        workers=cfg.workers,
+        options=cfg.options,
+        out=str(folder / "tournament"),
+        quiet=quiet,
+    )
     wall = time.perf_counter() - t0
     print()
     print(f"## {cfg.game}: final table (seed {cfg.seed}, {cfg.budget()} steps, {wall / 60:.1f} min wall time)\n")

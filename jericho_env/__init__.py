@@ -58,7 +58,9 @@ def _register_with_pettingzoo() -> None:
         return
     versions = {"grid": 0, "walls": 0, "castles": 0}
     for gid in GAME_IDS:
-        register("aec", f"jericho/{gid}-v{versions[gid]}", entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid})
+        register(
+            "aec", f"jericho/{gid}-v{versions[gid]}", entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid}
+        )
 
 
 _register_with_pettingzoo()

@@ -80,7 +80,7 @@ def diff_against_file(game_id: str, path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Command line: write (or ``--check``) the golden playthrough of one or more games."""
     p = argparse.ArgumentParser(prog="python -m jericho_env.playthrough", description=__doc__.splitlines()[0])
-    p.add_argument("games", nargs="+", choices=list(known_game_ids()) + ["all"], help="game ids, or all")
+    p.add_argument("games", nargs="+", choices=[*known_game_ids(), "all"], help="game ids, or all")
     p.add_argument("--check", action="store_true", help="diff against the stored files instead of writing")
     args = p.parse_args(argv)
     games = list(known_game_ids()) if "all" in args.games else args.games

@@ -1,5 +1,3 @@
-import pytest
-
 from jericho_env.registry import register_game
 
 try:

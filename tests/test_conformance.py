@@ -143,7 +143,9 @@ def test_cross_process_determinism(game: str) -> None:
     for hashseed in ("1", "987"):
         env = {**os.environ, "PYTHONHASHSEED": hashseed}
         code = _CHILD.format(root=str(ROOT), game=game)
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+        res = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=False
+        )
         assert res.returncode == 0, res.stderr
         outs.append(res.stdout.strip())
     assert outs[0] == outs[1]
@@ -264,8 +266,8 @@ def test_action_text_unique_and_parsable(game: str) -> None:
     for rules, state, _ in _random_states(game, 10, seed=41):
         legal = rules.legal_actions(state)
         names = [rules.action_to_str(state, a) for a in legal]
-        assert len(set(n.lower() for n in names)) == len(names), names
-        for a, name in zip(legal, names):
+        assert len({n.lower() for n in names}) == len(names), names
+        for a, name in zip(legal, names, strict=True):
             assert rules.str_to_action(state, name) == a
 
 

@@ -51,8 +51,14 @@ def test_scripted_win_and_loss_are_attributed_to_the_learner() -> None:
     for my_card, other, expected in ((9, 0, 1.0), (0, 9, 0.0)):
         env.reset(seed=1)
         env.aec.state = env.rules.from_dict(
-            {"cards": [my_card, other], "deck": [c for c in range(10) if c not in (my_card, other)], "pile": 1,
-             "to_move": 0, "last_taker": -1, "history": []}
+            {
+                "cards": [my_card, other],
+                "deck": [c for c in range(10) if c not in (my_card, other)],
+                "pile": 1,
+                "to_move": 0,
+                "last_taker": -1,
+                "history": [],
+            }
         )
         _, r, done, _, _ = env.step(0)
         assert done and r == expected  # last token (+1) and card: 2-0 win, or 1-1 draw
@@ -84,7 +90,12 @@ def test_opponent_pool_is_sampled_per_seat_and_episode() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"seat": 2}, "seat=2"), ({"seat": "left"}, "seat='left'"), ({"opponents": 42}, "opponent 42"), ({"opponents": []}, "empty")],
+    [
+        ({"seat": 2}, "seat=2"),
+        ({"seat": "left"}, "seat='left'"),
+        ({"opponents": 42}, "opponent 42"),
+        ({"opponents": []}, "empty"),
+    ],
 )
 def test_bad_arguments(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

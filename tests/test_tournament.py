@@ -11,7 +11,16 @@ import pytest
 
 import jericho_env
 from experiments import evaluate as evaluate_cli
-from experiments.tournament import AgentSpec, Cell, GameRecord, bradley_terry, make_tasks, run_games, tabulate, wilson_interval
+from experiments.tournament import (
+    AgentSpec,
+    Cell,
+    GameRecord,
+    bradley_terry,
+    make_tasks,
+    run_games,
+    tabulate,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_known_values() -> None:

@@ -13,18 +13,45 @@ import agents
 import jericho_env
 from experiments import train
 
-TINY = ["--timesteps", "1024", "--n-envs", "2", "--snapshot-every", "512", "--eval-every", "512", "--eval-deals", "2",
-        "--checkpoint-every", "512", "--final-deals", "2", "--workers", "1", "--net", "32,32", "--quiet"]
+TINY = [
+    "--timesteps",
+    "1024",
+    "--n-envs",
+    "2",
+    "--snapshot-every",
+    "512",
+    "--eval-every",
+    "512",
+    "--eval-deals",
+    "2",
+    "--checkpoint-every",
+    "512",
+    "--final-deals",
+    "2",
+    "--workers",
+    "1",
+    "--net",
+    "32,32",
+    "--quiet",
+]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("game", jericho_env.GAME_IDS)
-def test_tiny_training_run_saves_reloads_resumes_and_plays(game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tiny_training_run_saves_reloads_resumes_and_plays(
+    game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / game
     assert train.main([game, "--out", str(out), *TINY]) == 0
     printed = capsys.readouterr().out
     assert f"## {game}: final table" in printed and "ppo" in printed
-    for name in ("final.zip", "config.json", "checkpoints/latest.zip", "checkpoints/state.json", "tournament/table.csv"):
+    for name in (
+        "final.zip",
+        "config.json",
+        "checkpoints/latest.zip",
+        "checkpoints/state.json",
+        "tournament/table.csv",
+    ):
         assert (out / name).exists(), name
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
@@ -32,7 +59,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(game: str, tmp_path: 
     agent = agents.make("ppo", game, path=str(out / "final.zip"))
     env = jericho_env.make(game)
     env.reset(seed=0)
-    for agent_id in env.agent_iter():
+    for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else agent.act(obs))
     # resume with a larger budget continues from the checkpoint
@@ -42,7 +69,9 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(game: str, tmp_path: 
 
 
 def test_train_help() -> None:
-    res = subprocess.run([sys.executable, "-m", "experiments.train", "--help"], capture_output=True, text=True, check=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "experiments.train", "--help"], capture_output=True, text=True, check=False
+    )
     assert res.returncode == 0 and "--timesteps" in res.stdout and "--resume" in res.stdout
 
 

@@ -94,13 +94,25 @@ class ToyRules(Rules[ToyState]):
         return f"pile {s.pile}; your card {s.cards[seat or 0]}"
 
     def to_dict(self, s: ToyState) -> dict[str, Any]:
-        return {"cards": s.cards, "deck": s.deck, "pile": s.pile, "to_move": s.to_move,
-                "last_taker": s.last_taker, "history": s.history}
+        return {
+            "cards": s.cards,
+            "deck": s.deck,
+            "pile": s.pile,
+            "to_move": s.to_move,
+            "last_taker": s.last_taker,
+            "history": s.history,
+        }
 
     def from_dict(self, d: Mapping[str, Any]) -> ToyState:
         try:
-            return ToyState(list(d["cards"]), list(d["deck"]), int(d["pile"]), int(d["to_move"]),
-                            int(d["last_taker"]), list(d["history"]))
+            return ToyState(
+                list(d["cards"]),
+                list(d["deck"]),
+                int(d["pile"]),
+                int(d["to_move"]),
+                int(d["last_taker"]),
+                list(d["history"]),
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise StateFormatError(f"not a toy state: {e}") from e
 

@@ -43,7 +43,9 @@ def str_to_card(text: str) -> int:
     if t[:2] == "10":
         t = "T" + t[2:]
     if len(t) != 2 or t[0].upper() not in RANKS or t[1].lower() not in SUITS:
-        raise ValueError(f"{text!r} is not a card: write rank {' '.join(RANKS)} then suit {' '.join(SUITS)}, e.g. 'Ah', 'Td'")
+        raise ValueError(
+            f"{text!r} is not a card: write rank {' '.join(RANKS)} then suit {' '.join(SUITS)}, e.g. 'Ah', 'Td'"
+        )
     return make_card(RANKS.index(t[0].upper()), SUITS.index(t[1].lower()))
 
 

@@ -79,6 +79,19 @@ def choice_option(name: str, default: Any, doc: str, choices: Sequence[Any]) -> 
     return Option(name, default, doc, allowed, lambda v: any(v == c and type(v) is type(c) for c in choices))
 
 
+def parse_option_text(text: str) -> tuple[str, Any]:
+    """``"KEY=VALUE"`` from a command line: VALUE as int, bool (true/false) or text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise OptionError(f"options are written KEY=VALUE, got {text!r}")
+    if raw.lower() in ("true", "false"):
+        return key, raw.lower() == "true"
+    try:
+        return key, int(raw)
+    except ValueError:
+        return key, raw
+
+
 def resolve_options(game_id: str, specs: Sequence[Option], given: Mapping[str, Any]) -> dict[str, Any]:
     """Merge ``given`` over the defaults of ``specs``; raise ``OptionError`` on unknown names."""
     known = {o.name: o for o in specs}
@@ -239,6 +252,12 @@ class Rules(ABC, Generic[S]):
         new = self.clone(state)
         self.apply(new, action)
         return new
+
+    def render_image(self, state: S, seat: int | None) -> np.ndarray:
+        """An RGB image (H, W, 3) uint8 of the table from ``seat``'s view; games draw their cards."""
+        from jericho_env.core.image import text_image
+
+        return text_image(self.render_text(state, seat))
 
     def observation_dict(self, state: S, seat: int) -> dict[str, np.ndarray]:
         """The observation of ``seat`` split into its named fields (views, not copies)."""

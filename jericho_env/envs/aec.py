@@ -29,7 +29,9 @@ class JerichoEnv(AECEnv):
     def __init__(self, game_id: str, render_mode: str | None = None, **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise OptionError(f"render_mode={render_mode!r} is not supported; use None or one of {', '.join(RENDER_MODES)}")
+            raise OptionError(
+                f"render_mode={render_mode!r} is not supported; use None or one of {', '.join(RENDER_MODES)}"
+            )
         self.rules: Rules[Any] = make_rules(game_id, **options)
         info = self.rules.info
         self.game_id = game_id
@@ -44,7 +46,7 @@ class JerichoEnv(AECEnv):
                 "action_mask": spaces.Box(0, 1, (n_act,), dtype=np.int8),
             }
         )
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
         self._zero_mask = np.zeros(n_act, dtype=np.int8)
         self._rng: np.random.Generator | None = None
@@ -66,10 +68,10 @@ class JerichoEnv(AECEnv):
         self.state = self.rules.initial_state(self._rng)
         self.num_moves = 0
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
 
@@ -117,7 +119,8 @@ class JerichoEnv(AECEnv):
         reason = self.rules.why_illegal(self.state, a)
         if reason is not None:
             raise IllegalActionError(
-                f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. The env is unchanged; choose again."
+                f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. "
+                "The env is unchanged; choose again."
             )
         return a
 
@@ -133,9 +136,7 @@ class JerichoEnv(AECEnv):
             raise RuntimeError("call reset() before render()")
         seat = self._seat.get(self.agent_selection, 0)
         if self.render_mode == "rgb_array":
-            from jericho_env.core.image import render_rgb
-
-            return render_rgb(self.rules, self.state, seat)
+            return self.rules.render_image(self.state, seat)
         text = self.rules.render_text(self.state, seat)
         if self.render_mode == "human":
             print(text)
@@ -190,7 +191,3 @@ def make(game_id: str, render_mode: str | None = None, **options: Any) -> AECEnv
     module docstring), so ``TerminateIllegalWrapper`` and ``AssertOutOfBoundsWrapper`` are not used.
     """
     return wrappers.OrderEnforcingWrapper(raw_env(game_id, render_mode=render_mode, **options))
-
-
-def _illegal_is_value_error() -> bool:  # pragma: no cover - documents the contract
-    return issubclass(IllegalActionError, ValueError)

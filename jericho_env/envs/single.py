@@ -67,7 +67,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         self.rules = self.aec.rules
         self.render_mode = render_mode
         n = self.rules.info.num_players
-        if not (seat == "random" or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n)):
+        if not (
+            seat == "random" or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n)
+        ):
             raise OptionError(f"seat={seat!r} is not allowed: use 'random' or an int in 0..{n - 1}")
         self.seat_choice = seat
         pool = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
@@ -91,7 +93,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         self.pool = [_as_policy(p) for p in policies]
 
     # ------------------------------------------------------------------ gymnasium API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         while True:
             n = self.rules.info.num_players

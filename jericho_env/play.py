@@ -1,0 +1,181 @@
+"""Play a game in the terminal against any agent, seeing only what your seat sees.
+
+``python -m jericho_env.play GAME [--opponent AGENT] [--seat N] [--seed S] [--option KEY=VALUE]``
+
+Type a move's code (listed before each prompt, case does not matter) or its number in the
+list; ``moves`` lists them again, ``board`` shows the table, ``help`` explains, ``quit`` leaves.
+A wrong entry is answered with a message and a new prompt; the game is unchanged.
+
+Like ``experiments``, this is a front end: it imports ``agents`` (lazily) to build the opponents;
+the env and rules never do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
+from jericho_env.envs.aec import JerichoEnv
+from jericho_env.registry import GAME_IDS
+
+HELP = """Commands:
+  <code>   play the move with that code (as listed), e.g. the first word of a listed line
+  <n>      play the n-th move of the list
+  moves    list the legal moves again
+  board    show the table again
+  help     this text
+  quit     leave the game"""
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """argparse type for ``--option KEY=VALUE``."""
+    try:
+        return parse_option_text(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+class TerminalGame:
+    """One game between a human at ``seat`` and agents in the other seats."""
+
+    def __init__(
+        self, env: JerichoEnv, seat: int, opponents: dict[int, Any], out: TextIO, read: Callable[[str], str]
+    ) -> None:
+        self.env, self.seat, self.opponents, self.out, self.read = env, seat, opponents, out, read
+        self.rules = env.rules
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def moves_text(self) -> str:
+        legal = self.rules.legal_actions(self.env.state)
+        codes = [self.rules.action_to_str(self.env.state, a) for a in legal]
+        width = max(len(str(len(codes))), 1)
+        return "\n".join(f"  {i + 1:>{width}}. {c}" for i, c in enumerate(codes))
+
+    def board(self) -> None:
+        self.say(self.rules.render_text(self.env.state, self.seat))
+
+    def human_turn(self) -> bool:
+        """Read until a legal move is played (True) or the human quits (False)."""
+        self.say()
+        self.board()
+        self.say("your moves:")
+        self.say(self.moves_text())
+        while True:
+            try:
+                line = self.read("> ").strip()
+            except EOFError:
+                self.say("\n(end of input: leaving the game)")
+                return False
+            if not line:
+                self.say("type a move's code or number (help for commands)")
+                continue
+            low = line.lower()
+            if low in ("quit", "exit", "q"):
+                return False
+            if low in ("help", "h", "?"):
+                self.say(HELP)
+                continue
+            if low == "moves":
+                self.say(self.moves_text())
+                continue
+            if low == "board":
+                self.board()
+                continue
+            action = self.parse(line)
+            if action is None:
+                continue
+            self.env.step(action)
+            self.say(f"you play {self.last_text}")
+            return True
+
+    def parse(self, line: str) -> int | None:
+        legal = self.rules.legal_actions(self.env.state)
+        if line.isdigit():
+            k = int(line)
+            if 1 <= k <= len(legal):
+                self.last_text = self.rules.action_to_str(self.env.state, legal[k - 1])
+                return legal[k - 1]
+            self.say(f"there is no move {k}: choose 1..{len(legal)} (moves lists them)")
+            return None
+        try:
+            action = self.rules.str_to_action(self.env.state, line)
+        except JerichoError:
+            self.say(f"{line!r} is not a legal move here; type moves to list them, help for commands")
+            return None
+        self.last_text = self.rules.action_to_str(self.env.state, action)
+        return action
+
+    def play(self) -> int:
+        """Play to the end; return 0 when finished, 1 when the human quit."""
+        env = self.env
+        while not self.rules.is_terminal(env.state):
+            p = self.rules.current_player(env.state)
+            if p == self.seat:
+                if not self.human_turn():
+                    self.say("game abandoned.")
+                    return 1
+                continue
+            agent_id = env.possible_agents[p]
+            action = int(self.opponents[p].act(env.observe(agent_id)))
+            text = self.rules.action_to_str(env.state, action)
+            env.step(action)
+            self.say(f"{agent_id} plays {text}")
+        self.say()
+        self.say("== game over ==")
+        self.say(self.rules.render_text(env.state, None))
+        returns = self.rules.returns(env.state)
+        mine = returns[self.seat]
+        verdict = "you win" if mine > 0 else ("you lose" if mine < 0 else "a draw")
+        self.say(
+            f"result: {verdict} (returns by seat: {', '.join(f'player_{i} {r:+g}' for i, r in enumerate(returns))})"
+        )
+        return 0
+
+
+def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Command-line entry point."""
+    p = argparse.ArgumentParser(prog="python -m jericho_env.play", description=__doc__.splitlines()[0])
+    p.add_argument("game", help=f"one of {', '.join(GAME_IDS)}")
+    p.add_argument("--opponent", default="random", help="random, greedy, greedy-capture, ppo=PATH (default random)")
+    p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    args = p.parse_args(argv)
+    out = stdout or sys.stdout
+    inp = stdin or sys.stdin
+
+    def read(prompt: str) -> str:
+        out.write(prompt)
+        out.flush()
+        line = inp.readline()
+        if not line:
+            raise EOFError
+        return line
+
+    try:
+        import agents
+
+        env = JerichoEnv(args.game, **dict(args.option))
+        n = env.rules.info.num_players
+        if not 0 <= args.seat < n:
+            raise ValueError(f"--seat {args.seat} is not a seat of this game: choose 0..{n - 1}")
+        label, name, kwargs = agents.parse_spec(args.opponent)
+        opponents = {}
+        for s in range(n):
+            if s != args.seat:
+                opponents[s] = agents.make(name, args.game, **kwargs, **dict(args.option))
+                opponents[s].reset(seed=None if args.seed is None else args.seed + 1 + s)
+    except (JerichoError, ValueError, FileNotFoundError) as e:
+        p.exit(2, f"{p.prog}: error: {e}\n")
+    env.reset(seed=args.seed)
+    print(f"{args.game}: you are player_{args.seat}; opponents: {label} (type help for commands)", file=out)
+    return TerminalGame(env, args.seat, opponents, out, read).play()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
