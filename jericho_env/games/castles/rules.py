@@ -1,0 +1,398 @@
+"""Castles (Working Title): rules engine (state machine, action codec, dict codec, determinize).
+
+Action encoding (``R`` = ``ranks``, ``C`` = copies of a rank per deck: 4, or 2 with ``small_deck``;
+rank codes ``0..R-1`` are A..top rank, code ``R`` is the joker):
+
+===========================  ============================  =====================================
+actions                      meaning                       text
+===========================  ============================  =====================================
+``r*C + k-1``                play k cards of rank r        ``"7"``, ``"7x2"`` ... ``"Tx4"``
+``R*C``                      play a joker                  ``"joker"``
+``R*C+1 + code``             set-up: choose a save         ``"save 7"``, ``"save joker"``
+``R*C+R+2 + code``           stuck: turn over a save       ``"play save 7"``
+``R*C+2R+3 + code``          short deck: discard a card    ``"discard 7"``
+===========================  ============================  =====================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from jericho_env.core.layout import ObsLayout
+from jericho_env.core.rules import GameInfo, Rules, choice_option
+from jericho_env.games.castles import codec
+from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
+from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW, ObsEncoder, build_layout
+from jericho_env.games.castles.render import render
+from jericho_env.games.castles.state import (
+    CHOOSE_SAVES,
+    DISCARD,
+    EMPTIED,
+    OVER,
+    PLAY,
+    PLAY_SAVE,
+    STUCK,
+    CastlesState,
+)
+
+
+class CastlesRules(Rules[CastlesState]):
+    """Castles (Working Title): a two-player shedding race, each player with an own deck and three saves."""
+
+    game_id = "castles"
+    version = 0
+    OPTIONS = (
+        choice_option("ranks", 10, "ranks per suit: 5 (A-5), 10 (A-10, the base game) or 13 (A-K)", (5, 10, 13)),
+        choice_option("small_deck", False, "the smaller deck: two cards of each rank and one joker", (False, True)),
+        choice_option(
+            "reversed_order", False, "reversed order: A highest, top rank lowest (and playable on an A)", (False, True)
+        ),
+    )
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)  # validates the options, then calls build_layout and build_info
+        self.encoder = ObsEncoder(self.deck, self.layout)
+
+    # ----------------------------------------------------------------- metadata
+    def build_layout(self) -> ObsLayout:
+        """The observation layout; also builds the deck and action offsets, the first things every part needs."""
+        o = self.options
+        small = o["small_deck"]
+        self.deck = DeckSpec(o["ranks"], 2 if small else 4, 1 if small else 2, o["reversed_order"])
+        d = self.deck
+        self.a_joker = d.ranks * d.copies
+        self.a_save = self.a_joker + 1
+        self.a_play_save = self.a_save + d.ranks + 1
+        self.a_discard = self.a_play_save + d.ranks + 1
+        self.num_actions = self.a_discard + d.ranks + 1
+        return build_layout(d)
+
+    def build_info(self) -> GameInfo:
+        """Metadata; ``max_game_length`` is a proven bound (see ``seeds/castles.md``)."""
+        # Per player: 3 save choices + at most one step per card that passes through the hand
+        # (each play or discard step removes at least one of the deck's size - 3 non-save cards)
+        # + at most 3 save plays. Automatic discards take no step.
+        per_player = NUM_SAVES + (self.deck.size - NUM_SAVES) + NUM_SAVES
+        return GameInfo(
+            self.game_id,
+            self.version,
+            2,
+            self.num_actions,
+            2 * per_player,
+            self.layout.size,
+            options=dict(self.options),
+        )
+
+    # ----------------------------------------------------------------- set-up
+    def initial_state(self, rng: np.random.Generator) -> CastlesState:
+        """Shuffle both decks, draw 8 each, choose the first player; saves are chosen next."""
+        d = self.deck
+        ordered = d.ordered_cards()
+        decks = [[ordered[i] for i in rng.permutation(d.size)] for _ in range(2)]
+        first = int(rng.integers(2))
+        hands = [[0] * (d.ranks + 1) for _ in range(2)]
+        for p in range(2):
+            for _ in range(SETUP_DRAW):
+                hands[p][decks[p].pop()] += 1
+        zero = [0] * (d.ranks + 1)
+        return CastlesState(
+            hands=hands,
+            saves=[zero[:], zero[:]],
+            decks=decks,
+            pile=[zero[:], zero[:]],
+            discard=[zero[:], zero[:]],
+            beat=-1,
+            beat_n=0,
+            beat_by=-1,
+            first=first,
+            to_move=first,
+            phase=CHOOSE_SAVES,
+            pending=NUM_SAVES,
+        )
+
+    # ----------------------------------------------------------------- queries
+    def current_player(self, state: CastlesState) -> int:
+        """The seat to act, -1 once over."""
+        return -1 if state.phase == OVER else state.to_move
+
+    def is_terminal(self, state: CastlesState) -> bool:
+        """Whether someone has won."""
+        return state.phase == OVER
+
+    def returns(self, state: CastlesState) -> list[float]:
+        """+1 for the winner, -1 for the loser (there are no draws); zeros before the end."""
+        if state.phase != OVER:
+            return [0.0, 0.0]
+        return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]
+
+    def can_play(self, state: CastlesState, seat: int) -> bool:
+        """Whether ``seat`` holds a card that may go on the card(s) to beat."""
+        hand = state.hands[seat]
+        if hand[self.deck.joker]:
+            return True
+        return any(hand[r] for r in self.deck.allowed[state.beat])
+
+    def legal_actions(self, state: CastlesState) -> list[int]:
+        """Legal actions of the seat to move, ascending."""
+        phase = state.phase
+        p = state.to_move
+        if phase == PLAY:
+            hand = state.hands[p]
+            c = self.deck.copies
+            out: list[int] = []
+            for r in self.deck.allowed[state.beat]:
+                n = hand[r]
+                if n:
+                    out.extend(range(r * c, r * c + n))
+            if hand[self.deck.joker]:
+                out.append(self.a_joker)
+            return out
+        if phase == OVER:
+            return []
+        if phase == CHOOSE_SAVES:
+            base, counts = self.a_save, state.hands[p]
+        elif phase == PLAY_SAVE:
+            base, counts = self.a_play_save, state.saves[p]
+        else:
+            base, counts = self.a_discard, state.hands[p]
+        return [base + r for r, n in enumerate(counts) if n]
+
+    # ----------------------------------------------------------------- transitions
+    def apply(self, state: CastlesState, action: int) -> None:
+        """Play ``action`` (assumed legal) for the seat to move."""
+        p = state.to_move
+        if action < self.a_joker:
+            r, k = divmod(action, self.deck.copies)
+            self._play_from_hand(state, p, r, k + 1)
+        elif action == self.a_joker:
+            self._play_from_hand(state, p, self.deck.joker, 1)
+        elif action < self.a_play_save:
+            self._choose_save(state, p, action - self.a_save)
+        elif action < self.a_discard:
+            r = action - self.a_play_save
+            state.saves[p][r] -= 1
+            state.save_n[p] -= 1
+            self._put_on_table(state, p, r, 1)
+        else:
+            self._discard_one(state, p, action - self.a_discard)
+
+    def _play_from_hand(self, s: CastlesState, p: int, r: int, k: int) -> None:
+        s.hands[p][r] -= k
+        s.hand_n[p] -= k
+        self._put_on_table(s, p, r, k)
+
+    def _put_on_table(self, s: CastlesState, p: int, r: int, k: int) -> None:
+        """Cards of rank ``r`` become the card(s) to beat; then the turn ends."""
+        s.pile[p][r] += k
+        s.beat, s.beat_n, s.beat_by = r, k, p
+        self._refill(s, p)
+        if s.hand_n[p] == 0:  # the refill found the deck empty too
+            self._finish(s, p, EMPTIED)
+        elif r == self.deck.joker:
+            s.phase = PLAY  # extra turn: any card may follow a joker
+            s.to_move = p
+        else:
+            self._start_turn(s, 1 - p)
+
+    def _refill(self, s: CastlesState, p: int) -> None:
+        """Draw back up to five from the own deck while it lasts."""
+        deck, hand = s.decks[p], s.hands[p]
+        while s.hand_n[p] < HAND_SIZE and deck:
+            hand[deck.pop()] += 1
+            s.hand_n[p] += 1
+
+    def _start_turn(self, s: CastlesState, p: int) -> None:
+        """Seat ``p`` answers the card(s) to beat; if it cannot, the save sequence starts (or it loses)."""
+        s.to_move = p
+        if self.can_play(s, p):
+            s.phase = PLAY
+        elif s.save_n[p] == 0:
+            self._finish(s, 1 - p, STUCK)
+        else:
+            left = len(s.decks[p])
+            if left >= HAND_SIZE or left == 0:
+                # Discard the hand and draw 5; with an empty deck there is nothing to swap, so
+                # the hand is kept ("discard up to the number of cards remaining in the deck").
+                if left:
+                    self._discard_hand(s, p)
+                    self._refill(s, p)
+                s.phase = PLAY_SAVE
+            else:
+                s.phase = DISCARD  # short deck: the player chooses which cards to swap out
+                s.pending = min(left, s.hand_n[p])
+
+    def _discard_hand(self, s: CastlesState, p: int) -> None:
+        hand, disc = s.hands[p], s.discard[p]
+        for r, n in enumerate(hand):
+            if n:
+                disc[r] += n
+                hand[r] = 0
+        s.hand_n[p] = 0
+
+    def _discard_one(self, s: CastlesState, p: int, r: int) -> None:
+        s.hands[p][r] -= 1
+        s.hand_n[p] -= 1
+        s.discard[p][r] += 1
+        s.pending -= 1
+        if s.pending == 0:
+            deck, hand = s.decks[p], s.hands[p]
+            while deck:  # draw the rest of the deck
+                hand[deck.pop()] += 1
+                s.hand_n[p] += 1
+            s.phase = PLAY_SAVE
+
+    def _choose_save(self, s: CastlesState, p: int, r: int) -> None:
+        s.hands[p][r] -= 1
+        s.hand_n[p] -= 1
+        s.saves[p][r] += 1
+        s.save_n[p] += 1
+        s.pending -= 1
+        if s.pending:
+            return
+        if p == s.first:
+            s.to_move = 1 - p
+            s.pending = NUM_SAVES
+            return
+        # Both have chosen: the first player turns over the top card of their deck as their play.
+        f = s.first
+        top = s.decks[f].pop()
+        s.pile[f][top] += 1
+        s.beat, s.beat_n, s.beat_by = top, 1, f
+        if top == self.deck.joker:
+            s.phase, s.to_move = PLAY, f  # a turned-over joker is a joker play: f plays again
+        else:
+            self._start_turn(s, 1 - f)
+
+    def _finish(self, s: CastlesState, winner: int, reason: int) -> None:
+        s.phase = OVER
+        s.winner = winner
+        s.reason = reason
+        s.pending = 0
+        s.to_move = -1
+
+    # ----------------------------------------------------------------- text
+    def describe_action(self, action: int) -> str:
+        """State-free name of ``action``."""
+        if not 0 <= action < self.num_actions:
+            return f"action {action} (out of range)"
+        if action < self.a_save:
+            return "play " + self._action_text(action)
+        if action < self.a_play_save:
+            return f"choose a save: {self.deck.name(action - self.a_save)}"
+        return self._action_text(action)
+
+    def _action_text(self, action: int) -> str:
+        d = self.deck
+        if action < self.a_joker:
+            r, k = divmod(action, d.copies)
+            return d.name(r) if k == 0 else f"{d.name(r)}x{k + 1}"
+        if action == self.a_joker:
+            return "joker"
+        if action < self.a_play_save:
+            return f"save {d.name(action - self.a_save)}"
+        if action < self.a_discard:
+            return f"play save {d.name(action - self.a_play_save)}"
+        return f"discard {d.name(action - self.a_discard)}"
+
+    def action_to_str(self, state: CastlesState, action: int) -> str:
+        """Short typeable text: ``"7"``, ``"7x2"``, ``"joker"``, ``"save 7"``, ``"play save 7"``, ``"discard 7"``."""
+        return self._action_text(action)
+
+    def illegal_reason(self, state: CastlesState, action: int) -> str | None:
+        """Why ``action`` is illegal in ``state``, in words."""
+        d, p, phase = self.deck, state.to_move, state.phase
+        wanted = {
+            CHOOSE_SAVES: "choose a save card (set-up)",
+            PLAY: "play from your hand",
+            DISCARD: f"discard {state.pending} more card(s) (you cannot play and your deck is short)",
+            PLAY_SAVE: "turn over one of your saves (you cannot play)",
+        }[phase]
+        kind = (
+            PLAY
+            if action <= self.a_joker
+            else CHOOSE_SAVES
+            if action < self.a_play_save
+            else PLAY_SAVE
+            if action < self.a_discard
+            else DISCARD
+        )
+        if kind != phase:
+            return f"you must {wanted} now"
+        if phase == PLAY:
+            if action == self.a_joker:
+                return "you hold no joker"
+            r, k = divmod(action, d.copies)
+            have = state.hands[p][r]
+            if have < k + 1:
+                return f"you hold {have} card(s) of rank {d.name(r)}, not {k + 1}"
+            ok = " ".join(d.name(x) for x in d.allowed[state.beat])
+            return f"{d.name(r)} does not beat {d.name(state.beat)}: play one of {ok}, or a joker"
+        if phase == PLAY_SAVE:
+            return f"you have no save of rank {d.name(action - self.a_play_save)}"
+        base = self.a_save if phase == CHOOSE_SAVES else self.a_discard
+        return f"you hold no {d.name(action - base)}"
+
+    def render_text(self, state: CastlesState, seat: int | None) -> str:
+        """The table from ``seat``'s view (``None``: everything, deck order included)."""
+        return render(self.deck, state, seat)
+
+    # ----------------------------------------------------------------- copies, hidden information
+    def clone(self, state: CastlesState) -> CastlesState:
+        """An independent copy."""
+        return state.clone()
+
+    def determinize(self, state: CastlesState, seat: int, rng: np.random.Generator) -> CastlesState:
+        """Redeal what ``seat`` cannot see: its own deck order, and the opponent's hand, saves and deck."""
+        new = state.clone()
+        own = new.decks[seat]
+        new.decks[seat] = [own[i] for i in rng.permutation(len(own))]
+        o = 1 - seat
+        unseen = [r for r, n in enumerate(new.hands[o]) for _ in range(n)]
+        unseen += [r for r, n in enumerate(new.saves[o]) for _ in range(n)]
+        unseen += new.decks[o]
+        unseen = [unseen[i] for i in rng.permutation(len(unseen))]
+        k = self.deck.ranks + 1
+        hand, saves = [0] * k, [0] * k
+        for r in unseen[: new.hand_n[o]]:
+            hand[r] += 1
+        for r in unseen[new.hand_n[o] : new.hand_n[o] + new.save_n[o]]:
+            saves[r] += 1
+        new.hands[o], new.saves[o] = hand, saves
+        new.decks[o] = unseen[new.hand_n[o] + new.save_n[o] :]
+        return new
+
+    def observe(self, state: CastlesState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (see the game page for the layout)."""
+        return self.encoder.encode(state, seat)
+
+    # ----------------------------------------------------------------- dicts and cards
+    def to_dict(self, state: CastlesState) -> dict[str, Any]:
+        """A JSON-able dict (decks bottom to top, counts per rank code)."""
+        return codec.to_dict(state)
+
+    def from_dict(self, data: Mapping[str, Any]) -> CastlesState:
+        """Rebuild a state; ``StateFormatError`` saying what is wrong otherwise."""
+        return codec.from_dict(self.deck, data)
+
+    def card_zones(self, state: CastlesState) -> dict[str, list[int]]:
+        """Every card by zone, as ``16 * owner + rank code``."""
+        zones: dict[str, list[int]] = {}
+        for p in range(2):
+            base = OWNER_STRIDE * p
+            for name, counts in (
+                ("hand", state.hands[p]),
+                ("saves", state.saves[p]),
+                ("pile", state.pile[p]),
+                ("discard", state.discard[p]),
+            ):
+                zones[f"{name}_{p}"] = [base + r for r, n in enumerate(counts) for _ in range(n)]
+            zones[f"deck_{p}"] = [base + r for r in state.decks[p]]
+        return zones
+
+    def all_cards(self) -> list[int]:
+        """Both decks as ``16 * owner + rank code`` (84 cards by default), sorted."""
+        one = self.deck.ordered_cards()
+        return sorted(one + [OWNER_STRIDE + r for r in one])
