@@ -1,0 +1,109 @@
+"""grid: Daniel Schulman's "Jericho", a two-player game of matching cards and surrounding them.
+
+``jericho_env.make("grid")`` — from "Jericho", an original card game by Daniel Schulman, free for
+any use with credit. Full specification, credit and every rules decision: ``seeds/grid.md``.
+
+Rules in short
+--------------
+A 52-card deck. Each player gets 5 cards; the next card goes face down in the middle as the
+**base** (nobody knows it; it is never captured and never scores); the rest is the draw pile. The
+first player is drawn at random.
+
+On your turn place a card from your hand face up on an empty cell orthogonally next to at least one
+card, matching the **suit or the rank of every face-up orthogonal neighbour** (the base accepts any
+card). Every card that a placement leaves **surrounded on all four sides** (the placed card too; the
+base counts as a side, but is itself never captured) is **captured** at once: it leaves the table
+and goes to your capture pile. After a capturing placement you may place again, but only a
+placement that captures, or end your turn; a turn ends by itself after a placement that captures
+nothing, or when no capturing placement is possible (or your hand is empty). At the end of your
+turn every card no longer joined to the base through orthogonal neighbours is **discarded** (face
+up); then refill your hand to 5 from the draw pile while it lasts.
+
+Instead of placing you may **pass** (always legal at the start of a turn; the only move with an
+empty hand). Two passes in a row end the game. Points of captured cards: A = 1, 2-10 face value,
+J/Q/K = 10. More points wins (+1/-1); equal points is a draw (0).
+
+The table is a square window of ``board_size`` cells a side (odd, default 21) centred on the base;
+cells outside it do not exist, so a card on the window's edge cannot be surrounded.
+
+Properties
+----------
+| property | value |
+| --- | --- |
+| agents | `player_0`, `player_1` |
+| actions | `Discrete(2206)` = `5 * board_size**2 + 1` (246 for board_size 7) |
+| observation | `Box(0, 1, (8731,), float32)` = `19 * board_size**2 + 352`, plus `action_mask` |
+| rewards | +1 more points, -1 fewer, 0 equal, at the end of the game |
+| max_game_length | 155 steps, any board size (51 placements + 51 chain ends + 53 passes; see `rules.py`) |
+| random game | 50.7 steps on average, 64 at most (1000 uniformly random games) |
+| speed (2-core machine) | bare `legal_actions` + `apply` ~60k steps/s; AEC loop (obs + mask) 30k raw, 17-19k wrapped |
+
+Observation (default board_size 21)
+-----------------------------------
+Own private information first, then the opponent's, then the public table and piles. Cards are
+``suit * 13 + rank`` (suits c d h s, ranks A..K). The table planes are ``board_size x board_size``
+with row 0 at the top (y = +10) and the base at the centre.
+
+| field | offset | shape | meaning |
+| --- | --- | --- | --- |
+| `hand` | 0 | (52,) | own hand: 1 per card held (card = suit*13 + rank; suits c d h s, ranks A..K) |
+| `hand_slots` | 52 | (5, 17) | own hand by action slot (sorted): suit (4) then rank (13) one-hot |
+| `own_captured` | 137 | (52,) | own capture pile: 1 per card |
+| `own_score` | 189 | (1,) | own points / 340 |
+| `opp_hand_size` | 190 | (1,) | opponent's hand size / 5 |
+| `opp_captured` | 191 | (52,) | opponent's capture pile: 1 per card |
+| `opp_score` | 243 | (1,) | opponent's points / 340 |
+| `opp_passed` | 244 | (1,) | 1 if the opponent's last turn was a pass |
+| `table_occupied` | 245 | (21, 21) | 1 where a cell holds a card or the base (row 0 = top, base at the centre) |
+| `table_base` | 686 | (21, 21) | 1 at the face-down base |
+| `table_suit` | 1127 | (4, 21, 21) | suit planes c d h s of the face-up cards |
+| `table_rank` | 2891 | (13, 21, 21) | rank planes A..K of the face-up cards |
+| `table_cards` | 8624 | (52,) | face-up cards on the table: 1 per card |
+| `discard` | 8676 | (52,) | discard pile: 1 per card |
+| `draw_size` | 8728 | (1,) | draw-pile size / 41 |
+| `in_chain` | 8729 | (1,) | 1 if this seat is to move in the middle of a capture chain |
+| `to_move` | 8730 | (1,) | 1 if this seat is to move |
+| **total** | | (8731,) | float32, every value in [0, 1] |
+
+Never in the observation: the opponent's hand, the order of the draw pile, the base's face.
+
+Actions
+-------
+``C = board_size**2`` cells, ``cell = row * board_size + col`` (row 0 at the top). The hand is kept
+sorted by card number, so slot ``i`` is the ``i``-th lowest card held (``hand_slots`` shows it).
+
+| action | meaning | text |
+| --- | --- | --- |
+| `slot * C + cell` [0 .. 5C-1] | place the card of hand slot 0-4 on that cell | `"Th@1,-2"`: card@x,y (from the base) |
+| `5 * C` [2205] | at the start of a turn: pass; in a capture chain: end the turn | `"pass"` / `"end"` |
+
+Why this encoding: a hand holds at most 5 cards, so slot x cell needs 5 planes of the table
+(2,206 actions at size 21) where card x cell would need 52 (22,933), of which at most 5 planes
+could ever be legal at once; the slot planes line up with the table planes of the observation for convolutional
+policies. Pass and end-turn share one id because they never coexist: a pass is only possible at the
+start of a turn and "end" only inside a chain, so one "stop" action covers both (ending a chain does
+not count as a pass for the two-passes rule).
+
+Options
+-------
+| option | default | meaning |
+| --- | --- | --- |
+| `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
+
+How the default was chosen: ``python -m jericho_env.games.grid.edge_study`` plays games on a 41x41
+window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement
+ever offered; a window of side ``k`` would have cut off some legal placement in that game iff that
+distance exceeds ``(k - 1) / 2``. Over 20,000 uniformly random games (seed 1): reach mean 6.8,
+median 7, max 14; games affected by a window of 15: 29.9%, 17: 9.8%, 19: 2.6%, **21: 0.56%**,
+23: 0.14%, 25: 0.02%, 27: 0.01% (5,000 games with seed 0 agree: 21 at 0.42%). The smallest odd
+size under 1% is 21, the default. A quick greedy stand-in (take the placement that captures the most
+points, else a random placement; 3,000 games, seed 2) reaches less far: 19 would do (0.23%), 21
+cuts off none. A policy that builds steadily in one direction reaches much
+farther (always playing the lowest legal action reaches 12-29 cells); on any window such
+placements are simply illegal, and the game stays well defined. The study takes any policy
+``(rules, state, rng) -> action`` (``--policy module:callable``) to repeat it for other agents.
+
+Version History
+---------------
+* v0: first release.
+"""

@@ -1,0 +1,385 @@
+"""Rules engine of grid, Daniel Schulman's "Jericho" (see the game page and ``seeds/grid.md``)."""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from jericho_env.core.cards import NUM_CARDS, card_to_str, str_to_card
+from jericho_env.core.layout import ObsLayout
+from jericho_env.core.rules import GameInfo, Rules, StateFormatError, int_option
+from jericho_env.games.grid.observation import Encoder, build_layout
+from jericho_env.games.grid.render import render
+from jericho_env.games.grid.state import (
+    BASE,
+    COMPAT,
+    EMPTY,
+    HAND_SIZE,
+    POINTS,
+    Board,
+    GridState,
+    captures_at,
+    capturing_cells,
+    disconnected_cells,
+    new_state,
+    place,
+    remove,
+)
+
+DEFAULT_BOARD_SIZE = 21  # measured: see edge_study.py and the game page
+# A true bound on agent steps, whatever the board size. Every placement uses up a card that entered a
+# hand, and only the 51 non-base cards ever do: at most 51 placements, hence at most 51 turns with a
+# placement. Each such turn has at most one explicit "end" (only after a capture). Two passes in a
+# row end the game, so there is at most one pass before each placing turn plus the final two:
+# 51 placements + 51 ends + (51 + 2) passes = 155.
+MAX_GAME_LENGTH = 51 + 51 + 51 + 2
+
+
+def _odd_size(v: int) -> bool:
+    return v % 2 == 1 and 3 <= v <= 101
+
+
+class GridRules(Rules[GridState]):
+    """Two players place cards matching every orthogonal neighbour; surrounded cards are captured."""
+
+    game_id = "grid"
+    version = 0
+    OPTIONS = (
+        int_option(
+            "board_size",
+            DEFAULT_BOARD_SIZE,
+            "side of the square table window centred on the base; placements outside it are illegal",
+            "an odd int in 3..101",
+            _odd_size,
+        ),
+    )
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.board = Board(self.options["board_size"])
+        self.cells = self.board.cells
+        self.pass_action = HAND_SIZE * self.cells
+        self.encoder = Encoder(self.layout, self.board)
+
+    # ----------------------------------------------------------------- metadata
+    def build_layout(self) -> ObsLayout:
+        """Observation layout for the chosen board size."""
+        return build_layout(self.options["board_size"])
+
+    def build_info(self) -> GameInfo:
+        """Metadata: 2 players, ``5 * size**2 + 1`` actions, at most 155 steps."""
+        size = self.options["board_size"]
+        return GameInfo(
+            game_id=self.game_id,
+            version=self.version,
+            num_players=2,
+            num_actions=HAND_SIZE * size * size + 1,
+            max_game_length=MAX_GAME_LENGTH,
+            observation_size=self.layout.size,
+            options=dict(self.options),
+        )
+
+    # ----------------------------------------------------------------- state machine
+    def initial_state(self, rng: np.random.Generator) -> GridState:
+        """Shuffle, deal 5 to each player, put the next card face down as the base; random first player."""
+        deck = [int(c) for c in rng.permutation(NUM_CARDS)]
+        hands = [sorted(deck[0:HAND_SIZE]), sorted(deck[HAND_SIZE : 2 * HAND_SIZE])]
+        base_card = deck[2 * HAND_SIZE]
+        draw = deck[2 * HAND_SIZE + 1 :]
+        return new_state(self.board, hands, draw, base_card, int(rng.integers(2)))
+
+    def current_player(self, state: GridState) -> int:
+        """Seat to move, -1 once both players passed in a row."""
+        return -1 if state.passes_in_row >= 2 else state.to_move
+
+    def is_terminal(self, state: GridState) -> bool:
+        """Over once both players passed consecutively."""
+        return state.passes_in_row >= 2
+
+    def legal_actions(self, state: GridState) -> list[int]:
+        """Placements (slot * cells + cell) that touch a card and match all face-up neighbours, plus pass/end."""
+        if state.passes_in_row >= 2:
+            return []
+        out = self._placements(state)
+        out.sort()
+        out.append(self.pass_action)
+        return out
+
+    def legal_mask(self, state: GridState) -> np.ndarray:
+        """The legal actions as an int8 mask (built without sorting)."""
+        mask = np.zeros(self.info.num_actions, dtype=np.int8)
+        if state.passes_in_row < 2:
+            out = self._placements(state)
+            out.append(self.pass_action)
+            mask[out] = 1
+        return mask
+
+    def _placements(self, state: GridState) -> list[int]:
+        """The legal placements of the seat to move, unsorted."""
+        hand = state.hands[state.to_move]
+        out: list[int] = []
+        if hand:
+            n = self.cells
+            # bit of a card -> first action id of its slot; iterating set bits beats scanning the hand
+            offset = {1 << c: i * n for i, c in enumerate(hand)}
+            hm = sum(offset)
+            cells = capturing_cells(self.board, state) if state.in_chain else state.frontier
+            allowed = state.allowed
+            for cell in cells:
+                m = allowed[cell] & hm
+                while m:
+                    low = m & -m
+                    out.append(offset[low] + cell)
+                    m ^= low
+        return out
+
+    def is_legal(self, state: GridState, action: int) -> bool:
+        """Whether ``action`` is legal now, checked directly (no list of every legal action)."""
+        if state.passes_in_row >= 2 or not 0 <= action <= self.pass_action:
+            return False
+        if action == self.pass_action:
+            return True
+        slot, cell = divmod(action, self.cells)
+        hand = state.hands[state.to_move]
+        if slot >= len(hand) or cell not in state.frontier or not state.allowed[cell] >> hand[slot] & 1:
+            return False
+        return not state.in_chain or captures_at(self.board, state, cell)
+
+    def why_illegal(self, state: GridState, action: int) -> str | None:
+        """Why ``action`` is illegal now (``None`` if legal), without listing every legal action."""
+        if self.is_legal(state, action):
+            return None
+        return super().why_illegal(state, action)
+
+    def apply(self, state: GridState, action: int) -> None:
+        """Play ``action`` for the seat to move (assumed legal), changing ``state`` in place."""
+        p = state.to_move
+        if action == self.pass_action:
+            if state.in_chain:
+                self._end_turn(state, True)
+            else:
+                state.passes_in_row += 1
+                state.last_pass[p] = True
+                state.to_move = 1 - p
+            return
+        slot, cell = divmod(action, self.cells)
+        board = self.board
+        card = state.hands[p].pop(slot)
+        cells = state.board
+        place(board, state, cell, card)
+        nbrs = state.nbrs
+        captured = [cell] if nbrs[cell] == 4 else []
+        for q in board.neighbours[cell]:
+            if nbrs[q] == 4 and 0 <= cells[q] < BASE:
+                captured.append(q)
+        if captured:
+            pile = state.captured[p]
+            for q in captured:
+                pile.append(cells[q])
+                state.points[p] += POINTS[cells[q]]
+            remove(board, state, captured)
+            state.in_chain = True
+            if state.hands[p] and self._can_capture(state):
+                return
+        self._end_turn(state, state.in_chain)
+
+    def _can_capture(self, state: GridState) -> bool:
+        """Whether the seat to move holds a card that fits a capturing cell."""
+        hm = 0
+        for c in state.hands[state.to_move]:
+            hm |= 1 << c
+        allowed = state.allowed
+        return any(allowed[cell] & hm for cell in capturing_cells(self.board, state))
+
+    def _end_turn(self, state: GridState, captured_this_turn: bool) -> None:
+        """Discard cards cut off from the base (only captures can cut any off), refill to 5, pass the turn."""
+        p = state.to_move
+        if captured_this_turn:
+            cut = disconnected_cells(self.board, state)
+            if cut:
+                state.discard.extend(state.board[c] for c in cut)
+                remove(self.board, state, cut)
+        hand, draw = state.hands[p], state.draw
+        while len(hand) < HAND_SIZE and draw:
+            insort(hand, draw.pop())
+        state.in_chain = False
+        state.passes_in_row = 0
+        state.last_pass[p] = False
+        state.to_move = 1 - p
+
+    def returns(self, state: GridState) -> list[float]:
+        """+1 to the player with more points, -1 to the other, 0 each on equal points or before the end."""
+        if state.passes_in_row < 2 or state.points[0] == state.points[1]:
+            return [0.0, 0.0]
+        return [1.0, -1.0] if state.points[0] > state.points[1] else [-1.0, 1.0]
+
+    # ----------------------------------------------------------------- text
+    def action_to_str(self, state: GridState, action: int) -> str:
+        """``"Th@1,0"`` (card at x,y relative to the base), ``"pass"`` or, in a capture chain, ``"end"``."""
+        if action == self.pass_action:
+            return "end" if state.in_chain else "pass"
+        slot, cell = divmod(action, self.cells)
+        hand = state.hands[state.to_move]
+        card = card_to_str(hand[slot]) if slot < len(hand) else f"slot{slot}"
+        return f"{card}@{self.board.cell_name(cell)}"
+
+    def describe_action(self, action: int) -> str:
+        """State-free name: ``"hand slot 2 at 1,0"`` or ``"pass/end turn"``."""
+        if action == self.pass_action:
+            return "pass/end turn"
+        if not 0 <= action < self.pass_action:
+            return f"action {action}"
+        slot, cell = divmod(action, self.cells)
+        return f"hand slot {slot} at {self.board.cell_name(cell)}"
+
+    def illegal_reason(self, state: GridState, action: int) -> str | None:
+        """Why a placement is illegal, in words."""
+        if action == self.pass_action:
+            return None
+        slot, cell = divmod(action, self.cells)
+        hand = state.hands[state.to_move]
+        where = self.board.cell_name(cell)
+        if slot >= len(hand):
+            return f"hand slot {slot} is empty (the hand holds {len(hand)} card{'s' if len(hand) != 1 else ''})"
+        card = hand[slot]
+        name = card_to_str(card)
+        if state.board[cell] != EMPTY:
+            what = "the base" if state.board[cell] == BASE else card_to_str(state.board[cell])
+            return f"cell {where} already holds {what}"
+        if state.nbrs[cell] == 0:
+            return f"cell {where} touches no card orthogonally"
+        for q in self.board.neighbours[cell]:
+            c = state.board[q]
+            if 0 <= c < BASE and not COMPAT[c] >> card & 1:
+                other = f"{card_to_str(c)} at {self.board.cell_name(q)}"
+                return f"{name} matches neither the suit nor the rank of its neighbour {other}"
+        if state.in_chain:
+            return f"in a capture chain only a capturing placement is allowed, and {name}@{where} captures nothing"
+        return None
+
+    def render_text(self, state: GridState, seat: int | None) -> str:
+        """Table, hands (opponent hidden unless ``seat`` is None), piles, scores, turn."""
+        return render(self.board, state, seat)
+
+    # ----------------------------------------------------------------- copies and hidden information
+    def clone(self, state: GridState) -> GridState:
+        """An independent copy."""
+        return state.copy()
+
+    def determinize(self, state: GridState, seat: int, rng: np.random.Generator) -> GridState:
+        """Redeal the opponent's hand, the draw pile and the base among themselves (sizes kept)."""
+        new = state.copy()
+        opp = 1 - seat
+        unseen = [*state.hands[opp], *state.draw, state.base_card]
+        perm = [unseen[i] for i in rng.permutation(len(unseen))]
+        k = len(state.hands[opp])
+        new.hands[opp] = sorted(perm[:k])
+        new.draw = perm[k:-1]
+        new.base_card = perm[-1]
+        return new
+
+    def observe(self, state: GridState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` (layout on the game page)."""
+        return self.encoder.encode(state, seat)
+
+    # ----------------------------------------------------------------- serialisation
+    def to_dict(self, state: GridState) -> dict[str, Any]:
+        """JSON-able position: cards as text, table as ``{"x,y": card}``."""
+
+        def cs(cards: list[int]) -> list[str]:
+            return [card_to_str(c) for c in cards]
+
+        table = {self.board.cell_name(cell): card_to_str(state.faceup[cell]) for cell in sorted(state.faceup)}
+        return {
+            "board_size": self.board.size,
+            "base": card_to_str(state.base_card),
+            "table": table,
+            "hands": [cs(state.hands[0]), cs(state.hands[1])],
+            "draw_bottom_to_top": cs(state.draw),
+            "discard": cs(state.discard),
+            "captured": [cs(state.captured[0]), cs(state.captured[1])],
+            "to_move": state.to_move,
+            "in_chain": state.in_chain,
+            "passes_in_row": state.passes_in_row,
+            "last_pass": list(state.last_pass),
+        }
+
+    def from_dict(self, data: Mapping[str, Any]) -> GridState:
+        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong otherwise."""
+        try:
+            return self._from_dict(data)
+        except StateFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise StateFormatError(f"not a grid state: {type(e).__name__}: {e}") from e
+
+    def _from_dict(self, d: Mapping[str, Any]) -> GridState:
+        if not isinstance(d, Mapping):
+            raise StateFormatError(f"a grid state must be a dict, got {type(d).__name__}")
+        if d["board_size"] != self.board.size:
+            raise StateFormatError(f"state is for board_size={d['board_size']}, these rules use {self.board.size}")
+
+        def cards(v: Any, what: str) -> list[int]:
+            if not isinstance(v, list):
+                raise StateFormatError(f"{what} must be a list of cards like 'Ah', got {v!r}")
+            return [str_to_card(t) for t in v]
+
+        hands = [sorted(cards(h, "a hand")) for h in d["hands"]]
+        captured = [cards(c, "a capture pile") for c in d["captured"]]
+        if len(hands) != 2 or len(captured) != 2:
+            raise StateFormatError("hands and captured must each hold two lists (one per seat)")
+        if any(len(h) > HAND_SIZE for h in hands):
+            raise StateFormatError(f"a hand holds at most {HAND_SIZE} cards")
+        base = str_to_card(d["base"])
+        draw = cards(d["draw_bottom_to_top"], "the draw pile")
+        discard = cards(d["discard"], "the discard pile")
+        table: dict[int, int] = {}
+        for name, text in dict(d["table"]).items():
+            x, y = (int(t) for t in str(name).split(","))
+            cell = self.board.cell_of(x, y)
+            if cell == self.board.center or cell in table:
+                raise StateFormatError(f"table cell {name} is the base's cell or given twice")
+            table[cell] = str_to_card(text)
+        every = sorted([base, *table.values(), *hands[0], *hands[1], *draw, *discard, *captured[0], *captured[1]])
+        if every != list(range(NUM_CARDS)):
+            raise StateFormatError("the zones must hold each of the 52 cards exactly once")
+        to_move, passes = d["to_move"], d["passes_in_row"]
+        if (
+            type(to_move) is not int
+            or to_move not in (0, 1)
+            or passes not in (0, 1, 2)
+            or not isinstance(d["in_chain"], bool)
+        ):
+            raise StateFormatError("to_move must be 0 or 1, passes_in_row 0..2, in_chain a boolean")
+        if not (isinstance(d["last_pass"], list) and len(d["last_pass"]) == 2):
+            raise StateFormatError("last_pass must be a list of two booleans (one per seat)")
+        state = new_state(self.board, hands, draw, base, int(to_move))
+        for cell in sorted(table):
+            place(self.board, state, cell, table[cell])
+        state.discard = discard
+        state.captured = captured
+        state.points = [sum(POINTS[c] for c in pile) for pile in captured]
+        state.in_chain = d["in_chain"]
+        state.passes_in_row = int(passes)
+        state.last_pass = [bool(v) for v in d["last_pass"]]
+        return state
+
+    def card_zones(self, state: GridState) -> dict[str, list[int]]:
+        """Every card by zone: base, table, both hands, draw, discard, both capture piles."""
+        return {
+            "base": [state.base_card],
+            "table": list(state.faceup.values()),
+            "hand_0": state.hands[0][:],
+            "hand_1": state.hands[1][:],
+            "draw": state.draw[:],
+            "discard": state.discard[:],
+            "captured_0": state.captured[0][:],
+            "captured_1": state.captured[1][:],
+        }
+
+    def all_cards(self) -> list[int]:
+        """The 52 cards of a standard deck."""
+        return list(range(NUM_CARDS))
