@@ -1,0 +1,88 @@
+# ruff: noqa: E501  (the Markdown tables of this page, one row per line, are wider than code lines)
+"""walls: Tom Lehmann's *Jericho* (Abacus Spiele, 2006), a card game of walls, trumpets and majorities.
+
+The full specification, with credit and every decision taken, is ``seeds/walls.md``.
+
+Rules in short
+--------------
+110 cards: 85 wall cards in five colours (brown, yellow, blue, red, white), per colour four 1s,
+five 3s, four 4s, three 5s and one 7; 22 trumpets (worth 2 in a wall, any colour); 3 scoring
+cards. Each player is dealt 7; the rest is stacked in six piles with a scoring card shuffled into
+piles 2, 4 and 6. To open, every player secretly lays a wall card face down as the start of a
+wall and puts a card face down into the *supply*; the wall cards are revealed together.
+
+On a turn a player does one of: build (lay a wall card on their wall of its colour; a wall's
+length is the sum of its values), blow a trumpet (name a colour: every wall card of that colour
+with the highest value on the table, in anyone's wall, falls face up into the supply; walls left
+with trumpets only collapse; the trumpet joins the player's own wall of that colour, or is
+discarded if they have none), or put any card face down into the supply. Then they draw a card.
+
+Drawing a scoring card triggers a scoring at once (the drawer draws a replacement): the supply is
+revealed, its trumpets discarded, and each colour's cards go to the longest wall of that colour
+(ties split evenly, the remainder stays; a colour nobody builds stays). After scorings 1 and 2
+every player puts one hand card face down into the supply with no redraw (hands go 5, 4, 3) and
+the drawer's left neighbour plays next. After scoring 3, each player adds the value-1 cards of
+their walls to the cards they won; most cards won wins, ties broken by cards in walls.
+
+Properties
+----------
+| property | value |
+| --- | --- |
+| agents | `player_0` .. `player_{n-1}`, n = `num_players` (default 4) |
+| actions | `Discrete(56)` |
+| observation | `Box(0, 1, (306,)/(370,)/(434,))` float32 for 3/4/5 players (242 for the 2-player variant) |
+| action mask | int8 `(56,)`, zeros for seats not to move |
+| rewards | at the end only; zero-sum: winners share +1 (each +1/w), the others share -1 (each -1/(n-w)); all 0 if every seat ties |
+| render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image: backs for hidden cards, walls as coloured boxes) |
+| max game length | 108 - 3n steps (opening 2n, donations 2n, at most 110 - 7n - 2 play turns) |
+| mean game length (random play) | about 92 / 89.5 / 87 steps for 3 / 4 / 5 players |
+
+Action encoding
+---------------
+| actions | meaning | text |
+| --- | --- | --- |
+| 0..24 | build the wall card of type `a` = colour*5 + value index (values 1,3,4,5,7; colours brown, yellow, blue, red, white); in the opening: lay it face down as the first wall card | `red-5` |
+| 25 | in the opening only, and only from a hand of seven trumpets: lay a trumpet face down as the first wall card (it collapses at the reveal) | `T` |
+| 25..29 | trumpet naming colour `a-25` | `T-red` |
+| 30..55 | put a card of type `a-30` (25 wall card types, then 25 = trumpet) face down into the supply; also the opening supply card and the round-start donations | `supply-red-5`, `supply-T` |
+
+Phases: opening wall card, opening supply card (each seat in turn from the first player, its choices
+hidden until the reveal), play, donation (after scorings 1 and 2, each seat from the drawer's left).
+
+Observation layout (4 players; `n` rows for per-seat fields, the observer first, then `(seat+k) % n`)
+---------------------------------------------------------------------------------------------------
+| field | offset | shape | meaning |
+| --- | --- | --- | --- |
+| `hand` | 0 | (26,) | own hand: count of each card type (25 wall cards colour-major, then T) / copies |
+| `own_opening` | 26 | (26,) | own face-down first wall card before the reveal (one-hot by type) |
+| `own_supply` | 52 | (26,) | cards this seat put face down into the supply since the last scoring / copies |
+| `hand_sizes` | 78 | (4,) | hand size of each seat, self first then (seat+k)%n / 7 |
+| `opening_laid` | 82 | (4,) | 1 if that seat has a face-down first wall card not yet revealed |
+| `supply_face_down` | 86 | (4,) | face-down supply cards each seat put there since the last scoring / 110 |
+| `walls` | 90 | (4, 5, 7) | each seat's wall of each colour: counts of values 1,3,4,5,7 / copies, trumpets / 22, length / 101 |
+| `won` | 230 | (4, 25) | wall cards each seat has won, by type / copies |
+| `supply_public` | 330 | (25,) | supply cards everyone has seen (fallen from walls, left after a scoring) / copies |
+| `supply_size` | 355 | (1,) | cards in the supply / 110 |
+| `deck_size` | 356 | (1,) | cards in the draw pile / 110 |
+| `scoring_window` | 357 | (2,) | cards to draw before the pile holding the next scoring card begins, and cards left in that pile / 40 |
+| `round` | 359 | (3,) | round 1, 2, 3 (one-hot) |
+| `phase` | 362 | (4,) | opening wall card, opening supply card, play, donation (one-hot) |
+| `to_move` | 366 | (4,) | seat to move, self first then (seat+k)%n (one-hot) |
+| **total** | | (370,) | float32, every value in [0, 1] |
+
+Never observed: other seats' hands, their face-down first wall cards before the reveal, the cards
+they put face down into the supply (only how many), the order of the draw pile.
+
+Options
+-------
+| option | default | allowed |
+| --- | --- | --- |
+| `num_players` | 4 | 3, 4, 5 (published); 2 is a variant, not in the published rules |
+
+Cards as text (``jericho_env.games.walls.cards``): ``red-5``, ``T`` (trumpet), ``S`` (scoring card);
+a trumpet in a wall is ``T-red``.
+
+Version History
+---------------
+* v0: first release.
+"""

@@ -1,0 +1,107 @@
+"""Observation of walls: one flat float32 array from a seat's point of view.
+
+Built as a Python list of raw counts in layout order, then scaled by a fixed vector: one numpy
+allocation per call, no per-element numpy writes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jericho_env.core.layout import Field, ObsLayout
+from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_TRUMPETS
+from jericho_env.games.walls.state import OVER, WALL_SIZE, WallsState
+
+MAX_HAND = 7
+MAX_WALL_LENGTH = 57 + 2 * NUM_TRUMPETS  # every card of one colour and every trumpet: 101
+WINDOW_SCALE = 40  # longer than any stretch of the pile the window field measures
+_ONE_HOT_26 = [[1 if i == k else 0 for i in range(26)] for k in range(26)]
+_ZERO_26 = [0] * 26
+
+
+def build_layout(n: int) -> ObsLayout:
+    """The observation layout for ``n`` players."""
+    return ObsLayout(
+        [
+            Field("hand", (26,), "own hand: count of each card type (25 wall cards colour-major, then T) / copies"),
+            Field("own_opening", (26,), "own face-down first wall card before the reveal (one-hot by type)"),
+            Field("own_supply", (26,), "cards this seat put face down into the supply since the last scoring / copies"),
+            Field("hand_sizes", (n,), "hand size of each seat, self first then (seat+k)%n / 7"),
+            Field("opening_laid", (n,), "1 if that seat has a face-down first wall card not yet revealed"),
+            Field("supply_face_down", (n,), "face-down supply cards each seat put there since the last scoring / 110"),
+            Field(
+                "walls",
+                (n, 5, 7),
+                "each seat's wall of each colour: counts of values 1,3,4,5,7 / copies, trumpets / 22, length / 101",
+            ),
+            Field("won", (n, 25), "wall cards each seat has won, by type / copies"),
+            Field(
+                "supply_public",
+                (25,),
+                "supply cards everyone has seen (fallen from walls, left after a scoring) / copies",
+            ),
+            Field("supply_size", (1,), "cards in the supply / 110"),
+            Field("deck_size", (1,), "cards in the draw pile / 110"),
+            Field(
+                "scoring_window",
+                (2,),
+                "cards to draw before the pile holding the next scoring card begins, and cards left in that pile / 40",
+            ),
+            Field("round", (3,), "round 1, 2, 3 (one-hot)"),
+            Field("phase", (4,), "opening wall card, opening supply card, play, donation (one-hot)"),
+            Field("to_move", (n,), "seat to move, self first then (seat+k)%n (one-hot)"),
+        ]
+    )
+
+
+def build_scale(n: int) -> np.ndarray:
+    """Per-entry divisors turning raw counts into [0, 1], in layout order."""
+    per_type = [1.0 / c for c in COPIES[:26]]
+    wall = []
+    for _ in range(5):
+        wall += [1.0 / c for c in COPIES[:5]] + [1.0 / NUM_TRUMPETS, 1.0 / MAX_WALL_LENGTH]
+    scale = (
+        per_type
+        + [1.0] * 26
+        + per_type
+        + [1.0 / MAX_HAND] * n
+        + [1.0] * n
+        + [1.0 / NUM_CARDS] * n
+        + wall * n
+        + per_type[:25] * n
+        + per_type[:25]
+        + [1.0 / NUM_CARDS] * 2
+        + [1.0 / WINDOW_SCALE] * 2
+        + [1.0] * (3 + 4 + n)
+    )
+    assert len(wall) == WALL_SIZE
+    return np.array(scale, dtype=np.float32)
+
+
+def encode(s: WallsState, seat: int, order: list[int], scale: np.ndarray, window: tuple[int, int]) -> np.ndarray:
+    """The observation of ``seat`` (``order`` lists the seats self first, ``window`` the scoring window)."""
+    raw = s.hands[seat][:]
+    op = s.opening[seat]
+    raw += _ONE_HOT_26[op] if op >= 0 else _ZERO_26
+    raw += s.supply_hidden[seat]
+    raw += [s.hand_size[o] for o in order]
+    raw += [1 if s.opening[o] >= 0 else 0 for o in order]
+    raw += [s.hidden_count[o] for o in order]
+    for o in order:
+        raw += s.walls[o]
+    for o in order:
+        raw += s.won[o]
+    raw += s.supply_public
+    raw += [s.supply_size, len(s.deck), window[0], window[1]]
+    rnd = [0, 0, 0]
+    phase = [0, 0, 0, 0]
+    to_move = [0] * s.n
+    if s.phase != OVER:
+        rnd[s.scored] = 1
+        phase[s.phase] = 1
+        to_move[(s.to_move - seat) % s.n] = 1
+    raw += rnd
+    raw += phase
+    raw += to_move
+    # every raw count is below 256, so bytearray() converts the list in one C loop (faster than np.array)
+    return np.frombuffer(bytearray(raw), dtype=np.uint8) * scale
