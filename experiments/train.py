@@ -44,7 +44,7 @@ class TrainConfig:
     seed: int = 0  # seeds torch, numpy, the envs, the opponents and the final tournament
     n_envs: int = 4  # parallel envs feeding PPO
     vec: str = "dummy"  # "dummy" (in-process) or "subproc" (one process per env)
-    net: str = "256,256"  # hidden layer sizes of policy and value networks
+    net: str = "256,128"  # hidden layers: the first is shared by policy and value heads, the rest are per head
     learning_rate: float = 3e-4
     n_steps: int = 512  # rollout length per env between updates
     batch_size: int = 512
@@ -52,6 +52,7 @@ class TrainConfig:
     gamma: float = 0.997  # rewards come only at the end of a game
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
+    pool: str = "random,greedy"  # fixed opponents in the pool (agent names), snapshots are added to them
     snapshot_every: int = 40_000  # add a frozen copy of the learner to the opponent pool
     max_snapshots: int = 5  # the pool keeps random, greedy and this many latest snapshots
     eval_every: int = 50_000  # evaluate against greedy
@@ -108,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of everything (default 0)")
     p.add_argument("--n-envs", type=positive_int, default=d.n_envs, help="parallel envs (default 4)")
     p.add_argument("--vec", choices=["dummy", "subproc"], default=d.vec, help="in-process or subprocess envs")
-    p.add_argument("--net", default=d.net, help="hidden layer sizes, e.g. 256,256 (default)")
+    p.add_argument("--net", default=d.net, help="hidden layer sizes, the first shared by both heads (default 256,128)")
     p.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    p.add_argument("--pool", default=d.pool, help="fixed opponents, comma-separated (default random,greedy)")
     p.add_argument("--snapshot-every", type=positive_int, default=d.snapshot_every)
     p.add_argument("--eval-every", type=positive_int, default=d.eval_every)
     p.add_argument("--eval-deals", type=positive_int, default=d.eval_deals)
@@ -121,6 +123,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
+
+
+def policy_kwargs(net: str) -> dict[str, Any]:
+    """SB3 policy arguments: a shared first layer (``SharedLinearExtractor``), then per-head layers."""
+    from agents.networks import SharedLinearExtractor
+
+    sizes = parse_net(net)
+    return {
+        "features_extractor_class": SharedLinearExtractor,
+        "features_extractor_kwargs": {"features_dim": sizes[0]},
+        "net_arch": sizes[1:],
+    }
+
+
+def parse_pool(text: str) -> list[str]:
+    """``"random,greedy"`` -> ["random", "greedy"], each a known agent that needs no checkpoint."""
+    from agents.registry import AGENT_NAMES
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in AGENT_NAMES or n == "ppo"]
+    if not names or bad:
+        allowed = ", ".join(a for a in AGENT_NAMES if a != "ppo")
+        raise ValueError(f"--pool takes agent names from {allowed}, got {text!r}")
+    return names
 
 
 def parse_net(text: str) -> list[int]:
@@ -154,10 +180,7 @@ class Trainer:
         import jericho_env
 
         cfg = self.cfg
-        pool: list[Any] = [
-            agents.make("random", cfg.game, **cfg.options),
-            agents.make("greedy", cfg.game, **cfg.options),
-        ]
+        pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in parse_pool(cfg.pool)]
         pool += [LazyPPOOpponent(cfg.game, s, cfg.options) for s in self.snapshots]
 
         def factory(rank: int) -> Any:
@@ -209,7 +232,7 @@ class Trainer:
 
         cfg = self.cfg
         set_random_seed(cfg.seed)
-        torch.set_num_threads(1 if cfg.vec == "subproc" else 2)
+        torch.set_num_threads(1)  # measured: 2 threads on 2 busy cores ran 10x slower (contention)
         done_steps = 0
         if resume:
             state = json.loads((self.ckpt_dir / "state.json").read_text(encoding="utf-8"))
@@ -234,7 +257,7 @@ class Trainer:
                 gamma=cfg.gamma,
                 gae_lambda=cfg.gae_lambda,
                 ent_coef=cfg.ent_coef,
-                policy_kwargs={"net_arch": parse_net(cfg.net)},
+                policy_kwargs=policy_kwargs(cfg.net),
                 seed=cfg.seed,
                 device="cpu",
                 verbose=0,
@@ -338,6 +361,7 @@ def _next_multiple(x: int, k: int) -> int:
 def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
+    parse_pool(args.pool)
     cfg = TrainConfig(
         game=game,
         timesteps=args.timesteps or 0,
@@ -346,6 +370,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
         vec=args.vec,
         net=args.net,
         learning_rate=args.learning_rate,
+        pool=args.pool,
         snapshot_every=args.snapshot_every,
         eval_every=args.eval_every,
         eval_deals=args.eval_deals,

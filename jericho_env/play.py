@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         line = inp.readline()
         if not line:
             raise EOFError
+        if not inp.isatty():  # piped input: echo it so a transcript reads like a session
+            out.write(line if line.endswith("\n") else line + "\n")
         return line
 
     try:

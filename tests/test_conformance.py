@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 import jericho_env
 from jericho_env.playthrough import diff_against_file, golden_path
@@ -362,3 +362,31 @@ def test_golden_playthrough(game: str) -> None:
     assert path.exists(), f"no golden playthrough for {game}: run python -m jericho_env.playthrough {game}"
     diff = diff_against_file(game, path)
     assert not diff, "golden playthrough differs (regenerate only on purpose):\n" + diff[:5000]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_pettingzoo_render_test(game: str, capsys: pytest.CaptureFixture[str]) -> None:
+    render_test(lambda render_mode=None: jericho_env.make(game, render_mode=render_mode))
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_text_and_image_views_hide_what_the_seat_cannot_see(game: str) -> None:
+    """The text and the image from a seat's view are the same after redealing its unseen cards."""
+    rng = np.random.default_rng(5)
+    shapes = set()
+    images_differ = False
+    previous = None
+    for k, (rules, state, _) in enumerate(_random_states(game, 2, seed=13)):
+        seat = k % rules.info.num_players
+        other = rules.determinize(state, seat, rng)
+        assert rules.render_text(state, seat) == rules.render_text(other, seat)
+        if k % 4 == 0:
+            image = rules.render_image(state, seat)
+            assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+            assert np.array_equal(image, rules.render_image(other, seat))
+            shapes.add(image.shape)
+            images_differ |= previous is not None and not np.array_equal(previous, image)
+            previous = image
+    assert len(shapes) == 1, f"the image size changes during a game: {shapes}"
+    assert images_differ, "the image never changes during a game"

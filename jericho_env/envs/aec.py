@@ -49,6 +49,7 @@ class JerichoEnv(AECEnv):
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
         self._zero_mask = np.zeros(n_act, dtype=np.int8)
+        self._mask: np.ndarray | None = None  # legal mask of the agent to move, computed once per move
         self._rng: np.random.Generator | None = None
         self.state: Any = None
         self.num_moves = 0
@@ -66,6 +67,7 @@ class JerichoEnv(AECEnv):
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
         self.state = self.rules.initial_state(self._rng)
+        self._mask = None
         self.num_moves = 0
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -79,10 +81,16 @@ class JerichoEnv(AECEnv):
         seat = self._seat[agent]
         obs = self.rules.observe(self.state, seat)
         if self.agents and agent == self.agent_selection and not self.terminations[agent]:
-            mask = self.rules.legal_mask(self.state)
+            mask = self._current_mask().copy()
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
+
+    def _current_mask(self) -> np.ndarray:
+        """The mover's legal mask, cached until the next step (observe and step both need it)."""
+        if self._mask is None:
+            self._mask = self.rules.legal_mask(self.state)
+        return self._mask
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -92,6 +100,7 @@ class JerichoEnv(AECEnv):
         a = self._check_action(agent, action)
         self._cumulative_rewards[agent] = 0.0
         self.rules.apply(self.state, a)
+        self._mask = None
         self.num_moves += 1
         if self.rules.is_terminal(self.state):
             returns = self.rules.returns(self.state)
@@ -116,13 +125,12 @@ class JerichoEnv(AECEnv):
         a = int(action)
         if not 0 <= a < n:
             raise ActionTypeError(f"{agent}: action {a} is outside the action space [0, {n})")
-        reason = self.rules.why_illegal(self.state, a)
-        if reason is not None:
-            raise IllegalActionError(
-                f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. "
-                "The env is unchanged; choose again."
-            )
-        return a
+        if self._current_mask()[a]:
+            return a
+        reason = self.rules.why_illegal(self.state, a) or "it is not legal now"
+        raise IllegalActionError(
+            f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. The env is unchanged; choose again."
+        )
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> Any:
@@ -172,11 +180,41 @@ class JerichoEnv(AECEnv):
             )
         self.reset()
         self.state = self.rules.from_dict(data["state"])
+        self._mask = None
         if self.rules.is_terminal(self.state):
             for a in self.agents:
                 self.terminations[a] = True
         else:
             self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
+
+
+class JerichoWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with direct access to the attributes read every step.
+
+    The base wrapper reaches ``agents``, ``agent_selection``, rewards and flags through
+    ``__getattr__``, which costs more per step than some of our games' rules; the same checks
+    (nothing before ``reset``) are kept.
+    """
+
+    def _inner(self, name: str) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    agents = property(lambda self: self._inner("agents"))  # type: ignore[assignment]
+    agent_selection = property(lambda self: self._inner("agent_selection"))  # type: ignore[assignment]
+    rewards = property(lambda self: self._inner("rewards"))  # type: ignore[assignment]
+    terminations = property(lambda self: self._inner("terminations"))  # type: ignore[assignment]
+    truncations = property(lambda self: self._inner("truncations"))  # type: ignore[assignment]
+    infos = property(lambda self: self._inner("infos"))  # type: ignore[assignment]
+    _cumulative_rewards = property(lambda self: self._inner("_cumulative_rewards"))  # type: ignore[assignment]
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            from pettingzoo.utils.env_logger import EnvLogger
+
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
 
 
 def raw_env(game_id: str, render_mode: str | None = None, **options: Any) -> JerichoEnv:
@@ -185,9 +223,9 @@ def raw_env(game_id: str, render_mode: str | None = None, **options: Any) -> Jer
 
 
 def make(game_id: str, render_mode: str | None = None, **options: Any) -> AECEnv:
-    """The env of ``game_id`` wrapped in PettingZoo's ``OrderEnforcingWrapper``.
+    """The env of ``game_id`` wrapped in (a faster subclass of) PettingZoo's ``OrderEnforcingWrapper``.
 
     Illegal and malformed actions are rejected by the env itself with a clear error (see the
     module docstring), so ``TerminateIllegalWrapper`` and ``AssertOutOfBoundsWrapper`` are not used.
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(game_id, render_mode=render_mode, **options))
+    return JerichoWrapper(raw_env(game_id, render_mode=render_mode, **options))
