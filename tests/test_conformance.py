@@ -390,3 +390,17 @@ def test_text_and_image_views_hide_what_the_seat_cannot_see(game: str) -> None:
             previous = image
     assert len(shapes) == 1, f"the image size changes during a game: {shapes}"
     assert images_differ, "the image never changes during a game"
+
+
+@pytest.mark.parametrize("game", jericho_env.GAME_IDS)
+def test_game_page_is_complete_and_its_layout_table_current(game: str) -> None:
+    """The page (module docstring) holds the generated layout table and the sections of design.md §3."""
+    import importlib
+
+    page = importlib.import_module(f"jericho_env.games.{game}").__doc__ or ""
+    rules = make_rules(game)
+    assert rules.layout.markdown_table() in page, "regenerate the layout table: rules.layout.markdown_table()"
+    for section in ("Version History", "Properties", "Actions", "Options"):
+        assert section.lower() in page.lower(), section
+    spec = (ROOT / "seeds" / f"{game}.md").read_text(encoding="utf-8")
+    assert "decision" in spec.lower()

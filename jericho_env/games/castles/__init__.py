@@ -77,6 +77,18 @@ Options
 
 Cards for the conservation test are ``16 * owner + rank code`` (84 ints by default).
 
+Rendering and baseline agent
+----------------------------
+``render_mode="ansi"`` prints the table as text; ``"rgb_array"`` draws it as a 760x440 image (the
+same size for every option set and step) from the seat to move's view: own hand face up, own
+saves as backs marked with their ranks, the opponent's hand and saves as plain backs, both decks
+with their counts, the card(s) to beat with who played them (and the joker's extra turn), the
+played and discarded piles, and each player's cards gone out per rank. ``agents.make("greedy",
+"castles")`` (``agents/greedy_castles.py``) plays the lowest legal rank with all its copies, one
+step higher when that makes the opponent markedly likelier to be stuck, keeps jokers for when
+nothing else is legal and saves the strongest cards; it beats uniformly random play about 70% of
+the time over seat-swapped deals.
+
 Version History
 ---------------
 * v0: first release.

@@ -26,7 +26,7 @@ from jericho_env.core.rules import GameInfo, Rules, choice_option
 from jericho_env.games.castles import codec
 from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
 from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW, ObsEncoder, build_layout
-from jericho_env.games.castles.render import render
+from jericho_env.games.castles.render import render, render_image
 from jericho_env.games.castles.state import (
     CHOOSE_SAVES,
     DISCARD,
@@ -338,6 +338,10 @@ class CastlesRules(Rules[CastlesState]):
     def render_text(self, state: CastlesState, seat: int | None) -> str:
         """The table from ``seat``'s view (``None``: everything, deck order included)."""
         return render(self.deck, state, seat)
+
+    def render_image(self, state: CastlesState, seat: int | None) -> np.ndarray:
+        """The table as an RGB array of fixed size (760 x 440) from ``seat``'s view (``None``: all shown)."""
+        return render_image(self.deck, state, seat)
 
     # ----------------------------------------------------------------- copies, hidden information
     def clone(self, state: CastlesState) -> CastlesState:
