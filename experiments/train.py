@@ -202,7 +202,7 @@ class Trainer:
         self.snapshots.append(path)
         self.snapshots = self.snapshots[-self.cfg.max_snapshots :]
         model.get_env().env_method(
-            "add_opponent", LazyPPOOpponent(self.cfg.game, path, self.cfg.options), self.cfg.max_snapshots + 2
+            "add_opponent", LazyPPOOpponent(self.cfg.game, path, self.cfg.options), self.cfg.max_snapshots
         )
 
     def evaluate_vs_greedy(self, model: Any, steps: int) -> dict[str, Any]:

@@ -21,12 +21,13 @@ from jericho_env.core.rules import (
     StateFormatError,
 )
 from jericho_env.envs.aec import JerichoEnv, make, raw_env
-from jericho_env.registry import GAME_IDS, make_rules, register_game
+from jericho_env.registry import GAME_IDS, GAME_VERSIONS, make_rules, register_game
 
 __version__ = "0.1.0"
 
 __all__ = [
     "GAME_IDS",
+    "GAME_VERSIONS",
     "ActionTypeError",
     "GameInfo",
     "IllegalActionError",
@@ -56,11 +57,9 @@ def _register_with_pettingzoo() -> None:
         from pettingzoo import register
     except ImportError:  # older PettingZoo: no registry, make() is the way
         return
-    versions = {"grid": 0, "walls": 0, "castles": 0}
     for gid in GAME_IDS:
-        register(
-            "aec", f"jericho/{gid}-v{versions[gid]}", entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid}
-        )
+        env_id = f"jericho/{gid}-v{GAME_VERSIONS[gid]}"
+        register("aec", env_id, entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid})
 
 
 _register_with_pettingzoo()

@@ -17,6 +17,9 @@ _BUILTIN: dict[str, str] = {
     "castles": "jericho_env.games.castles.rules:CastlesRules",
 }
 GAME_IDS: tuple[str, ...] = tuple(_BUILTIN)
+# The env version of each built-in game (its ``Rules.version``; a test keeps the two equal), known
+# without importing the games so that registering with PettingZoo stays cheap.
+GAME_VERSIONS: dict[str, int] = {"grid": 0, "walls": 0, "castles": 0}
 _extra: dict[str, type[Rules[Any]]] = {}
 
 

@@ -80,7 +80,8 @@ def test_pettingzoo_seed_test(game: str) -> None:
 
 @pytest.mark.parametrize("game", jericho_env.GAME_IDS)
 def test_pettingzoo_registry(game: str) -> None:
-    env = pettingzoo.make("aec", f"jericho/{game}-v0")
+    assert jericho_env.GAME_VERSIONS[game] == make_rules(game).info.version
+    env = pettingzoo.make("aec", f"jericho/{game}-v{jericho_env.GAME_VERSIONS[game]}")
     env.reset(seed=1)
     assert env.agent_selection in env.possible_agents
     assert env.unwrapped.game_id == game

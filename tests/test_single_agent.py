@@ -110,3 +110,13 @@ def test_illegal_action_in_single_agent_view_is_rejected() -> None:
     with pytest.raises(jericho_env.IllegalActionError):
         env.step(illegal)
     assert env.rules.to_dict(env.aec.state) == before
+
+
+def test_added_opponents_are_capped_and_the_given_ones_kept() -> None:
+    given = [agents.make("random", "grid"), agents.make("greedy", "grid")]
+    env = jericho_env.single_agent("grid", opponents=given)
+    added = [agents.make("random", "grid", seed=i) for i in range(5)]
+    for a in added:
+        env.add_opponent(a, max_added=3)
+    assert env.pool[:2] == given
+    assert env.pool[2:] == added[2:]

@@ -76,21 +76,23 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         if not pool:
             raise OptionError("opponents must not be empty")
         self.pool: list[Policy] = [_as_policy(p) for p in pool]
+        self._fixed = len(self.pool)  # opponents given at construction; add_opponent appends after them
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self.rules.info.observation_size,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(self.rules.info.num_actions)
         self.seat = 0
         self.opponents: dict[int, Policy] = {}
 
     # ------------------------------------------------------------------ pool management
-    def add_opponent(self, policy: Policy, max_pool: int | None = None) -> None:
-        """Add ``policy`` to the pool (dropping the oldest added beyond ``max_pool``, keeping the first)."""
+    def add_opponent(self, policy: Policy, max_added: int | None = None) -> None:
+        """Add ``policy`` to the pool; beyond ``max_added`` added ones, the oldest added is dropped."""
         self.pool.append(_as_policy(policy))
-        if max_pool is not None and len(self.pool) > max_pool:
-            del self.pool[1]
+        if max_added is not None and len(self.pool) - self._fixed > max_added:
+            del self.pool[self._fixed]
 
     def set_opponents(self, policies: Sequence[Policy]) -> None:
-        """Replace the pool."""
+        """Replace the pool (all of it counts as given at construction)."""
         self.pool = [_as_policy(p) for p in policies]
+        self._fixed = len(self.pool)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(
