@@ -8,9 +8,14 @@ placement in that game iff that distance exceeds ``(k - 1) / 2``. The chosen def
 odd ``k`` for which fewer than 1% of games are affected.
 
     python -m jericho_env.games.grid.edge_study --games 5000 --seed 0
+    python -m jericho_env.games.grid.edge_study --policy greedy --games 3000
+    python -m jericho_env.games.grid.edge_study --policy greedy,random
     python -m jericho_env.games.grid.edge_study --policy mypackage.agents:greedy_policy
 
 A policy is a callable ``(rules, state, rng) -> action`` returning a legal action of the seat to move.
+Agents of the ``agents`` package are wrapped into one (``agent_policy``): each decides from the
+observation and mask of the seat to move, as in the env. ``greedy,random`` puts greedy in seat 0 and
+random in seat 1 (the first player is drawn at random, so neither seat has the move first).
 """
 
 from __future__ import annotations
@@ -33,6 +38,24 @@ def random_policy(rules: GridRules, state: GridState, rng: np.random.Generator) 
     """A uniformly random legal action."""
     legal = rules.legal_actions(state)
     return legal[int(rng.integers(len(legal)))]
+
+
+def agent_policy(names: list[str], board_size: int, seed: int = 0) -> Policy:
+    """A policy playing ``agents.make(names[seat % len(names)], "grid")`` in each seat, from observations only.
+
+    The study is a script at the top of the stack, so it may use the ``agents`` package; the import
+    happens here, only when an agent is asked for (the rules engine itself never imports agents).
+    """
+    import agents
+
+    players = [agents.make(n, "grid", seed=seed + i, board_size=board_size) for i, n in enumerate(names)]
+
+    def policy(rules: GridRules, state: GridState, rng: np.random.Generator) -> int:
+        seat = state.to_move
+        obs = {"observation": rules.observe(state, seat), "action_mask": rules.legal_mask(state)}
+        return int(players[seat % len(players)].act(obs))
+
+    return policy
 
 
 @dataclass
@@ -91,10 +114,12 @@ def study(policy: Policy = random_policy, games: int = 5000, board_size: int = 4
     return EdgeStudy(board_size, reach)
 
 
-def load_policy(spec: str) -> Policy:
-    """``"random"`` or ``"package.module:callable"``."""
+def load_policy(spec: str, board_size: int = 41, seed: int = 0) -> Policy:
+    """``"random"``, agent names (``"greedy"``, ``"greedy,random"``: one per seat) or ``"package.module:callable"``."""
     if spec == "random":
         return random_policy
+    if ":" not in spec:
+        return agent_policy(spec.split(","), board_size, seed)
     module, _, name = spec.partition(":")
     fn: Any = getattr(importlib.import_module(module), name)
     return fn  # type: ignore[no-any-return]
@@ -106,10 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=5000, help="games to play (default 5000)")
     p.add_argument("--board-size", type=int, default=41, help="window used for the study (default 41)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the policy")
-    p.add_argument("--policy", default="random", help="'random' or 'module:callable' taking (rules, state, rng)")
+    p.add_argument(
+        "--policy",
+        default="random",
+        help="'random', agent names one per seat ('greedy', 'greedy,random'), or 'module:callable' (rules, state, rng)",
+    )
     p.add_argument("--threshold", type=float, default=0.01, help="fraction of games allowed to be affected")
     args = p.parse_args(argv)
-    result = study(load_policy(args.policy), args.games, args.board_size, args.seed)
+    result = study(load_policy(args.policy, args.board_size, args.seed), args.games, args.board_size, args.seed)
     reach = np.array(result.reach)
     print(f"{args.games} games, policy {args.policy}, window {args.board_size}")
     print(f"reach of legal placements: mean {reach.mean():.2f}, median {np.median(reach):.0f}, max {reach.max()}")

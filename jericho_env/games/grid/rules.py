@@ -12,7 +12,7 @@ from jericho_env.core.cards import NUM_CARDS, card_to_str, str_to_card
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.rules import GameInfo, Rules, StateFormatError, int_option
 from jericho_env.games.grid.observation import Encoder, build_layout
-from jericho_env.games.grid.render import render
+from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
     BASE,
     COMPAT,
@@ -263,6 +263,10 @@ class GridRules(Rules[GridState]):
     def render_text(self, state: GridState, seat: int | None) -> str:
         """Table, hands (opponent hidden unless ``seat`` is None), piles, scores, turn."""
         return render(self.board, state, seat)
+
+    def render_image(self, state: GridState, seat: int | None) -> np.ndarray:
+        """RGB image of fixed size: the table (zoomed to the cards), hands, piles, scores, turn."""
+        return render_image(self.board, state, seat)
 
     # ----------------------------------------------------------------- copies and hidden information
     def clone(self, state: GridState) -> GridState:

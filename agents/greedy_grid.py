@@ -1,0 +1,318 @@
+"""``greedy`` / ``greedy-capture`` for grid: capture the most points, give the opponent as little as possible.
+
+Every legal placement is scored as the points it captures now, minus the points the opponent can
+expect to capture next turn on the table it leaves (after the end-of-turn discard): for each cell
+where a placement would capture, the chance that the opponent's hand holds one of the unseen cards
+fitting it (unseen = not in own hand, on the table, in the discard or a capture pile; the chance is
+hypergeometric in the opponent's hand size) times the points there. Small bonuses break near-ties:
+a capture set up for our own next turn with a card still in hand (times the chance the opponent
+cannot take it first), then keeping high cards in hand and placing near the base; exact ties are
+drawn at random. In a chain the same score picks the best capture or "end"; it passes only when
+nothing else is legal. It reads only the observation dict (table, hand and public piles decoded
+through the layout), never the env's state; ``act`` takes about 0.4-0.5 ms (p95 under 1 ms).
+
+Measured on this machine (seat-swapped deals, win rate with 95% Wilson interval):
+
+* ``python -m experiments.evaluate grid --agents random greedy --deals 300``: greedy 99.5%
+  [98.5, 99.8] against random (596 W / 2 D / 2 L), 600 games in 14 s.
+* Head to head, 300 deals each: against the issue's rule taken literally (most points first, else
+  the safest placement, no bonuses) 72.3% [68.5, 75.7]; against itself without the set-up bonus
+  69.1% [65.3, 72.7]; without the risk term 92.1% [89.6, 94.0]. Counting set-ups the opponent might
+  fill (times the chance it cannot) beat counting only the unfillable ones: 53-56% over three
+  600-game runs. Risk weights 0.7 or 1.5 and set-up weights 0.15 or 0.5 were within noise of 1.0
+  and 0.3 (a copy of the agent against itself scored 52.8% [48.8, 56.7] in the same harness).
+* Not adopted: passing when every placement scores below passing (``allow_pass``) won 57.4% and
+  56.4% against the final agent over 600 games each, but the issue asks greedy to pass only when forced.
+* Breaking exact ties by action id drifted the table upward (the cell order): on a 41x41 window a
+  21 window cut off a legal placement in 26 of 50 greedy games. Random ties plus the lean to the base
+  give a reach of at most 9 cells in 3,000 games (see the grid page).
+"""
+
+from __future__ import annotations
+
+from math import comb
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+from jericho_env.core.cards import NUM_CARDS
+from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS, Board
+
+_Table = dict[int, int]  # cell -> card (or BASE) for every occupied cell
+
+
+class GreedyAgent(BaseAgent):
+    """Greedy-capture for grid: most points now, least expected for the opponent next turn."""
+
+    name = "greedy"
+    # weight of the opponent's expected next-turn capture points against points captured now
+    risk_weight = 1.0
+    # weight of a capture set up for our own next turn (see soft_setup)
+    setup_weight = 0.3
+    # weight against the points of the card placed (keep high cards in hand while ties remain)
+    card_weight = 0.01
+    # weight against a placement's (Chebyshev) distance from the base: keep the table compact
+    distance_weight = 0.001
+    # count a set-up the opponent might take first, times the chance it cannot (else only unfillable ones)
+    soft_setup = True
+    # pass at the start of a turn when every placement scores below passing (off: the issue's rule)
+    allow_pass = False
+
+    def __init__(self, game_id: str, seed: int | None = None, **game_options: Any) -> None:
+        super().__init__(game_id, seed=seed, **game_options)
+        if game_id != "grid":
+            raise ValueError(f"this greedy agent plays grid, not {game_id!r}")
+        from jericho_env.registry import make_rules
+
+        rules = make_rules("grid", **game_options)
+        size = rules.options["board_size"]
+        sl = rules.layout.slices
+        self.board = Board(size)
+        self.cells = size * size
+        self.pass_action = HAND_SIZE * self.cells
+        self.nb = self.board.neighbours
+        self._hand = sl["hand"]
+        self._seen = [sl[k] for k in ("own_captured", "opp_captured", "table_cards", "discard")]
+        self._occupied = sl["table_occupied"]
+        self._base = sl["table_base"]
+        self._suit = sl["table_suit"]
+        self._rank = sl["table_rank"]
+        self._opp_hand = sl["opp_hand_size"].start
+        self._in_chain = sl["in_chain"].start
+
+    # ----------------------------------------------------------------- reading the observation
+    def read(self, obs: np.ndarray) -> tuple[list[int], _Table, int, int, bool]:
+        """Own hand (sorted), the table, the unseen-card mask, the opponent's hand size, in-chain flag."""
+        n = self.cells
+        hand = [int(c) for c in np.flatnonzero(obs[self._hand])]
+        base = np.flatnonzero(obs[self._base])
+        cards = np.flatnonzero(obs[self._occupied].astype(bool) & ~obs[self._base].astype(bool))
+        suits = obs[self._suit].reshape(4, n)[:, cards].argmax(axis=0)
+        ranks = obs[self._rank].reshape(13, n)[:, cards].argmax(axis=0)
+        table: _Table = {int(c): int(s) * 13 + int(r) for c, s, r in zip(cards, suits, ranks, strict=True)}
+        for c in base:
+            table[int(c)] = BASE
+        seen = obs[self._hand].copy()
+        for s in self._seen:
+            seen += obs[s]
+        unseen = 0
+        for c in np.flatnonzero(seen == 0):
+            unseen |= 1 << int(c)
+        opp = round(float(obs[self._opp_hand]) * HAND_SIZE)
+        return hand, table, unseen, opp, bool(obs[self._in_chain] > 0.5)
+
+    # ----------------------------------------------------------------- table arithmetic
+    def allowed(self, table: _Table, cell: int) -> int:
+        """Mask of the cards that match every face-up neighbour of ``cell``."""
+        m = ALL_CARDS_MASK
+        for q in self.nb[cell]:
+            c = table.get(q)
+            if c is not None:
+                m &= COMPAT[c]
+        return m
+
+    def captured_by(self, table: _Table, cell: int) -> list[int]:
+        """Cells captured by a placement on the empty ``cell`` (the cell itself if it becomes surrounded)."""
+        nb = self.nb
+        out = [cell] if sum(q in table for q in nb[cell]) == 4 else []
+        for q in nb[cell]:
+            c = table.get(q)
+            if c is not None and c != BASE and sum(r in table for r in nb[q]) == 3:
+                out.append(q)
+        return out
+
+    def cut_off(self, table: _Table) -> list[int]:
+        """Cards not joined to the base (discarded at the end of a turn that captured)."""
+        nb = self.nb
+        start = [c for c, v in table.items() if v == BASE]
+        seen = set(start)
+        stack = start
+        while stack:
+            cell = stack.pop()
+            for q in nb[cell]:
+                if q in table and q not in seen:
+                    seen.add(q)
+                    stack.append(q)
+        return [c for c in table if c not in seen]
+
+    def cell_threat(self, table: _Table, e: int, cards: int) -> tuple[int, int]:
+        """(points a placement on the empty ``e`` would capture, cards of ``cards`` that fit ``e``); (0, 0) if none."""
+        nb = self.nb
+        around = nb[e]
+        pts = 0
+        occupied = 0
+        fit = cards
+        for q in around:
+            c = table.get(q)
+            if c is None:
+                continue
+            occupied += 1
+            if c != BASE:
+                fit &= COMPAT[c]
+                sides = nb[q]  # a card with exactly one empty side of four is taken by filling it
+                if (
+                    len(sides) == 4
+                    and (sides[0] in table) + (sides[1] in table) + (sides[2] in table) + (sides[3] in table) == 3
+                ):
+                    pts += POINTS[c]
+        hole = occupied == 4
+        if not (pts or hole) or not fit:
+            return 0, 0
+        if hole:  # the placed card is surrounded too: count the best card that fits
+            pts += max(POINTS[c] for c in _bits(fit))
+        return pts, fit
+
+    def frontier(self, table: _Table) -> set[int]:
+        """Empty cells beside a card."""
+        nb = self.nb
+        return {r for q in table for r in nb[q] if r not in table}
+
+    def danger(self, table: _Table, cells: Any, unseen: int, risk: list[float]) -> float:
+        """Points the opponent can expect to capture next turn from the empty ``cells`` of ``table``."""
+        total = 0.0
+        for e in cells:
+            pts, fit = self.cell_threat(table, e, unseen)
+            if pts:
+                total += risk[fit.bit_count()] * pts
+        return total
+
+    def setup(self, table: _Table, cells: Any, mine: int, unseen: int, risk: list[float]) -> float:
+        """Best capture among ``cells`` that our ``mine`` cards can make next turn, times the chance it survives."""
+        best = 0.0
+        for e in cells:
+            pts, _ = self.cell_threat(table, e, mine)
+            if pts:
+                k = (self.allowed(table, e) & unseen).bit_count()
+                if k and not self.soft_setup:
+                    continue
+                v = pts * (1.0 - risk[k])
+                if v > best:
+                    best = v
+        return best
+
+    # ----------------------------------------------------------------- decision
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The best-scoring legal action (see the module docstring)."""
+        legal = self.legal(observation)
+        if len(legal) == 1:
+            return int(legal[0])
+        hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
+        risk = self._risk_table(unseen, opp_hand)
+        best, best_value = self.pass_action, -1e9
+        ties = [best]
+        distance = self.board.distance
+        base_danger = None
+        if in_chain:  # "end" is worth the risk of the table as it would be left now
+            end = self.after_turn(table, True)
+            best_value = -self.risk_weight * self.danger(end, self.frontier(end), unseen, risk)
+        elif self.allow_pass:
+            base_danger = self.danger(table, self.frontier(table), unseen, risk)
+            best_value = -self.risk_weight * base_danger
+        cache: dict[int, float] = {}
+        cells = self.cells
+        for a in legal:
+            a = int(a)
+            if a == self.pass_action:
+                continue
+            slot, cell = divmod(a, cells)
+            card = hand[slot]
+            captured = self.captured_by(table, cell)
+            mine = 0
+            for c in hand:
+                if c != card:
+                    mine |= 1 << c
+            if captured or in_chain:
+                value = self.evaluate_capture(table, card, cell, captured, mine, unseen, risk)
+            else:
+                if base_danger is None:
+                    base_danger = self.danger(table, self.frontier(table), unseen, risk)
+                value = self.evaluate_quiet(table, card, cell, mine, unseen, risk, base_danger, cache)
+            value -= self.card_weight * POINTS[card] + self.distance_weight * distance[cell]
+            if value > best_value + 1e-9:
+                best, best_value, ties = a, value, [a]
+            elif value > best_value - 1e-9:
+                ties.append(a)
+        # equal choices are drawn at random: a fixed order (e.g. lowest action id) drifts the table one way
+        return best if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+
+    def evaluate_capture(
+        self, table: _Table, card: int, cell: int, captured: list[int], mine: int, unseen: int, risk: list[float]
+    ) -> float:
+        """Score of a capturing placement: points now minus the risk of the table left after the turn."""
+        after = dict(table)
+        after[cell] = card
+        gained = 0
+        for q in captured:
+            gained += POINTS[after.pop(q)]
+        after = self.after_turn(after, True)
+        front = self.frontier(after)
+        value = gained - self.risk_weight * self.danger(after, front, unseen, risk)
+        if self.setup_weight:
+            value += self.setup_weight * self.setup(after, front, mine, unseen, risk)
+        return value
+
+    def evaluate_quiet(
+        self,
+        table: _Table,
+        card: int,
+        cell: int,
+        mine: int,
+        unseen: int,
+        risk: list[float],
+        base_danger: float,
+        cache: dict[int, float],
+    ) -> float:
+        """Score of a placement that captures nothing, from the few cells it changes (within 2 steps)."""
+        nb = self.nb
+        changed: set[int] = set()
+        for q in nb[cell]:
+            if q not in table:
+                changed.add(q)
+            else:
+                changed.update(r for r in nb[q] if r not in table)
+        changed.discard(cell)
+        before = 0.0
+        for e in changed:
+            v = cache.get(e)
+            if v is None:
+                v = cache[e] = self.danger(table, (e,), unseen, risk)
+            before += v
+        table[cell] = card
+        try:
+            after = self.danger(table, changed, unseen, risk)
+            bonus = self.setup(table, changed, mine, unseen, risk) if self.setup_weight else 0
+        finally:
+            del table[cell]
+        return -self.risk_weight * (base_danger + after - before) + self.setup_weight * bonus
+
+    def after_turn(self, table: _Table, captured: bool) -> _Table:
+        """The table once the turn ends: cut-off cards discarded if anything was captured this turn."""
+        if not captured:
+            return table
+        cut = self.cut_off(table)
+        if not cut:
+            return table
+        table = dict(table)
+        for c in cut:
+            del table[c]
+        return table
+
+    @staticmethod
+    def _risk_table(unseen: int, opp_hand: int) -> list[float]:
+        """``risk[k]``: chance that a hand of ``opp_hand`` cards drawn from the unseen ones holds one of ``k``."""
+        u = unseen.bit_count()
+        total = comb(u, opp_hand) if u >= opp_hand else 0
+        if total == 0 or opp_hand == 0:
+            return [0.0] * (NUM_CARDS + 1)
+        return [1.0 - comb(u - k, opp_hand) / total if k <= u else 1.0 for k in range(NUM_CARDS + 1)]
+
+
+def _bits(mask: int) -> list[int]:
+    """The cards of a bit mask."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
