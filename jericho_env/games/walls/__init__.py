@@ -33,7 +33,7 @@ Properties
 | observation | `Box(0, 1, (306,)/(370,)/(434,))` float32 for 3/4/5 players (242 for the 2-player variant) |
 | action mask | int8 `(56,)`, zeros for seats not to move |
 | rewards | at the end only; zero-sum: winners share +1 (each +1/w), the others share -1 (each -1/(n-w)); all 0 if every seat ties |
-| render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image: backs for hidden cards, walls as coloured boxes) |
+| render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image, 1228 px wide, 90 + 86n high: own hand face up, others' as backs, each wall a row of small cards one per value with `xN` for several, trumpets dark with a gold T, supply and pile counts, cards won, the seat to move framed) |
 | max game length | 108 - 3n steps (opening 2n, donations 2n, at most 110 - 7n - 2 play turns) |
 | mean game length (random play) | about 92 / 89.5 / 87 steps for 3 / 4 / 5 players |
 
@@ -78,6 +78,13 @@ Options
 | option | default | allowed |
 | --- | --- | --- |
 | `num_players` | 4 | 3, 4, 5 (published); 2 is a variant, not in the published rules |
+
+Baseline agent
+--------------
+``agents.make("greedy", "walls", num_players=n)`` simulates each legal move on the observed table
+(trumpets included) and keeps the one that most raises the cards its seat would hold if a scoring
+came now (see ``agents/greedy_walls.py`` for the rule and its measurements). Alone against random
+players it wins about 98 / 95 / 91% of 3 / 4 / 5-player games.
 
 Cards as text (``jericho_env.games.walls.cards``): ``red-5``, ``T`` (trumpet), ``S`` (scoring card);
 a trumpet in a wall is ``T-red``.

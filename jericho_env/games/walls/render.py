@@ -95,17 +95,23 @@ COLOUR_RGB: tuple[tuple[int, int, int], ...] = (
     (200, 35, 45),  # red
     (245, 245, 240),  # white
 )
-TRUMPET_RGB = (235, 190, 60)
+TRUMPET_RGB = (55, 40, 75)  # a dark face with a gold "T": unlike any colour of wall card
+TRUMPET_INK = (240, 195, 60)
 _DARK_TEXT = (False, True, False, False, True)  # colours whose face needs dark ink
-_SMALL_W, _SMALL_H = 30, 42
+_INK = (25, 25, 25)
+_LIGHT = (250, 250, 245)
+_DIM = (150, 190, 165)
+_SMALL_W, _SMALL_H = 30, 42  # hand cards
+_MINI_W, _MINI_H, _MINI_GAP = 21, 28, 4  # wall cards, one per value present (a stack when several)
 _HEADER_H = 84
-_ROW_H = 76
+_ROW_H = 86
 _HAND_X = 8
 _OPEN_X = _HAND_X + 7 * (_SMALL_W + 4) + 10
 _WALLS_X = _OPEN_X + _SMALL_W + 16
-_WALL_W = 128
+_WALL_W = 6 * (_MINI_W + _MINI_GAP) + 8
+_WALL_H = 64
 _WON_X = _WALLS_X + 5 * (_WALL_W + 6) + 6
-IMAGE_W = _WON_X + 92
+IMAGE_W = _WON_X + 100
 
 
 def image_height(n: int) -> int:
@@ -114,7 +120,7 @@ def image_height(n: int) -> int:
 
 
 def render_image(rules: WallsRules, s: WallsState, seat: int | None) -> np.ndarray:
-    """The table as an RGB array of fixed size: hands, face-down cards as backs, walls as coloured boxes."""
+    """The table as an RGB array of fixed size: hands, face-down cards as backs, walls as stacks of cards."""
     from jericho_env.core.image import Canvas  # Pillow is imported only when an image is asked for
 
     canvas = Canvas(IMAGE_W, image_height(s.n))
@@ -125,37 +131,67 @@ def render_image(rules: WallsRules, s: WallsState, seat: int | None) -> np.ndarr
     return canvas.to_array()
 
 
+def _ink(colour: int) -> tuple[int, int, int]:
+    return _INK if _DARK_TEXT[colour] else _LIGHT
+
+
 def _draw_small_card(canvas: Any, x: float, y: float, card: int) -> None:
     if card == TRUMPET:
-        canvas.card(x, y, "T", w=_SMALL_W, h=_SMALL_H, face=TRUMPET_RGB)
+        canvas.card(x, y, "T", colour=TRUMPET_INK, w=_SMALL_W, h=_SMALL_H, face=TRUMPET_RGB, outline=TRUMPET_INK)
         return
     colour = card // 5
-    ink = (25, 25, 25) if _DARK_TEXT[colour] else (250, 250, 245)
-    canvas.card(x, y, str(VALUES[card % 5]), colour=ink, w=_SMALL_W, h=_SMALL_H, face=COLOUR_RGB[colour])
+    canvas.card(x, y, str(VALUES[card % 5]), colour=_ink(colour), w=_SMALL_W, h=_SMALL_H, face=COLOUR_RGB[colour])
+
+
+def _draw_mini_stack(
+    canvas: Any, x: float, y: float, label: str, count: int, face: tuple[int, int, int], ink: tuple[int, int, int]
+) -> None:
+    """``count`` cards of one value as a small stack showing the value, with ``xN`` under it when several."""
+    outline = TRUMPET_INK if face == TRUMPET_RGB else _INK
+    for k in range(min(count, 3) - 1, 0, -1):  # the cards underneath peek out to the upper right
+        canvas.draw.rounded_rectangle(
+            (x + 3 * k, y - 3 * k, x + _MINI_W + 3 * k, y + _MINI_H - 3 * k), radius=3, fill=face, outline=outline
+        )
+    canvas.draw.rounded_rectangle((x, y, x + _MINI_W, y + _MINI_H), radius=3, fill=face, outline=outline, width=2)
+    canvas.text(x + _MINI_W / 2, y + _MINI_H / 2, label, size=13, fill=ink, bold=True, anchor="mm")
+    if count > 1:
+        canvas.text(x + _MINI_W / 2 + 2, y + _MINI_H + 7, f"x{count}", size=11, fill=_LIGHT, bold=True, anchor="mm")
 
 
 def _draw_header(rules: WallsRules, canvas: Any, s: WallsState, seat: int | None) -> None:
     if s.phase == OVER:
-        head = "game over"
+        winners = ", ".join(f"player_{w}" for w in rules.winners(s))
+        head = f"game over - most cards won: {winners}"
     else:
         head = f"round {s.scored + 1}/3 - {PHASE_NAMES[s.phase]} - player_{s.to_move} to move"
     canvas.text(8, 6, head, size=15, bold=True)
-    canvas.back(8, 28, w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(len(s.deck)))
-    canvas.text(8 + _SMALL_W + 14, 30, f"pile, {NUM_SCORING - s.scored} scoring to come", size=11)
+    canvas.back(8, 30, w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(len(s.deck)))
+    canvas.text(8 + _SMALL_W + 14, 32, "draw pile", size=11)
+    canvas.text(
+        8 + _SMALL_W + 14,
+        48,
+        f"{NUM_SCORING - s.scored} scoring card{'' if NUM_SCORING - s.scored == 1 else 's'} to come",
+        size=11,
+    )
+    if s.phase != OVER:
+        before, left = rules.scoring_window(s)
+        canvas.text(8 + _SMALL_W + 14, 64, f"next within draws {before + 1}-{before + left}", size=11)
     face_down = sum(s.hidden_count)
-    canvas.back(230, 28, w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(face_down))
-    canvas.text(230 + _SMALL_W + 14, 30, f"supply: {s.supply_size} cards, {face_down} face down", size=11)
-    x = 230 + _SMALL_W + 14
+    sx = 250
+    canvas.back(sx, 30, w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(face_down))
+    canvas.text(
+        sx + _SMALL_W + 14, 32, f"supply: {s.supply_size} cards, {face_down} face down; face up by colour:", size=11
+    )
+    x = sx + _SMALL_W + 14
     for colour in range(5):
         k = sum(s.supply_public[colour * 5 : colour * 5 + 5])
-        canvas.draw.rounded_rectangle((x, 50, x + 34, 72), radius=4, fill=COLOUR_RGB[colour], outline=(25, 25, 25))
-        ink = (25, 25, 25) if _DARK_TEXT[colour] else (250, 250, 245)
-        canvas.text(x + 17, 61, str(k), size=12, fill=ink, bold=True, anchor="mm")
+        canvas.draw.rounded_rectangle((x, 50, x + 34, 74), radius=4, fill=COLOUR_RGB[colour], outline=_INK)
+        canvas.text(x + 17, 62, str(k), size=13, fill=_ink(colour), bold=True, anchor="mm")
         x += 40
-    canvas.text(x + 6, 54, f"face up; trumpets discarded {s.discard}", size=11)
+    canvas.text(x + 6, 56, f"trumpets discarded: {s.discard}", size=11)
     if seat is not None and any(s.supply_hidden[seat]):
         mine = cards_to_str(counts_to_cards(s.supply_hidden[seat]))
-        canvas.text(_WALLS_X + 300, 30, f"yours face down: {mine}"[:60], size=11)
+        canvas.text(_WALLS_X + 420, 32, f"yours face down: {mine}"[:64], size=11)
 
 
 def _draw_seat(rules: WallsRules, canvas: Any, s: WallsState, o: int, seat: int | None, y: int) -> None:
@@ -163,51 +199,48 @@ def _draw_seat(rules: WallsRules, canvas: Any, s: WallsState, o: int, seat: int 
     name = f"player_{o}" + (" (you)" if seat == o else "")
     if s.phase != OVER and s.to_move == o:
         canvas.rect((3, y + 1, IMAGE_W - 3, y + _ROW_H - 3))
+        name += "  to move"
     canvas.text(_HAND_X, y + 6, name, size=13, bold=True)
     cards = counts_to_cards(s.hands[o]) if visible else []
     for i in range(7):
         x = _HAND_X + i * (_SMALL_W + 4)
         if visible and i < len(cards):
-            _draw_small_card(canvas, x, y + 26, cards[i])
+            _draw_small_card(canvas, x, y + 28, cards[i])
         elif not visible and i < s.hand_size[o]:
-            canvas.back(x, y + 26, w=_SMALL_W, h=_SMALL_H)
+            canvas.back(x, y + 28, w=_SMALL_W, h=_SMALL_H)
         else:
-            canvas.slot(x, y + 26, w=_SMALL_W, h=_SMALL_H)
+            canvas.slot(x, y + 28, w=_SMALL_W, h=_SMALL_H)
+    canvas.text(_OPEN_X + _SMALL_W / 2, y + 14, "1st", size=10, fill=_DIM, anchor="mm")
     if s.opening[o] >= 0:
         if visible:
-            _draw_small_card(canvas, _OPEN_X, y + 26, s.opening[o])
+            _draw_small_card(canvas, _OPEN_X, y + 28, s.opening[o])
         else:
-            canvas.back(_OPEN_X, y + 26, w=_SMALL_W, h=_SMALL_H)
+            canvas.back(_OPEN_X, y + 28, w=_SMALL_W, h=_SMALL_H)
     else:
-        canvas.slot(_OPEN_X, y + 26, w=_SMALL_W, h=_SMALL_H)
-    canvas.text(_OPEN_X - 4, y + 8, "first", size=10)
+        canvas.slot(_OPEN_X, y + 28, w=_SMALL_W, h=_SMALL_H)
     for colour in range(5):
-        _draw_wall(canvas, s.walls[o], colour, _WALLS_X + colour * (_WALL_W + 6), y + 22)
-    canvas.text(_WON_X, y + 26, f"won {rules.won_count(s, o)}", size=14, bold=True)
+        _draw_wall(canvas, s.walls[o], colour, _WALLS_X + colour * (_WALL_W + 6), y + 12)
+    canvas.text(_WON_X, y + 24, f"won {rules.won_count(s, o)}", size=15, bold=True)
     if s.hidden_count[o]:
         canvas.text(_WON_X, y + 48, f"supply +{s.hidden_count[o]}", size=11)
 
 
-def _wall_values(wall: list[int], base: int) -> str:
-    values = [str(VALUES[vi]) for vi in (4, 3, 2, 1, 0) for _ in range(wall[base + vi])]
-    values += ["T"] * wall[base + TRUMPETS_AT]
-    text = " ".join(values)
-    if len(text) <= 17:
-        return text
-    grouped = [f"{VALUES[vi]}x{wall[base + vi]}" for vi in (4, 3, 2, 1, 0) if wall[base + vi]]
-    if wall[base + TRUMPETS_AT]:
-        grouped.append(f"Tx{wall[base + TRUMPETS_AT]}")
-    return " ".join(grouped)
-
-
 def _draw_wall(canvas: Any, wall: list[int], colour: int, x: int, y: int) -> None:
+    """One wall: its colour and length, then one small card per value present (high to low), trumpets last."""
     base = colour * WALL_STRIDE
-    box = (x, y, x + _WALL_W, y + 48)
-    if not wall[base + LENGTH_AT]:
-        canvas.draw.rounded_rectangle(box, radius=5, outline=COLOUR_RGB[colour], width=1)
-        canvas.text(x + _WALL_W / 2, y + 24, COLOURS[colour], size=11, fill=COLOUR_RGB[colour], anchor="mm")
+    box = (x, y, x + _WALL_W, y + _WALL_H)
+    length = wall[base + LENGTH_AT]
+    canvas.draw.rounded_rectangle(box, radius=5, outline=COLOUR_RGB[colour], width=2 if length else 1)
+    if not length:
+        canvas.text(x + _WALL_W / 2, y + _WALL_H / 2, f"no {COLOURS[colour]} wall", size=11, fill=_DIM, anchor="mm")
         return
-    ink = (25, 25, 25) if _DARK_TEXT[colour] else (250, 250, 245)
-    canvas.draw.rounded_rectangle(box, radius=5, fill=COLOUR_RGB[colour], outline=(25, 25, 25), width=2)
-    canvas.text(x + 6, y + 4, f"{COLOURS[colour]} {wall[base + LENGTH_AT]}", size=13, fill=ink, bold=True)
-    canvas.text(x + 6, y + 27, _wall_values(wall, base), size=11, fill=ink)
+    canvas.draw.rounded_rectangle((x, y, x + _WALL_W, y + 16), radius=5, fill=COLOUR_RGB[colour])
+    canvas.text(x + 6, y + 8, COLOURS[colour], size=11, fill=_ink(colour), bold=True, anchor="lm")
+    canvas.text(x + _WALL_W - 6, y + 8, f"length {length}", size=11, fill=_ink(colour), bold=True, anchor="rm")
+    cx = x + 5
+    for vi in (4, 3, 2, 1, 0):
+        if wall[base + vi]:
+            _draw_mini_stack(canvas, cx, y + 23, str(VALUES[vi]), wall[base + vi], COLOUR_RGB[colour], _ink(colour))
+            cx += _MINI_W + _MINI_GAP
+    if wall[base + TRUMPETS_AT]:
+        _draw_mini_stack(canvas, cx, y + 23, "T", wall[base + TRUMPETS_AT], TRUMPET_RGB, TRUMPET_INK)
