@@ -1,6 +1,6 @@
 """Play a game in the terminal against any agent, seeing only what your seat sees.
 
-``python -m jericho_env.play GAME [--opponent AGENT] [--seat N] [--seed S] [--option KEY=VALUE]``
+``python -m jericho_env.play GAME [--opponent AGENT] [--seat N] [--seed S] [--option KEY=VALUE] [--save-png PATH]``
 
 Type a move's code (listed before each prompt, case does not matter) or its number in the
 list; ``moves`` lists them again, ``board`` shows the table, ``help`` explains, ``quit`` leaves.
@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     p.add_argument("--opponent", default="random", help="random, greedy, greedy-capture, ppo=PATH (default random)")
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
+    p.add_argument("--save-png", default=None, metavar="PATH", help="save a picture of the final table (your view)")
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     args = p.parse_args(argv)
     out = stdout or sys.stdout
@@ -176,7 +177,13 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         p.exit(2, f"{p.prog}: error: {e}\n")
     env.reset(seed=args.seed)
     print(f"{args.game}: you are player_{args.seat}; opponents: {label} (type help for commands)", file=out)
-    return TerminalGame(env, args.seat, opponents, out, read).play()
+    status = TerminalGame(env, args.seat, opponents, out, read).play()
+    if args.save_png:
+        from PIL import Image
+
+        Image.fromarray(env.rules.render_image(env.state, args.seat)).save(args.save_png)
+        print(f"saved the final table to {args.save_png}", file=out)
+    return status
 
 
 if __name__ == "__main__":

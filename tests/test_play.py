@@ -35,6 +35,16 @@ def test_a_whole_game_with_bad_input_along_the_way(game: str) -> None:
     assert "you play " in out and "player_1 plays " in out
 
 
+def test_save_png_writes_the_final_table(tmp_path) -> None:
+    png = tmp_path / "final.png"
+    res = run_play(["castles", "--seed", "1", "--save-png", str(png)], "1\n" * 200)
+    assert res.returncode == 0 and "saved the final table" in res.stdout
+    from PIL import Image
+
+    with Image.open(png) as im:
+        assert im.size[0] > 100 and im.size[1] > 100
+
+
 def test_moves_can_be_typed_by_code() -> None:
     env = jericho_env.make("castles")
     env.reset(seed=4)
