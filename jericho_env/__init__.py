@@ -44,11 +44,13 @@ __all__ = [
 ]
 
 
-def single_agent(game_id: str, opponents: Any = "random", seat: int | str = "random", **options: Any) -> Any:
+def single_agent(
+    game_id: str, opponents: Any = "random", seat: int | str = "random", illegal_action: str = "lose", **options: Any
+) -> Any:
     """A ``gymnasium.Env`` for one learner seat (see ``jericho_env.envs.single.SingleAgentEnv``)."""
     from jericho_env.envs.single import SingleAgentEnv
 
-    return SingleAgentEnv(game_id, opponents=opponents, seat=seat, **options)
+    return SingleAgentEnv(game_id, opponents=opponents, seat=seat, illegal_action=illegal_action, **options)
 
 
 def _register_with_pettingzoo() -> None:

@@ -91,6 +91,7 @@ def test_opponent_pool_is_sampled_per_seat_and_episode() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
+        ({"illegal_action": "ignore"}, "illegal_action='ignore'"),
         ({"seat": 2}, "seat=2"),
         ({"seat": "left"}, "seat='left'"),
         ({"opponents": 42}, "opponent 42"),
@@ -102,8 +103,22 @@ def test_bad_arguments(kwargs: dict, message: str) -> None:
         jericho_env.single_agent("grid", **kwargs)
 
 
-def test_illegal_action_in_single_agent_view_is_rejected() -> None:
+def test_illegal_action_loses_the_episode_by_default() -> None:
     env = jericho_env.single_agent("grid", seat=0)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, done, trunc, info = env.step(illegal)
+    assert done and not trunc and reward == -1.0
+    assert "cannot play" in info["illegal_action"]
+    assert not env.action_masks().any()
+    with pytest.raises(jericho_env.IllegalActionError, match="reset"):
+        env.step(0)
+    env.reset(seed=1)
+    assert env.action_masks().any()
+
+
+def test_illegal_action_raises_when_asked() -> None:
+    env = jericho_env.single_agent("grid", seat=0, illegal_action="raise")
     env.reset(seed=0)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     before = env.rules.to_dict(env.aec.state)

@@ -5,6 +5,12 @@ reward is the learner's own return, paid when the game ends. Opponents are agent
 ``act(observation_dict) -> int``, optionally ``reset(seed)``), plain callables, or ``"random"``;
 a list of them is a pool from which each other seat's opponent is drawn per episode.
 
+An action the learner may not play ends the episode as a loss by default
+(``illegal_action="lose"``: reward ``min_return``, ``info["illegal_action"]`` says why), as
+PettingZoo's ``TerminateIllegalWrapper`` does, so that learners without masks and the standard
+checkers (Gymnasium's and SB3's ``check_env``, which step random actions) work;
+``illegal_action="raise"`` raises ``IllegalActionError`` instead and leaves the game unchanged.
+
 This module does not import ``agents`` (the layers flow one way); pass agent objects built with
 ``agents.make`` when you want more than random opponents.
 """
@@ -61,8 +67,13 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         opponents: Policy | Sequence[Policy] = "random",
         seat: int | str = "random",
         render_mode: str | None = None,
+        illegal_action: str = "lose",
         **options: Any,
     ) -> None:
+        if illegal_action not in ("lose", "raise"):
+            raise OptionError(f"illegal_action={illegal_action!r} is not allowed: use 'lose' or 'raise'")
+        self.illegal_action = illegal_action
+        self._lost_by_illegal = False
         self.aec = JerichoEnv(game_id, render_mode=render_mode, **options)
         self.rules = self.aec.rules
         self.render_mode = render_mode
@@ -99,6 +110,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
+        self._lost_by_illegal = False
         while True:
             n = self.rules.info.num_players
             self.seat = int(self.np_random.integers(n)) if self.seat_choice == "random" else int(self.seat_choice)
@@ -116,9 +128,16 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self.rules.is_terminal(self.aec.state):
+        if self._done():
             raise IllegalActionError("the game is over: call reset()")
-        self.aec.step(action)
+        try:
+            self.aec.step(action)
+        except (IllegalActionError, TypeError) as err:
+            if self.illegal_action == "raise":
+                raise
+            self._lost_by_illegal = True
+            info = {**self._info(), "illegal_action": str(err)}
+            return self._obs(), float(self.rules.info.min_return), True, False, info
         self._advance_opponents()
         done = self.rules.is_terminal(self.aec.state)
         reward = float(self.rules.returns(self.aec.state)[self.seat]) if done else 0.0
@@ -126,7 +145,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as booleans (all False once the game is over)."""
-        if self.rules.is_terminal(self.aec.state):
+        if self._done():
             return np.zeros(self.rules.info.num_actions, dtype=bool)
         return self.rules.legal_mask(self.aec.state).astype(bool)
 
@@ -134,6 +153,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         return self.aec.render()
 
     # ------------------------------------------------------------------ internals
+    def _done(self) -> bool:
+        return self._lost_by_illegal or self.rules.is_terminal(self.aec.state)
+
     def _advance_opponents(self) -> None:
         rules, aec = self.rules, self.aec
         while not rules.is_terminal(aec.state):
