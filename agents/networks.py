@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import gymnasium as gym
+import numpy as np
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.type_aliases import Schedule
+from torch import nn
 
 
 class SharedLinearExtractor(BaseFeaturesExtractor):
@@ -22,3 +30,186 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.net(observations)
+
+
+# ---------------------------------------------------------------------------------------- grid
+GRID_TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
+
+
+def grid_board_size(observation_size: int) -> int:
+    """The grid ``board_size`` whose observation has ``observation_size`` floats (``ValueError`` if none)."""
+    from jericho_env.registry import make_rules
+
+    small = make_rules("grid", board_size=3).layout
+    planes = sum(small.fields[small.index(n)].size for n in GRID_TABLE_FIELDS) // 9
+    rest = small.size - 9 * planes
+    side = math.isqrt(max(observation_size - rest, 0) // planes)
+    try:
+        if make_rules("grid", board_size=side).layout.size == observation_size:
+            return side
+    except ValueError:  # not an allowed board_size (even, or out of range)
+        pass
+    raise ValueError(f"no grid board_size gives observations of {observation_size} floats")
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted indices as (start, stop) runs of consecutive values."""
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+class GridConvNet(nn.Module):
+    """Translation-equivariant actor-critic body for grid: conv cell features x hand-slot embeddings.
+
+    The table planes (occupied, base, suit, rank) plus a constant "inside the window" plane go through
+    ``layers`` 3x3 convolutions (padding 1), the non-table fields (hands, piles, scores, flags) through
+    a linear layer whose output is added to the first conv layer as a per-channel bias. Placing hand
+    slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s>`` (``f_c`` a 1x1 projection of the cell
+    features, ``g_s`` an MLP of the slot's card and the global features): one filter bank is shared by
+    every cell, so a pattern learned on one cell holds on all of them. Pass/end and the value come
+    from the global features and the mean and max of the cell features.
+
+    Size by measurement (grid 21x21, 1 torch thread, busy 2-core machine, PPO batch 512 x 5 epochs):
+    16 channels train at ~150-200 env steps/s, 32 channels at ~90 (the 3x3 conv backward dominates);
+    SB3's MLP runs ~250-390 but learns far less per step (after 60k steps: 92% vs random, against 53%).
+    """
+
+    def __init__(self, observation_size: int, channels: int = 16, layers: int = 3, embed: int = 32, hidden: int = 64):
+        super().__init__()
+        from jericho_env.registry import make_rules
+
+        self.side = grid_board_size(observation_size)
+        layout = make_rules("grid", board_size=self.side).layout
+        table = [i for n in GRID_TABLE_FIELDS for i in range(layout.slices[n].start, layout.slices[n].stop)]
+        other = sorted(set(range(layout.size)) - set(table))
+        self.table_runs = _runs(table)
+        self.global_runs = _runs(other)
+        self.slots = layout.slices["hand_slots"]
+        self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
+        planes = len(table) // self.side**2
+        self.inside: torch.Tensor
+        self.register_buffer("inside", torch.ones(1, 1, self.side, self.side), persistent=False)
+        self.glob = nn.Sequential(nn.Linear(len(other), hidden), nn.ReLU())
+        self.glob_bias = nn.Linear(hidden, channels)
+        self.convs = nn.ModuleList(
+            [nn.Conv2d(planes + 1 if i == 0 else channels, channels, 3, padding=1) for i in range(layers)]
+        )
+        self.cell_proj = nn.Conv2d(channels, embed, 1)
+        self.slot_mlp = nn.Sequential(nn.Linear(self.slot_dim + hidden, hidden), nn.ReLU(), nn.Linear(hidden, embed))
+        self.stop_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.value_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.num_actions = self.num_slots * self.side**2 + 1
+        for head in (self.slot_mlp[-1], self.stop_head[-1]):  # near-uniform policy at the start
+            assert isinstance(head, nn.Linear)
+            nn.init.orthogonal_(head.weight, gain=0.01)
+            nn.init.zeros_(head.bias)
+
+    @staticmethod
+    def _gather(obs: torch.Tensor, runs: list[tuple[int, int]]) -> torch.Tensor:
+        parts = [obs[:, a:b] for a, b in runs]
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits (batch, num_actions) and values (batch, 1)."""
+        b, side = obs.shape[0], self.side
+        glob = self.glob(self._gather(obs, self.global_runs))
+        x = self._gather(obs, self.table_runs).reshape(b, -1, side, side)
+        x = torch.cat([x, self.inside.expand(b, -1, -1, -1)], dim=1)
+        for i, conv in enumerate(self.convs):
+            x = conv(x)
+            if i == 0:
+                x = x + self.glob_bias(glob)[:, :, None, None]
+            x = torch.relu(x)
+        cells = self.cell_proj(x).flatten(2)  # (b, embed, C)
+        slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
+        g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
+        place = torch.bmm(g, cells).flatten(1)  # (b, slots * C), action = slot * C + cell
+        pooled = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3)), glob], dim=1)
+        logits = torch.cat([place, self.stop_head(pooled)], dim=1)
+        return logits, self.value_head(pooled)
+
+
+class GridConvPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy for grid built on ``GridConvNet`` (any odd board_size, read from the observation size).
+
+    Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
+    and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        channels: int = 16,
+        layers: int = 3,
+        embed: int = 32,
+        hidden: int = 64,
+        **kwargs: Any,
+    ) -> None:
+        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
+        kwargs.setdefault("net_arch", [])
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
+        obs_shape = self.observation_space.shape
+        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
+        self.body = GridConvNet(int(obs_shape[0]), **self.net_kwargs)
+        n_actions = int(self.action_space.n)
+        if self.body.num_actions != n_actions:
+            raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self.net_kwargs)
+        return data
+
+    def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits (batch, num_actions) of already preprocessed observations."""
+        return self.body(obs)[0]
+
+    def _distribution(self, logits: torch.Tensor, action_masks: Any) -> Any:
+        distribution = self.action_dist.proba_distribution(action_logits=logits)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return distribution
+
+    def forward(
+        self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Actions, values and log-probabilities (as SB3's ``forward``)."""
+        logits, values = self.body(self.preprocess(obs))
+        distribution = self._distribution(logits, action_masks)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions, values, distribution.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-probabilities of ``actions`` and entropies (as SB3's ``evaluate_actions``)."""
+        logits, values = self.body(self.preprocess(obs))
+        distribution = self._distribution(logits, action_masks)
+        return values, distribution.log_prob(actions), distribution.entropy()
+
+    def get_distribution(self, obs: Any, action_masks: np.ndarray | None = None) -> Any:
+        """The masked action distribution."""
+        return self._distribution(self.action_logits(self.preprocess(obs)), action_masks)
+
+    def predict_values(self, obs: Any) -> torch.Tensor:
+        """Value estimates (batch, 1)."""
+        return self.body(self.preprocess(obs))[1]
+
+    def preprocess(self, obs: Any) -> torch.Tensor:
+        """Observations as a float tensor (SB3's preprocessing for a Box space)."""
+        out = preprocess_obs(obs, self.observation_space, normalize_images=False)
+        assert isinstance(out, torch.Tensor)
+        return out.float()

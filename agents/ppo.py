@@ -79,9 +79,9 @@ class PPOAgent(BaseAgent):
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         with torch.no_grad():
             obs = torch.as_tensor(observation["observation"], dtype=torch.float32).unsqueeze(0)
-            features = self.policy.extract_features(obs, self.policy.pi_features_extractor)
-            latent_pi = self.policy.mlp_extractor.forward_actor(features)
-            logits = self.policy.action_net(latent_pi)[0].numpy().astype(np.float64)
+            # get_distribution is the policy's own forward pass (MLP or agents.networks.GridConvPolicy)
+            dist = self.policy.get_distribution(obs, action_masks=mask[None])
+            logits = dist.distribution.logits[0].numpy().astype(np.float64)
         logits[~mask] = -np.inf
         if self.deterministic:
             return int(np.argmax(logits))

@@ -31,8 +31,13 @@ from experiments.evaluate import parse_option, positive_int
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import GAME_IDS, make_rules
 
-# Steps per game sized for ~15 minutes on a 2-core laptop CPU (measured: see README "Training").
-DEFAULT_TIMESTEPS = {"grid": 300_000, "walls": 300_000, "castles": 300_000}
+# Steps per game sized for ~15 minutes on a 2-core CPU (measured training speeds: grid ~200 steps/s
+# with the conv network, walls ~300-450, castles ~1000; see the README's "Training" section).
+DEFAULT_TIMESTEPS = {"grid": 180_000, "walls": 400_000, "castles": 900_000}
+# Fixed opponents per game; naming greedy twice doubles its share of episodes. More greedy helped
+# castles (vs greedy 57% at 900k steps) and hurt grid against random (helper runs, README).
+DEFAULT_POOL = {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,greedy,greedy"}
+POLICIES = ("auto", "mlp", "grid-conv")
 
 
 @dataclasses.dataclass
@@ -44,7 +49,8 @@ class TrainConfig:
     seed: int = 0  # seeds torch, numpy, the envs, the opponents and the final tournament
     n_envs: int = 4  # parallel envs feeding PPO
     vec: str = "dummy"  # "dummy" (in-process) or "subproc" (one process per env)
-    net: str = "256,128"  # hidden layers: the first is shared by policy and value heads, the rest are per head
+    policy: str = "auto"  # "mlp", "grid-conv" (agents.networks.GridConvPolicy) or "auto": grid-conv for grid, else mlp
+    net: str = "256,128"  # mlp hidden layers: the first is shared by policy and value heads, the rest are per head
     learning_rate: float = 3e-4
     n_steps: int = 512  # rollout length per env between updates
     batch_size: int = 512
@@ -52,7 +58,7 @@ class TrainConfig:
     gamma: float = 0.997  # rewards come only at the end of a game
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
-    pool: str = "random,greedy"  # fixed opponents in the pool (agent names), snapshots are added to them
+    pool: str = ""  # fixed opponents (agent names, comma-separated; "" = DEFAULT_POOL); snapshots join them
     snapshot_every: int = 40_000  # add a frozen copy of the learner to the opponent pool
     max_snapshots: int = 5  # the pool keeps random, greedy and this many latest snapshots
     eval_every: int = 50_000  # evaluate against greedy
@@ -109,9 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of everything (default 0)")
     p.add_argument("--n-envs", type=positive_int, default=d.n_envs, help="parallel envs (default 4)")
     p.add_argument("--vec", choices=["dummy", "subproc"], default=d.vec, help="in-process or subprocess envs")
-    p.add_argument("--net", default=d.net, help="hidden layer sizes, the first shared by both heads (default 256,128)")
+    p.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default=d.policy,
+        help="network: mlp, grid-conv (convolutional, grid only) or auto (grid-conv for grid, else mlp)",
+    )
+    p.add_argument(
+        "--net", default=d.net, help="mlp hidden layer sizes, the first shared by both heads (default 256,128)"
+    )
     p.add_argument("--learning-rate", type=float, default=d.learning_rate)
-    p.add_argument("--pool", default=d.pool, help="fixed opponents, comma-separated (default random,greedy)")
+    p.add_argument(
+        "--pool", default=d.pool, help=f"fixed opponents, comma-separated (default per game: {DEFAULT_POOL})"
+    )
     p.add_argument("--snapshot-every", type=positive_int, default=d.snapshot_every)
     p.add_argument("--eval-every", type=positive_int, default=d.eval_every)
     p.add_argument("--eval-deals", type=positive_int, default=d.eval_deals)
@@ -125,10 +141,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def policy_kwargs(net: str) -> dict[str, Any]:
-    """SB3 policy arguments: a shared first layer (``SharedLinearExtractor``), then per-head layers."""
+def resolve_policy(policy: str, game: str) -> str:
+    """``"auto"`` -> ``"grid-conv"`` for grid, ``"mlp"`` otherwise; a clear error for grid-conv on another game."""
+    if policy not in POLICIES:
+        raise ValueError(f"--policy takes one of {', '.join(POLICIES)}, got {policy!r}")
+    if policy == "auto":
+        return "grid-conv" if game == "grid" else "mlp"
+    if policy == "grid-conv" and game != "grid":
+        raise ValueError(f"--policy grid-conv is for grid only, not {game!r}")
+    return policy
+
+
+def policy_class(policy: str, game: str) -> Any:
+    """The SB3 policy class: ``"MlpPolicy"`` or ``agents.networks.GridConvPolicy``."""
+    if resolve_policy(policy, game) == "grid-conv":
+        from agents.networks import GridConvPolicy
+
+        return GridConvPolicy
+    return "MlpPolicy"
+
+
+def policy_kwargs(net: str, policy: str = "mlp", game: str = "grid") -> dict[str, Any]:
+    """SB3 policy arguments: for mlp a shared first layer (``SharedLinearExtractor``), then per-head layers."""
     from agents.networks import SharedLinearExtractor
 
+    if resolve_policy(policy, game) == "grid-conv":
+        return {}  # GridConvPolicy's own defaults (see agents/networks.py)
     sizes = parse_net(net)
     return {
         "features_extractor_class": SharedLinearExtractor,
@@ -180,7 +218,8 @@ class Trainer:
         import jericho_env
 
         cfg = self.cfg
-        pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in parse_pool(cfg.pool)]
+        names = parse_pool(cfg.pool or DEFAULT_POOL[cfg.game])
+        pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in names]
         pool += [LazyPPOOpponent(cfg.game, s, cfg.options) for s in self.snapshots]
 
         def factory(rank: int) -> Any:
@@ -248,7 +287,7 @@ class Trainer:
             model.num_timesteps = done_steps
         else:
             model = MaskablePPO(
-                "MlpPolicy",
+                policy_class(cfg.policy, cfg.game),
                 vec,
                 learning_rate=cfg.learning_rate,
                 n_steps=cfg.n_steps,
@@ -257,7 +296,7 @@ class Trainer:
                 gamma=cfg.gamma,
                 gae_lambda=cfg.gae_lambda,
                 ent_coef=cfg.ent_coef,
-                policy_kwargs=policy_kwargs(cfg.net),
+                policy_kwargs=policy_kwargs(cfg.net, cfg.policy, cfg.game),
                 seed=cfg.seed,
                 device="cpu",
                 verbose=0,
@@ -361,13 +400,16 @@ def _next_multiple(x: int, k: int) -> int:
 def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
-    parse_pool(args.pool)
+    resolve_policy(args.policy, game)
+    if args.pool:
+        parse_pool(args.pool)
     cfg = TrainConfig(
         game=game,
         timesteps=args.timesteps or 0,
         seed=args.seed,
         n_envs=args.n_envs,
         vec=args.vec,
+        policy=args.policy,
         net=args.net,
         learning_rate=args.learning_rate,
         pool=args.pool,

@@ -1,0 +1,102 @@
+"""The grid network (agents.networks.GridConvPolicy): shapes, masking, save/load, other board sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import torch
+from sb3_contrib import MaskablePPO
+
+import jericho_env
+from agents.networks import GridConvPolicy, grid_board_size
+from agents.ppo import PPOAgent
+
+
+def make_model(board_size: int = 21, **policy_kwargs: int) -> MaskablePPO:
+    """An untrained MaskablePPO with the grid network on a single-agent grid env."""
+    env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=board_size)
+    return MaskablePPO(
+        GridConvPolicy,
+        env,
+        n_steps=32,
+        batch_size=32,
+        n_epochs=1,
+        policy_kwargs=policy_kwargs,
+        seed=0,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def observations(board_size: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` observations and masks of the learner seat from random play."""
+    env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=board_size)
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    out, masks = [], []
+    while len(out) < n:
+        mask = env.action_masks()
+        out.append(obs)
+        masks.append(mask)
+        obs, _, done, trunc, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if done or trunc:
+            obs, _ = env.reset()
+    return np.stack(out), np.stack(masks)
+
+
+@pytest.mark.parametrize("board_size", [21, 7])
+def test_logits_shape_and_values(board_size: int) -> None:
+    model = make_model(board_size)
+    obs, _ = observations(board_size, 6)
+    logits = model.policy.action_logits(torch.as_tensor(obs))
+    assert logits.shape == (6, 5 * board_size**2 + 1)
+    assert torch.isfinite(logits).all()
+    assert model.policy.predict_values(torch.as_tensor(obs)).shape == (6, 1)
+    assert grid_board_size(obs.shape[1]) == board_size
+
+
+def test_bad_observation_size() -> None:
+    with pytest.raises(ValueError, match="board_size"):
+        grid_board_size(1000)
+
+
+@pytest.mark.parametrize("board_size", [21, 7])
+def test_ppo_agent_never_picks_masked(tmp_path: Path, board_size: int) -> None:
+    model = make_model(board_size)
+    model.learn(64)
+    path = tmp_path / "m.zip"
+    model.save(str(path))
+    obs, masks = observations(board_size, 40, seed=1)
+    for deterministic in (True, False):
+        agent = PPOAgent("grid", path=path, deterministic=deterministic, seed=0, board_size=board_size)
+        for o, m in zip(obs, masks, strict=True):
+            assert m[agent.act({"observation": o, "action_mask": m.astype(np.int8)})]
+
+
+def test_save_load_identical_logits(tmp_path: Path) -> None:
+    model = make_model(7, channels=8, layers=2)
+    model.learn(64)
+    path = tmp_path / "m.zip"
+    model.save(str(path))
+    loaded = MaskablePPO.load(str(path), device="cpu")
+    assert isinstance(loaded.policy, GridConvPolicy)
+    assert loaded.policy.body.side == 7 and len(loaded.policy.body.convs) == 2
+    obs = torch.as_tensor(observations(7, 8)[0])
+    with torch.no_grad():
+        a, b = model.policy.action_logits(obs), loaded.policy.action_logits(obs)
+    assert torch.equal(a, b)
+
+
+def test_mlp_policy_still_acts(tmp_path: Path) -> None:
+    env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=7)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.save(str(tmp_path / "m.zip"))
+    agent = PPOAgent("grid", path=tmp_path / "m.zip", board_size=7)
+    obs, masks = observations(7, 20)
+    for o, m in zip(obs, masks, strict=True):
+        assert m[agent.act({"observation": o, "action_mask": m.astype(np.int8)})]
