@@ -1,5 +1,7 @@
 """Regenerate the notebooks (committed without outputs): python notebooks/make_notebooks.py."""
+
 import nbformat as nbf
+
 
 def nb(cells):
     n = nbf.v4.new_notebook()
@@ -7,17 +9,26 @@ def nb(cells):
     n.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return n
 
+
 quick = [
-("md", """# jericho-env quick start
+    (
+        "md",
+        """# jericho-env quick start
 
 Three card games as PettingZoo AEC environments. This notebook makes each env, plays a random game,
-renders it, reads the observation layout and the action mask, and uses a rules engine directly."""),
-("code", """import numpy as np
+renders it, reads the observation layout and the action mask, and uses a rules engine directly.""",
+    ),
+    (
+        "code",
+        """import numpy as np
 import jericho_env
 
-print(jericho_env.GAME_IDS)"""),
-("md", "## Make each env and play one random game"),
-("code", """def random_game(game_id, seed=0, **options):
+print(jericho_env.GAME_IDS)""",
+    ),
+    ("md", "## Make each env and play one random game"),
+    (
+        "code",
+        """def random_game(game_id, seed=0, **options):
     env = jericho_env.make(game_id, render_mode="ansi", **options)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
@@ -34,12 +45,18 @@ print(jericho_env.GAME_IDS)"""),
 
 for game_id in jericho_env.GAME_IDS:
     env, steps = random_game(game_id)
-    print(f"{game_id}: {steps} agent steps, rewards {env.unwrapped.rules.returns(env.unwrapped.state)}")"""),
-("md", "## Render a position: text from the mover's seat, and an image"),
-("code", """env = jericho_env.make("grid", render_mode="ansi")
+    print(f"{game_id}: {steps} agent steps, rewards {env.unwrapped.rules.returns(env.unwrapped.state)}")""",
+    ),
+    ("md", "## Render a position: text from the mover's seat, and an image"),
+    (
+        "code",
+        """env = jericho_env.make("grid", render_mode="ansi")
 env.reset(seed=7)
-print(env.render())"""),
-("code", """import matplotlib.pyplot as plt
+print(env.render())""",
+    ),
+    (
+        "code",
+        """import matplotlib.pyplot as plt
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 5))
 for ax, game_id in zip(axes, jericho_env.GAME_IDS):
@@ -54,12 +71,18 @@ for ax, game_id in zip(axes, jericho_env.GAME_IDS):
     ax.imshow(env.render())
     ax.set_title(game_id)
     ax.axis("off")
-plt.show()"""),
-("md", """## The observation and the mask
+plt.show()""",
+    ),
+    (
+        "md",
+        """## The observation and the mask
 
 The observation is one flat float32 vector in [0, 1]; its layout names the parts. The mask is an
-int8 vector over the whole action space: 1 for the legal actions of the agent to move, all 0 for the others."""),
-("code", """env = jericho_env.make("castles")
+int8 vector over the whole action space: 1 for the legal actions of the agent to move, all 0 for the others.""",
+    ),
+    (
+        "code",
+        """env = jericho_env.make("castles")
 env.reset(seed=1)
 rules = env.unwrapped.rules
 print(rules.layout.markdown_table())
@@ -67,9 +90,12 @@ obs = env.observe(env.agent_selection)
 for name, part in rules.layout.split(obs["observation"]).items():
     print(f"{name:>16}: {np.round(part.ravel()[:12], 2)}")
 legal = np.flatnonzero(obs["action_mask"])
-print("legal:", [env.unwrapped.action_to_str(a) for a in legal])"""),
-("md", "## The rules engine on its own (no RL API): clone, apply, determinize, save"),
-("code", """import json
+print("legal:", [env.unwrapped.action_to_str(a) for a in legal])""",
+    ),
+    ("md", "## The rules engine on its own (no RL API): clone, apply, determinize, save"),
+    (
+        "code",
+        """import json
 
 rules = jericho_env.make_rules("walls", num_players=3)
 rng = np.random.default_rng(0)
@@ -84,9 +110,12 @@ assert np.array_equal(rules.observe(state, seat), rules.observe(guess, seat))
 saved = json.dumps(rules.to_dict(state))              # a position for a bug report
 again = rules.from_dict(json.loads(saved))
 assert rules.to_dict(again) == rules.to_dict(state)
-print(len(saved), "characters of JSON")"""),
-("md", "## Bad input gets a clear error, and the env is unchanged"),
-("code", """env = jericho_env.make("grid")
+print(len(saved), "characters of JSON")""",
+    ),
+    ("md", "## Bad input gets a clear error, and the env is unchanged"),
+    (
+        "code",
+        """env = jericho_env.make("grid")
 env.reset(seed=0)
 mask = env.observe(env.agent_selection)["action_mask"]
 try:
@@ -96,20 +125,29 @@ except jericho_env.IllegalActionError as e:
 try:
     jericho_env.make("grid", board_size=4)
 except ValueError as e:
-    print("ValueError:", e)"""),
+    print("ValueError:", e)""",
+    ),
 ]
 
 train = [
-("md", """# Train PPO and evaluate it
+    (
+        "md",
+        """# Train PPO and evaluate it
 
 A small MaskablePPO run (self-play against a pool of random, greedy and snapshots), then a round-robin
 tournament with seat-swapped deals and the win-rate heatmap. The budgets here are tiny so that the
-notebook runs in about a minute; `python -m experiments.train GAME` uses the full default budget."""),
-("code", """import os
+notebook runs in about a minute; `python -m experiments.train GAME` uses the full default budget.""",
+    ),
+    (
+        "code",
+        """import os
 GAME = os.environ.get("JERICHO_NB_GAME", "castles")
 TIMESTEPS = int(os.environ.get("JERICHO_NB_TIMESTEPS", "8192"))
-DEALS = int(os.environ.get("JERICHO_NB_DEALS", "20"))"""),
-("code", """from pathlib import Path
+DEALS = int(os.environ.get("JERICHO_NB_DEALS", "20"))""",
+    ),
+    (
+        "code",
+        """from pathlib import Path
 import tempfile
 from experiments.train import TrainConfig, Trainer
 
@@ -117,17 +155,26 @@ folder = Path(tempfile.mkdtemp(prefix="jericho-nb-"))
 cfg = TrainConfig(game=GAME, timesteps=TIMESTEPS, n_envs=2, net="64,64", snapshot_every=4096,
                   eval_every=4096, eval_deals=4, checkpoint_every=4096)
 model_path = Trainer(cfg, folder, quiet=True).run()
-model_path"""),
-("code", """from experiments.evaluate import evaluate
+model_path""",
+    ),
+    (
+        "code",
+        """from experiments.evaluate import evaluate
 from experiments.tournament import AgentSpec
 
 specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(model_path)})]
 summary = evaluate(GAME, specs, deals=DEALS, seed=0, out=str(folder / "tournament"), quiet=True)
-print(summary["table"])"""),
-("code", """from IPython.display import Image, display
-display(Image(filename=str(folder / "tournament" / "heatmap.png")))"""),
-("md", "The trained agent is an ordinary agent: `agents.make(\"ppo\", GAME, path=...)`."),
-("code", """import agents
+print(summary["table"])""",
+    ),
+    (
+        "code",
+        """from IPython.display import Image, display
+display(Image(filename=str(folder / "tournament" / "heatmap.png")))""",
+    ),
+    ("md", 'The trained agent is an ordinary agent: `agents.make("ppo", GAME, path=...)`.'),
+    (
+        "code",
+        """import agents
 import jericho_env
 import numpy as np
 
@@ -136,7 +183,8 @@ env = jericho_env.make(GAME)
 env.reset(seed=5)
 obs = env.observe(env.agent_selection)
 a = ppo.act(obs)
-print("ppo chooses", env.unwrapped.action_to_str(a), "- legal:", bool(obs["action_mask"][a]))"""),
+print("ppo chooses", env.unwrapped.action_to_str(a), "- legal:", bool(obs["action_mask"][a]))""",
+    ),
 ]
 HERE = __import__("pathlib").Path(__file__).resolve().parent
 nbf.write(nb(quick), HERE / "01_quickstart.ipynb")

@@ -25,10 +25,14 @@ def test_notebooks_exist_and_are_committed_without_outputs() -> None:
 def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     os.environ.setdefault("MPLBACKEND", "Agg")
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent.parent)}})
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent.parent)}}
+    )
     t0 = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - t0
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"
+    ]
     assert not errors
     print(f"{path.name}: {seconds:.0f} s")  # timing is reported, not asserted (no timed tests)
