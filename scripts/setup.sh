@@ -11,5 +11,4 @@ if ! python -c "import torch" 2>/dev/null; then
   python -m pip install -q "torch==2.13.0"
 fi
 python -m pip install -q -e ".[train,plot,notebooks,dev]"
-python -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
 echo "jericho-env installed in .venv (activate with: source .venv/bin/activate)"
