@@ -57,9 +57,9 @@ def play_game(
         agent.reset(seed=s)
     env.reset(seed=env_seed)
     steps = 0
-    rules, state_of = env.rules, env
-    while not rules.is_terminal(state_of.state):
-        seat = rules.current_player(state_of.state)
+    rules = env.rules
+    while not rules.is_terminal(env.state):
+        seat = rules.current_player(env.state)
         obs = env.observe(env.possible_agents[seat])
         env.step(seat_agents[seat].act(obs))
         steps += 1
