@@ -125,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--net", default=d.net, help="mlp hidden layer sizes, the first shared by both heads (default 256,128)"
     )
     p.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    p.add_argument("--n-epochs", type=positive_int, default=d.n_epochs, help="PPO epochs per update (default 5)")
+    p.add_argument("--ent-coef", type=float, default=d.ent_coef, help="entropy bonus (default 0.01)")
     p.add_argument(
         "--pool", default=d.pool, help=f"fixed opponents, comma-separated (default per game: {DEFAULT_POOL})"
     )
@@ -412,6 +414,8 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
         policy=args.policy,
         net=args.net,
         learning_rate=args.learning_rate,
+        n_epochs=args.n_epochs,
+        ent_coef=args.ent_coef,
         pool=args.pool,
         snapshot_every=args.snapshot_every,
         eval_every=args.eval_every,
