@@ -95,6 +95,11 @@ def write_outputs(
     return {"table": table, "ratings": ratings, "cells": cells}
 
 
+def _pct(x: float) -> str:
+    """A percentage for the heatmap: one decimal near 0 and 100%, where rounding would mislead."""
+    return f"{100 * x:.1f}" if x < 0.01 or x > 0.99 else f"{100 * x:.0f}"
+
+
 def heatmap(
     path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[str, str], Cell], n_players: int
 ) -> None:
@@ -122,14 +127,8 @@ def heatmap(
             if i != j:
                 c = cells[(labels[i], labels[j])]
                 lo, hi = c.interval
-                ax.text(
-                    j,
-                    i,
-                    f"{100 * c.win_rate:.0f}%\n[{100 * lo:.0f}–{100 * hi:.0f}]",
-                    ha="center",
-                    va="center",
-                    fontsize=9,
-                )
+                label = f"{_pct(c.win_rate)}%\n[{_pct(lo)}–{_pct(hi)}]"
+                ax.text(j, i, label, ha="center", va="center", fontsize=9)
     ax.set_title(f"{game_id}: win rate of row agent vs column agent")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
     fig.tight_layout()
