@@ -413,26 +413,10 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     resolve_policy(args.policy, game)
     if args.pool:
         parse_pool(args.pool)
-    cfg = TrainConfig(
-        game=game,
-        timesteps=args.timesteps or 0,
-        seed=args.seed,
-        n_envs=args.n_envs,
-        vec=args.vec,
-        policy=args.policy,
-        net=args.net,
-        learning_rate=args.learning_rate,
-        n_epochs=args.n_epochs or 0,
-        ent_coef=args.ent_coef,
-        pool=args.pool,
-        snapshot_every=args.snapshot_every,
-        eval_every=args.eval_every,
-        eval_deals=args.eval_deals,
-        checkpoint_every=args.checkpoint_every,
-        final_deals=args.final_deals,
-        workers=args.workers,
-        options=dict(args.option),
-    )
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+    given.update(game=game, options=dict(args.option))
+    given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default
+    cfg = TrainConfig(**given)
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
 

@@ -81,13 +81,13 @@ class JerichoEnv(AECEnv):
         seat = self._seat[agent]
         obs = self.rules.observe(self.state, seat)
         if self.agents and agent == self.agent_selection and not self.terminations[agent]:
-            mask = self._current_mask().copy()
+            mask = self.current_mask().copy()
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
-    def _current_mask(self) -> np.ndarray:
-        """The mover's legal mask, cached until the next step (observe and step both need it)."""
+    def current_mask(self) -> np.ndarray:
+        """The mover's legal mask, cached until the next step (observe and step both need it); do not modify."""
         if self._mask is None:
             self._mask = self.rules.legal_mask(self.state)
         return self._mask
@@ -125,7 +125,7 @@ class JerichoEnv(AECEnv):
         a = int(action)
         if not 0 <= a < n:
             raise ActionTypeError(f"{agent}: action {a} is outside the action space [0, {n})")
-        if self._current_mask()[a]:
+        if self.current_mask()[a]:
             return a
         reason = self.rules.why_illegal(self.state, a) or "it is not legal now"
         raise IllegalActionError(

@@ -147,7 +147,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         """The learner's legal actions as booleans (all False once the game is over)."""
         if self._done():
             return np.zeros(self.rules.info.num_actions, dtype=bool)
-        return self.rules.legal_mask(self.aec.state).astype(bool)
+        return self.aec.current_mask().astype(bool)  # the env's per-move cache: _info and SB3 both ask
 
     def render(self) -> Any:
         return self.aec.render()
