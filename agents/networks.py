@@ -23,9 +23,9 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
     products in rollouts and updates (measured: see the README's training section).
     """
 
-    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256) -> None:
+    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int = 0) -> None:
         super().__init__(observation_space, features_dim)
-        n_in = int(observation_space.shape[0])
+        n_in = input_size or int(observation_space.shape[0])  # input_size: the first floats only (agents.prior)
         self.net = torch.nn.Sequential(torch.nn.Linear(n_in, features_dim), torch.nn.ReLU())
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
@@ -134,48 +134,52 @@ class GridConvNet(nn.Module):
         return logits, self.value_head(pooled)
 
 
-class GridConvPolicy(MaskableActorCriticPolicy):
-    """MaskablePPO policy for grid built on ``GridConvNet`` (any odd board_size, read from the observation size).
+class _LogitsPolicy(MaskableActorCriticPolicy):
+    """A maskable actor-critic whose subclasses compute logits and values in one ``_run(obs)``.
 
-    Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
-    and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits.
+    Implements SB3's ``forward``, ``evaluate_actions``, ``get_distribution`` and ``predict_values`` on
+    top of it, and the optional prior bonus (``agents.prior``): with ``prior`` set, the observation's
+    last float names the prior agent's move, and ``prior_weight`` (a trained scalar) is added to its logit.
     """
 
-    def __init__(
-        self,
-        observation_space: gym.spaces.Space,
-        action_space: gym.spaces.Space,
-        lr_schedule: Schedule,
-        channels: int = 16,
-        layers: int = 3,
-        embed: int = 32,
-        hidden: int = 64,
-        **kwargs: Any,
-    ) -> None:
-        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
-        kwargs.setdefault("net_arch", [])
-        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+    prior: str | None
+    prior_init: float
 
-    def _build(self, lr_schedule: Schedule) -> None:
-        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
-        obs_shape = self.observation_space.shape
-        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        self.body = GridConvNet(int(obs_shape[0]), **self.net_kwargs)
-        n_actions = int(self.action_space.n)
-        if self.body.num_actions != n_actions:
-            raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")
-        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
-            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
-        )
+    def _init_prior(self, prior: str | None, prior_weight: float) -> None:
+        self.prior = None if prior in (None, "none") else prior
+        self.prior_init = float(prior_weight)
 
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data.update(self.net_kwargs)
-        return data
+    def _build_prior(self) -> None:
+        """Create the prior weight (call in ``_build`` before the optimizer is made)."""
+        if self.prior is not None:
+            self.prior_weight = nn.Parameter(torch.tensor(self.prior_init))
+
+    def _prior_parameters(self) -> dict[str, Any]:
+        return {"prior": self.prior, "prior_weight": self.prior_init}
+
+    def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the game's observation, the prior bonus per action or None)."""
+        if self.prior is None:
+            return obs, None
+        from agents.prior import decode_hint
+
+        assert isinstance(self.action_space, gym.spaces.Discrete)
+        n = int(self.action_space.n)
+        bonus = torch.nn.functional.one_hot(decode_hint(obs[:, -1], n), n).to(obs.dtype) * self.prior_weight
+        return obs[:, :-1], bonus
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def preprocess(self, obs: Any) -> torch.Tensor:
+        """Observations as a float tensor (SB3's preprocessing for a Box space)."""
+        out = preprocess_obs(obs, self.observation_space, normalize_images=False)
+        assert isinstance(out, torch.Tensor)
+        return out.float()
 
     def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """Unmasked logits (batch, num_actions) of already preprocessed observations."""
-        return self.body(obs)[0]
+        """Unmasked logits (batch, num_actions), prior bonus included."""
+        return self._run(self.preprocess(obs))[0]
 
     def _distribution(self, logits: torch.Tensor, action_masks: Any) -> Any:
         distribution = self.action_dist.proba_distribution(action_logits=logits)
@@ -187,7 +191,7 @@ class GridConvPolicy(MaskableActorCriticPolicy):
         self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Actions, values and log-probabilities (as SB3's ``forward``)."""
-        logits, values = self.body(self.preprocess(obs))
+        logits, values = self._run(self.preprocess(obs))
         distribution = self._distribution(logits, action_masks)
         actions = distribution.get_actions(deterministic=deterministic)
         return actions, values, distribution.log_prob(actions)
@@ -196,20 +200,110 @@ class GridConvPolicy(MaskableActorCriticPolicy):
         self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-probabilities of ``actions`` and entropies (as SB3's ``evaluate_actions``)."""
-        logits, values = self.body(self.preprocess(obs))
+        logits, values = self._run(self.preprocess(obs))
         distribution = self._distribution(logits, action_masks)
         return values, distribution.log_prob(actions), distribution.entropy()
 
     def get_distribution(self, obs: Any, action_masks: np.ndarray | None = None) -> Any:
         """The masked action distribution."""
-        return self._distribution(self.action_logits(self.preprocess(obs)), action_masks)
+        return self._distribution(self.action_logits(obs), action_masks)
 
     def predict_values(self, obs: Any) -> torch.Tensor:
         """Value estimates (batch, 1)."""
-        return self.body(self.preprocess(obs))[1]
+        return self._run(self.preprocess(obs))[1]
 
-    def preprocess(self, obs: Any) -> torch.Tensor:
-        """Observations as a float tensor (SB3's preprocessing for a Box space)."""
-        out = preprocess_obs(obs, self.observation_space, normalize_images=False)
-        assert isinstance(out, torch.Tensor)
-        return out.float()
+
+class PriorMlpPolicy(_LogitsPolicy):
+    """SB3's MLP actor-critic (features extractor, ``net_arch`` heads) plus the prior bonus of ``agents.prior``.
+
+    The extractor and heads see the game's observation without the hint float.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        prior: str | None = "greedy",
+        prior_weight: float = 5.0,
+        **kwargs: Any,
+    ) -> None:
+        self._init_prior(prior, prior_weight)
+        assert isinstance(observation_space, gym.spaces.Box) and observation_space.shape is not None
+        n = observation_space.shape[0] - (self.prior is not None)
+        # the extractor is built on the game's observation (SB3 builds it from the space it is given)
+        kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
+        shared = kwargs.get("share_features_extractor", True)
+        if kwargs["features_extractor_class"] is not SharedLinearExtractor or not shared:
+            raise ValueError("PriorMlpPolicy runs on agents.networks.SharedLinearExtractor, shared by both heads")
+        kwargs["features_extractor_kwargs"] = {
+            **kwargs.get("features_extractor_kwargs", {}),
+            "input_size": n,
+        }
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        self._build_prior()
+        super()._build(lr_schedule)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self._prior_parameters())
+        return data
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        game_obs, bonus = self._split(obs)
+        latent_pi, latent_vf = self.mlp_extractor(self.features_extractor(game_obs))
+        logits = self.action_net(latent_pi)
+        return (logits if bonus is None else logits + bonus), self.value_net(latent_vf)
+
+
+class GridConvPolicy(_LogitsPolicy):
+    """MaskablePPO policy for grid built on ``GridConvNet`` (any odd board_size, read from the observation size).
+
+    Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
+    and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits. With
+    ``prior`` (``agents.prior``) the observation carries one more float, the prior agent's move.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        channels: int = 16,
+        layers: int = 3,
+        embed: int = 32,
+        hidden: int = 64,
+        prior: str | None = None,
+        prior_weight: float = 5.0,
+        **kwargs: Any,
+    ) -> None:
+        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
+        self._init_prior(prior, prior_weight)
+        kwargs.setdefault("net_arch", [])
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
+        obs_shape = self.observation_space.shape
+        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
+        self.body = GridConvNet(int(obs_shape[0]) - (self.prior is not None), **self.net_kwargs)
+        n_actions = int(self.action_space.n)
+        if self.body.num_actions != n_actions:
+            raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")
+        self._build_prior()
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self.net_kwargs)
+        data.update(self._prior_parameters())
+        return data
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        game_obs, bonus = self._split(obs)
+        logits, values = self.body(game_obs)
+        return (logits if bonus is None else logits + bonus), values

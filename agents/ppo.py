@@ -1,7 +1,9 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
 
 Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
-masked action because the mask is applied to the logits before the choice.
+masked action because the mask is applied to the logits before the choice. A policy trained with a
+prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
+then runs that prior on each observation and hands its move to the network, as in training.
 """
 
 from __future__ import annotations
@@ -59,6 +61,13 @@ class PPOAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         size = make_rules(game_id, **game_options).info.observation_size
+        self.prior: Any = None
+        prior_name = getattr(model.policy, "prior", None)
+        if prior_name is not None:
+            import agents
+
+            self.prior = agents.make(prior_name, game_id, seed=seed, **game_options)
+            size += 1
         expected = model.observation_space.shape
         if expected != (size,):
             raise ValueError(
@@ -71,14 +80,25 @@ class PPOAgent(BaseAgent):
         self.policy = model.policy
         self.policy.set_training_mode(False)
 
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the agent (and its prior)."""
+        super().reset(seed)
+        if self.prior is not None:
+            self.prior.reset(seed)
+
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The policy's choice among the legal actions."""
         torch = self._torch
         mask = observation["action_mask"].astype(bool)
         if not mask.any():
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
+        x = observation["observation"]
+        if self.prior is not None:
+            from agents.prior import with_hint
+
+            x = with_hint(x, self.prior.act(observation), len(mask))
         with torch.no_grad():
-            obs = torch.as_tensor(observation["observation"], dtype=torch.float32).unsqueeze(0)
+            obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
             # get_distribution is the policy's own forward pass (MLP or agents.networks.GridConvPolicy)
             dist = self.policy.get_distribution(obs, action_masks=mask[None])
             logits = dist.distribution.logits[0].numpy().astype(np.float64)

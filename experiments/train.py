@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.prior import PRIORS, check_prior
 from experiments.evaluate import parse_option, positive_int
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import GAME_IDS, make_rules
@@ -41,6 +42,8 @@ DEFAULT_N_EPOCHS = {"grid": 2, "walls": 5, "castles": 5}
 # castles (vs greedy 57% at 900k steps) and hurt grid against random (helper runs, README).
 DEFAULT_POOL = {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,greedy,greedy"}
 POLICIES = ("auto", "mlp", "grid-conv")
+# The baseline whose move the policy starts from (agents.prior): "none" learns from scratch.
+DEFAULT_PRIOR = {"grid": "none", "walls": "none", "castles": "none"}
 
 
 @dataclasses.dataclass
@@ -61,6 +64,8 @@ class TrainConfig:
     gamma: float = 0.997  # rewards come only at the end of a game
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
+    prior: str = ""  # "greedy": residual on greedy's move (agents.prior), "none": from scratch; "" = DEFAULT_PRIOR
+    prior_weight: float = 5.0  # initial logit bonus of the prior's move (trained with the rest)
     pool: str = ""  # fixed opponents (agent names, comma-separated; "" = DEFAULT_POOL); snapshots join them
     snapshot_every: int = 40_000  # add a frozen copy of the learner to the opponent pool
     max_snapshots: int = 5  # the pool keeps random, greedy and this many latest snapshots
@@ -74,6 +79,10 @@ class TrainConfig:
     def budget(self) -> int:
         """The number of learner steps to train for."""
         return self.timesteps or DEFAULT_TIMESTEPS[self.game]
+
+    def prior_name(self) -> str:
+        """The prior agent's name, or "none"."""
+        return self.prior or DEFAULT_PRIOR.get(self.game, "none")
 
 
 class LazyPPOOpponent:
@@ -136,6 +145,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--ent-coef", type=float, default=d.ent_coef, help="entropy bonus (default 0.01)")
     p.add_argument(
+        "--prior",
+        choices=PRIORS,
+        default=None,
+        help=f"start from this baseline's move, learn where to depart (agents.prior); per game: {DEFAULT_PRIOR}",
+    )
+    p.add_argument(
+        "--prior-weight", type=float, default=d.prior_weight, help="initial logit bonus of the prior's move (default 5)"
+    )
+    p.add_argument(
         "--pool", default=d.pool, help=f"fixed opponents, comma-separated (default per game: {DEFAULT_POOL})"
     )
     p.add_argument("--snapshot-every", type=positive_int, default=d.snapshot_every)
@@ -162,26 +180,30 @@ def resolve_policy(policy: str, game: str) -> str:
     return policy
 
 
-def policy_class(policy: str, game: str) -> Any:
-    """The SB3 policy class: ``"MlpPolicy"`` or ``agents.networks.GridConvPolicy``."""
+def policy_class(policy: str, game: str, prior: str = "none") -> Any:
+    """The SB3 policy class: ``"MlpPolicy"``, ``PriorMlpPolicy`` or ``GridConvPolicy`` (``agents.networks``)."""
+    from agents.networks import GridConvPolicy, PriorMlpPolicy
+
     if resolve_policy(policy, game) == "grid-conv":
-        from agents.networks import GridConvPolicy
-
         return GridConvPolicy
-    return "MlpPolicy"
+    return "MlpPolicy" if check_prior(prior) == "none" else PriorMlpPolicy
 
 
-def policy_kwargs(net: str, policy: str = "mlp", game: str = "grid") -> dict[str, Any]:
+def policy_kwargs(
+    net: str, policy: str = "mlp", game: str = "grid", prior: str = "none", prior_weight: float = 5.0
+) -> dict[str, Any]:
     """SB3 policy arguments: for mlp a shared first layer (``SharedLinearExtractor``), then per-head layers."""
     from agents.networks import SharedLinearExtractor
 
+    extra = {} if check_prior(prior) == "none" else {"prior": prior, "prior_weight": prior_weight}
     if resolve_policy(policy, game) == "grid-conv":
-        return {}  # GridConvPolicy's own defaults (see agents/networks.py)
+        return extra  # GridConvPolicy's own defaults (see agents/networks.py)
     sizes = parse_net(net)
     return {
         "features_extractor_class": SharedLinearExtractor,
         "features_extractor_kwargs": {"features_dim": sizes[0]},
         "net_arch": sizes[1:],
+        **extra,
     }
 
 
@@ -235,6 +257,10 @@ class Trainer:
         def factory(rank: int) -> Any:
             def _make() -> Any:
                 env = jericho_env.single_agent(cfg.game, opponents=list(pool), seat="random", **cfg.options)
+                if cfg.prior_name() != "none":
+                    from agents.prior import PriorHintEnv
+
+                    env = PriorHintEnv(env, cfg.prior_name(), cfg.game, **cfg.options)
                 env.reset(seed=cfg.seed * 1000 + rank)
                 return env
 
@@ -267,6 +293,20 @@ class Trainer:
         self.evals.append(row)
         return row
 
+    def make_logger(self, done_steps: int) -> Any:
+        """SB3's training statistics (losses, entropy, KL, clip fraction, explained variance) as logs/progress.csv.
+
+        Without it SB3 leaves a folder in the system's temp directory for every run. A resumed run keeps
+        the earlier session's file as progress.until-STEPS.csv.
+        """
+        from stable_baselines3.common.logger import configure
+
+        logs = self.folder / "logs"
+        logs.mkdir(exist_ok=True)
+        if (logs / "progress.csv").exists() and done_steps:
+            (logs / "progress.csv").replace(logs / f"progress.until-{done_steps}.csv")
+        return configure(str(logs), ["csv"])
+
     def save_checkpoint(self, model: Any, steps: int) -> None:
         model.save(str(self.ckpt_dir / "latest.zip"))
         state = {"num_timesteps": steps, "snapshots": self.snapshots, "evals": self.evals}
@@ -297,7 +337,7 @@ class Trainer:
             model.num_timesteps = done_steps
         else:
             model = MaskablePPO(
-                policy_class(cfg.policy, cfg.game),
+                policy_class(cfg.policy, cfg.game, cfg.prior_name()),
                 vec,
                 learning_rate=cfg.learning_rate,
                 n_steps=cfg.n_steps,
@@ -306,11 +346,12 @@ class Trainer:
                 gamma=cfg.gamma,
                 gae_lambda=cfg.gae_lambda,
                 ent_coef=cfg.ent_coef,
-                policy_kwargs=policy_kwargs(cfg.net, cfg.policy, cfg.game),
+                policy_kwargs=policy_kwargs(cfg.net, cfg.policy, cfg.game, cfg.prior_name(), cfg.prior_weight),
                 seed=cfg.seed,
                 device="cpu",
                 verbose=0,
             )
+        model.set_logger(self.make_logger(done_steps))
         remaining = cfg.budget() - done_steps
         t0 = time.perf_counter()
         if remaining > 0:
@@ -416,6 +457,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
     given.update(game=game, options=dict(args.option))
     given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default
+    given.update(prior=args.prior or "")  # "": the game's default
     cfg = TrainConfig(**given)
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
@@ -467,7 +509,7 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
     print()
     print(f"## {cfg.game}: final table (seed {cfg.seed}, {cfg.budget()} steps, {wall / 60:.1f} min wall time)\n")
     print(summary["table"])
-    print(f"\noutputs in {folder}/ (model final.zip, tournament/, config.json)")
+    print(f"\noutputs in {folder}/ (model final.zip, tournament/, config.json, PPO statistics logs/progress.csv)")
     return {"folder": folder, "summary": summary, "wall_seconds": wall}
 
 

@@ -19,8 +19,10 @@ from agents.ppo import PPOAgent
 
 def make_model(board_size: int = 21, **policy_kwargs: int) -> MaskablePPO:
     """An untrained MaskablePPO with the grid network on a single-agent grid env."""
+    from stable_baselines3.common.logger import Logger
+
     env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=board_size)
-    return MaskablePPO(
+    model = MaskablePPO(
         GridConvPolicy,
         env,
         n_steps=32,
@@ -31,6 +33,8 @@ def make_model(board_size: int = 21, **policy_kwargs: int) -> MaskablePPO:
         device="cpu",
         verbose=0,
     )
+    model.set_logger(Logger(None, []))  # SB3's default logger leaves a folder in the temp directory
+    return model
 
 
 def observations(board_size: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

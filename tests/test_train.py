@@ -51,6 +51,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
         "checkpoints/latest.zip",
         "checkpoints/state.json",
         "tournament/table.csv",
+        "logs/progress.csv",
     ):
         assert (out / name).exists(), name
     state = json.loads((out / "checkpoints" / "state.json").read_text())
@@ -66,6 +67,9 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert train.main([game, "--resume", str(out), "--timesteps", "2048", "--quiet", "--final-deals", "2"]) == 0
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     assert state["num_timesteps"] >= 2048
+    # PPO's statistics: the first session's file is kept, the resumed one writes anew
+    assert "time/total_timesteps" in (out / "logs" / "progress.csv").read_text().splitlines()[0]
+    assert list((out / "logs").glob("progress.until-*.csv"))
 
 
 def test_train_help() -> None:

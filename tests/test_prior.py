@@ -1,0 +1,137 @@
+"""The greedy prior (agents.prior): hint encoding, the wrapper, the policy bonus, training and play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+import jericho_env
+from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
+from experiments import train
+
+GAMES = ("grid", "walls", "castles")
+
+
+def test_hint_round_trips_every_action() -> None:
+    for n in (2, 7, 2206, 20_000):
+        actions = np.arange(n)
+        hints = torch.as_tensor(np.array([encode_hint(int(a), n) for a in actions], dtype=np.float32))
+        assert (decode_hint(hints, n).numpy() == actions).all()
+    obs = np.zeros(3, dtype=np.float32)
+    assert with_hint(obs, 4, 9).tolist() == [0, 0, 0, 0.5]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_wrapper_appends_greedys_legal_move(game: str) -> None:
+    env = PriorHintEnv(jericho_env.single_agent(game, opponents="random"), "greedy", game)
+    base = jericho_env.single_agent(game).observation_space.shape
+    assert env.observation_space.shape == (base[0] + 1,)
+    obs, _ = env.reset(seed=3)
+    greedy = agents.make("greedy", game)
+    n = env.action_space.n
+    steps = 0
+    done = False
+    while not done:
+        mask = env.action_masks()
+        assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+        hinted = int(decode_hint(torch.tensor([obs[-1]]), n)[0])
+        assert mask[hinted], "the hint must be a legal action"
+        # greedy's scores do not depend on its seed except in exact ties, so the move must score as greedy's
+        wanted = greedy.act({"observation": obs[:-1], "action_mask": mask.astype(np.int8)})
+        if game == "castles":  # castles' greedy has no random tie-break: the same move
+            assert hinted == wanted
+        obs, _, term, trunc, _ = env.step(hinted)
+        done = term or trunc
+        steps += 1
+    assert steps > 0 and obs[-1] == 0.0 and not env.action_masks().any()
+
+
+def test_wrapper_rejects_none_and_unknown_prior() -> None:
+    single = jericho_env.single_agent("castles")
+    with pytest.raises(ValueError, match="needs a prior agent"):
+        PriorHintEnv(single, "none", "castles")
+    with pytest.raises(ValueError, match="--prior takes one of none, greedy"):
+        PriorHintEnv(single, "oracle", "castles")
+
+
+def _fresh_model(game: str, tmp_path: Path) -> Path:
+    from sb3_contrib import MaskablePPO
+
+    policy = train.resolve_policy("auto", game)
+    env = PriorHintEnv(jericho_env.single_agent(game), "greedy", game)
+    model = MaskablePPO(
+        train.policy_class(policy, game, "greedy"),
+        env,
+        n_steps=32,
+        batch_size=32,
+        policy_kwargs=train.policy_kwargs("32,32", policy, game, "greedy"),
+        device="cpu",
+        seed=0,
+    )
+    path = tmp_path / f"{game}.zip"
+    model.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_untrained_prior_policy_plays_greedys_moves(game: str, tmp_path: Path) -> None:
+    """The bonus (5) dwarfs a fresh network's logits, so the agent's choice is its prior's."""
+    path = _fresh_model(game, tmp_path)
+    ppo = agents.make("ppo", game, path=str(path), seed=11)
+    assert ppo.prior is not None and ppo.prior.name == "greedy"
+    greedy = agents.make("greedy", game, seed=11)
+    env = jericho_env.make(game)
+    env.reset(seed=4)
+    moves = 0
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        a, g = ppo.act(obs), greedy.act(obs)  # same seed: the same random tie-breaks
+        assert a == g
+        env.step(a)
+        moves += 1
+    assert moves > 5
+
+
+def test_prior_weight_is_a_trained_parameter(tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(_fresh_model("castles", tmp_path)), device="cpu")
+    names = [n for n, _ in model.policy.named_parameters()]
+    assert "prior_weight" in names
+    assert float(model.policy.prior_weight.detach()) == pytest.approx(5.0)
+    obs = torch.zeros(1, model.observation_space.shape[0])
+    obs[0, -1] = encode_hint(3, model.action_space.n)
+    logits = model.policy.action_logits(obs)[0]
+    others = torch.cat([logits[:3], logits[4:]])
+    assert float((logits[3] - others.max()).detach()) > 4.0
+
+
+@pytest.mark.slow
+def test_tiny_prior_training_run_plays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    argv = ["castles", "--prior", "greedy", "--out", str(out), "--timesteps", "512", "--n-envs", "2"]
+    argv += ["--snapshot-every", "256", "--eval-every", "512", "--eval-deals", "2", "--final-deals", "2"]
+    argv += ["--workers", "1", "--net", "16,16", "--quiet"]
+    assert train.main(argv) == 0
+    assert "## castles: final table" in capsys.readouterr().out
+    ppo = agents.make("ppo", "castles", path=str(out / "final.zip"))
+    assert ppo.prior is not None
+    env = jericho_env.make("castles")
+    env.reset(seed=1)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else ppo.act(obs))
+
+
+def test_bad_prior_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        train.main(["grid", "--prior", "oracle"])
+    assert e.value.code == 2
+    assert "--prior: invalid choice: 'oracle'" in capsys.readouterr().err
