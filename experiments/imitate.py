@@ -1,0 +1,227 @@
+"""How well can the PPO network imitate greedy? ``python -m experiments.imitate GAME``.
+
+A diagnostic for the training results: supervised learning (behaviour cloning) is far more
+sample-efficient than PPO, so if the very network PPO trains cannot copy greedy's moves from greedy's
+own games, PPO cannot be expected to beat greedy in a similar budget. Greedy plays every seat of
+``--games`` games; each decision with more than one legal move becomes an example (observation,
+mask, greedy's move). The policy network of ``experiments.train`` (same class and options) is
+trained to maximise the masked log-probability of greedy's move for ``--epochs`` passes; 15% of the
+games are held out. Per epoch it prints the loss and the agreement with greedy (the cloned policy's
+most probable move is greedy's) on training and held-out examples, beside chance agreement (uniform
+over the legal moves). The clone is saved as a MaskablePPO checkpoint (``imitation.zip``, playable as
+``ppo=PATH`` and usable by ``experiments.evaluate``) and plays a tournament against random and greedy.
+
+Examples:
+    python -m experiments.imitate grid
+    python -m experiments.imitate castles --games 2000 --epochs 10
+    python -m experiments.imitate grid --channels 48 --layers 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.evaluate import parse_option, positive_int
+from jericho_env.core.rules import JerichoError
+from jericho_env.registry import GAME_IDS, make_rules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    from experiments.train import POLICIES, TrainConfig
+
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.imitate",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Examples:")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    d = TrainConfig("grid")
+    p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
+    p.add_argument("--games", type=positive_int, default=600, help="greedy games to learn from (default 600)")
+    p.add_argument("--epochs", type=positive_int, default=6, help="passes over the examples (default 6)")
+    p.add_argument("--batch-size", type=positive_int, default=256)
+    p.add_argument("--learning-rate", type=float, default=1e-3)
+    p.add_argument("--policy", choices=POLICIES, default=d.policy, help="network, as in experiments.train")
+    p.add_argument("--net", default=d.net, help="mlp layer sizes, as in experiments.train (default 256,128)")
+    p.add_argument("--channels", type=positive_int, default=16, help="grid-conv channels (default 16)")
+    p.add_argument("--layers", type=positive_int, default=3, help="grid-conv 3x3 layers (default 3)")
+    p.add_argument("--deals", type=positive_int, default=100, help="deals per pair in the final tournament")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=positive_int, default=2, help="processes for the final tournament")
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    p.add_argument("--out", default=None, help="run folder (default runs/imitate/GAME-TIME)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def collect(game_id: str, games: int, seed: int, options: dict[str, Any], quiet: bool) -> dict[str, np.ndarray]:
+    """Greedy-vs-greedy decisions with more than one legal move: observations, masks, moves, game index."""
+    import agents
+    import jericho_env
+    from experiments.evaluate import progress_bar
+
+    env = jericho_env.make(game_id, **options)
+    n = env.unwrapped.rules.info.num_players
+    players = [agents.make("greedy", game_id, seed=seed * 7919 + s, **options) for s in range(n)]
+    obs, masks, moves, game = [], [], [], []
+    bar = progress_bar(games, f"{game_id} greedy games", quiet)
+    for g in range(games):
+        env.reset(seed=seed * 1_000_003 + g)
+        for name in env.agent_iter():
+            o, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            a = players[env.possible_agents.index(name)].act(o)
+            if int(o["action_mask"].sum()) > 1:
+                obs.append(o["observation"])
+                masks.append(o["action_mask"].astype(bool))
+                moves.append(a)
+                game.append(g)
+            env.step(a)
+        bar.update(1)
+    bar.close()
+    return {"obs": np.array(obs), "masks": np.array(masks), "moves": np.array(moves), "game": np.array(game)}
+
+
+def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """An untrained MaskablePPO with the network ``experiments.train`` would build."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
+
+    import jericho_env
+    from experiments.train import policy_class, policy_kwargs, resolve_policy
+
+    kwargs = policy_kwargs(args.net, args.policy, game_id)
+    if resolve_policy(args.policy, game_id) == "grid-conv":
+        kwargs.update(channels=args.channels, layers=args.layers)
+    model = MaskablePPO(
+        policy_class(args.policy, game_id),
+        jericho_env.single_agent(game_id, **options),
+        policy_kwargs=kwargs,
+        seed=args.seed,
+        device="cpu",
+    )
+    model.set_logger(Logger(None, []))
+    return model
+
+
+def agreement(policy: Any, data: dict[str, np.ndarray], rows: np.ndarray, batch: int = 512) -> float:
+    """Share of ``rows`` where the policy's most probable legal move is greedy's."""
+    import torch
+
+    hits = 0
+    with torch.no_grad():
+        for i in range(0, len(rows), batch):
+            r = rows[i : i + batch]
+            dist = policy.get_distribution(torch.as_tensor(data["obs"][r]), action_masks=data["masks"][r])
+            hits += int((dist.distribution.probs.argmax(dim=1).numpy() == data["moves"][r]).sum())
+    return hits / max(len(rows), 1)
+
+
+def fit(model: Any, data: dict[str, np.ndarray], args: argparse.Namespace) -> list[dict[str, float]]:
+    """Behaviour cloning: maximise the masked log-probability of greedy's moves; prints a line per epoch."""
+    import torch
+
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    held_games = int(data["game"].max() * 0.85) if len(data["game"]) else 0
+    train_rows = np.flatnonzero(data["game"] <= held_games)
+    test_rows = np.flatnonzero(data["game"] > held_games)
+    policy = model.policy
+    policy.set_training_mode(True)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate)
+    chance = float(np.mean(1.0 / data["masks"][test_rows].sum(axis=1))) if len(test_rows) else float("nan")
+    print(
+        f"{len(data['moves'])} examples ({len(train_rows)} to learn from, {len(test_rows)} held out); "
+        f"legal moves per decision: mean {data['masks'].sum(axis=1).mean():.1f}; chance agreement {100 * chance:.1f}%"
+    )
+    history = []
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.perf_counter()
+        order = rng.permutation(train_rows)
+        total = 0.0
+        for i in range(0, len(order), args.batch_size):
+            r = order[i : i + args.batch_size]
+            dist = policy.get_distribution(torch.as_tensor(data["obs"][r]), action_masks=data["masks"][r])
+            loss = -dist.log_prob(torch.as_tensor(data["moves"][r])).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * len(r)
+        row = {
+            "epoch": epoch,
+            "loss": total / max(len(order), 1),
+            "train_agreement": agreement(policy, data, train_rows[:5000]),
+            "held_out_agreement": agreement(policy, data, test_rows),
+            "seconds": time.perf_counter() - t0,
+        }
+        history.append(row)
+        print(
+            f"epoch {epoch}: loss {row['loss']:.3f}, agreement with greedy {100 * row['train_agreement']:.1f}% "
+            f"(learned) / {100 * row['held_out_agreement']:.1f}% (held out), {row['seconds']:.0f} s"
+        )
+    policy.set_training_mode(False)
+    return history
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.game not in GAME_IDS:
+        parser.error(f"unknown game {args.game!r}; choose one of {', '.join(GAME_IDS)}")
+    try:
+        import torch
+
+        from experiments.evaluate import evaluate
+        from experiments.report import run_folder
+        from experiments.tournament import AgentSpec
+        from experiments.train import parse_net
+
+        options = dict(args.option)
+        make_rules(args.game, **options)  # bad options fail before any work
+        parse_net(args.net)
+        torch.set_num_threads(1)
+        folder = run_folder("imitate", args.game, args.out)
+        t0 = time.perf_counter()
+        data = collect(args.game, args.games, args.seed, options, args.quiet)
+        print(f"collected in {time.perf_counter() - t0:.0f} s")
+        model = make_model(args.game, args, options)
+        fit(model, data, args)
+        path = Path(folder) / "imitation.zip"
+        model.save(str(path))
+        specs = [
+            AgentSpec("random", "random"),
+            AgentSpec("greedy", "greedy"),
+            AgentSpec("clone", "ppo", {"path": str(path)}),
+        ]
+        summary = evaluate(
+            args.game,
+            specs,
+            args.deals,
+            seed=args.seed,
+            workers=args.workers,
+            options=options,
+            out=str(Path(folder) / "tournament"),
+            quiet=args.quiet,
+        )
+        print(f"\n## {args.game}: greedy's clone ({time.perf_counter() - t0:.0f} s in all)\n")
+        print(summary["table"])
+        print(f"\noutputs in {folder}/ (imitation.zip, tournament/)")
+    except KeyboardInterrupt:
+        return 130
+    except (JerichoError, ValueError, FileNotFoundError) as e:
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
