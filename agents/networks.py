@@ -63,6 +63,77 @@ def _runs(indices: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
+class GridFeatures(nn.Module):
+    """Fixed (untrained) cell planes of a grid observation: what a placement captures and which cards fit.
+
+    Per cell, from the table planes and the public card piles: the points a card placed there would
+    capture now (neighbours with their other three sides covered) / 30; the share of the unseen cards
+    (not in our hand, on the table, in a capture pile or the discard) that fit the cell (match every
+    face-up neighbour's suit or rank) and the number of our hand cards that fit it / 5; the chance that
+    the opponent holds an unseen card that fits (1 - (1 - fits/unseen) ** opponent's hand size); that
+    chance times the capture points (the cell's danger); and the capture points if we hold a fitting
+    card. Zero on occupied cells and cells with no occupied neighbour. 6 planes.
+    """
+
+    planes = 6
+
+    def __init__(self, side: int, layout: Any) -> None:
+        super().__init__()
+        from jericho_env.games.grid.state import POINTS
+
+        self.side = side
+        sl = layout.slices
+        self.sl = {k: sl[k] for k in ("table_occupied", "table_base", "table_suit", "table_rank", "hand")}
+        self.seen = [sl[k] for k in ("hand", "own_captured", "opp_captured", "table_cards", "discard")]
+        self.opp_hand = sl["opp_hand_size"].start
+        self.rank_points: torch.Tensor
+        self.register_buffer("rank_points", torch.tensor(POINTS[:13], dtype=torch.float32), persistent=False)
+
+    @staticmethod
+    def _shifts(x: torch.Tensor) -> list[torch.Tensor]:
+        """The four orthogonal neighbours' values of every cell (zero outside the window)."""
+        p = torch.nn.functional.pad(x, (1, 1, 1, 1))
+        return [p[..., :-2, 1:-1], p[..., 2:, 1:-1], p[..., 1:-1, :-2], p[..., 1:-1, 2:]]
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        b, side = obs.shape[0], self.side
+        occ = obs[:, self.sl["table_occupied"]].reshape(b, side, side)
+        base = obs[:, self.sl["table_base"]].reshape(b, side, side)
+        suit = obs[:, self.sl["table_suit"]].reshape(b, 4, side, side)
+        rank = obs[:, self.sl["table_rank"]].reshape(b, 13, side, side)
+        face = occ - base
+        n_occ = sum(self._shifts(occ))
+        empty_front = (1.0 - occ) * (n_occ > 0.5).float()
+        pts = torch.einsum("brxy,r->bxy", rank, self.rank_points)
+        # capture points: neighbours holding a face-up card whose other three sides are covered
+        takeable = face * (n_occ > 2.5).float() * (n_occ < 3.5).float() * pts
+        capture = sum(self._shifts(takeable)) * empty_front
+        # fits[b, card, cell]: the card matches every face-up neighbour of the cell. A card u = (s, r) not
+        # on the table matches a neighbour by suit or by rank, never both (that neighbour would be u), so it
+        # fits when (neighbours of suit s) + (neighbours of rank r) = (face-up neighbours).
+        by_suit = sum(self._shifts(suit))  # (b, 4, side, side)
+        by_rank = sum(self._shifts(rank))  # (b, 13, side, side)
+        n_face = sum(self._shifts(face))
+        matched = by_suit[:, :, None] + by_rank[:, None, :]  # (b, 4, 13, side, side), card = suit * 13 + rank
+        fits = (matched == n_face[:, None, None]).reshape(b, 52, side * side).to(obs.dtype)  # exact small integers
+        seen = sum(obs[:, s] for s in self.seen)
+        unseen = (1.0 - seen).clamp(min=0.0)  # (b, 52)
+        n_unseen = unseen.sum(dim=1).clamp(min=1.0)
+        weights = torch.stack([unseen, obs[:, self.sl["hand"]]], dim=1)  # (b, 2, 52)
+        unseen_fit, own_fit = (torch.bmm(weights, fits).reshape(b, 2, side, side) * empty_front[:, None]).unbind(1)
+        hand = (obs[:, self.opp_hand] * 5.0).round()
+        p_opp = 1.0 - (1.0 - unseen_fit / n_unseen[:, None, None]).clamp(0.0, 1.0) ** hand[:, None, None]
+        planes = [
+            capture / 30.0,
+            unseen_fit / n_unseen[:, None, None],
+            own_fit / 5.0,
+            p_opp,
+            p_opp * capture / 30.0,
+            (own_fit > 0.5).float() * capture / 30.0,
+        ]
+        return torch.stack(planes, dim=1)
+
+
 class GridConvNet(nn.Module):
     """Translation-equivariant actor-critic body for grid: conv cell features x hand-slot embeddings.
 
@@ -79,7 +150,15 @@ class GridConvNet(nn.Module):
     SB3's MLP runs ~250-390 but learns far less per step (after 60k steps: 92% vs random, against 53%).
     """
 
-    def __init__(self, observation_size: int, channels: int = 16, layers: int = 3, embed: int = 32, hidden: int = 64):
+    def __init__(
+        self,
+        observation_size: int,
+        channels: int = 16,
+        layers: int = 3,
+        embed: int = 32,
+        hidden: int = 64,
+        features: bool = False,
+    ):
         super().__init__()
         from jericho_env.registry import make_rules
 
@@ -92,6 +171,8 @@ class GridConvNet(nn.Module):
         self.slots = layout.slices["hand_slots"]
         self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
         planes = len(table) // self.side**2
+        self.features = GridFeatures(self.side, layout) if features else None
+        planes += GridFeatures.planes if features else 0
         self.inside: torch.Tensor
         self.register_buffer("inside", torch.ones(1, 1, self.side, self.side), persistent=False)
         self.glob = nn.Sequential(nn.Linear(len(other), hidden), nn.ReLU())
@@ -119,7 +200,8 @@ class GridConvNet(nn.Module):
         b, side = obs.shape[0], self.side
         glob = self.glob(self._gather(obs, self.global_runs))
         x = self._gather(obs, self.table_runs).reshape(b, -1, side, side)
-        x = torch.cat([x, self.inside.expand(b, -1, -1, -1)], dim=1)
+        extra = [self.features(obs)] if self.features is not None else []
+        x = torch.cat([x, self.inside.expand(b, -1, -1, -1), *extra], dim=1)
         for i, conv in enumerate(self.convs):
             x = conv(x)
             if i == 0:
@@ -234,8 +316,8 @@ class PriorMlpPolicy(_LogitsPolicy):
         # the extractor is built on the game's observation (SB3 builds it from the space it is given)
         kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
         shared = kwargs.get("share_features_extractor", True)
-        if kwargs["features_extractor_class"] is not SharedLinearExtractor or not shared:
-            raise ValueError("PriorMlpPolicy runs on agents.networks.SharedLinearExtractor, shared by both heads")
+        if kwargs["features_extractor_class"].__name__ not in ("SharedLinearExtractor", "WallsExtractor") or not shared:
+            raise ValueError("PriorMlpPolicy runs on SharedLinearExtractor or WallsExtractor, shared by both heads")
         kwargs["features_extractor_kwargs"] = {
             **kwargs.get("features_extractor_kwargs", {}),
             "input_size": n,
@@ -275,11 +357,12 @@ class GridConvPolicy(_LogitsPolicy):
         layers: int = 3,
         embed: int = 32,
         hidden: int = 64,
+        features: bool = False,
         prior: str | None = None,
         prior_weight: float = 5.0,
         **kwargs: Any,
     ) -> None:
-        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
+        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden, "features": features}
         self._init_prior(prior, prior_weight)
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
@@ -307,3 +390,78 @@ class GridConvPolicy(_LogitsPolicy):
         game_obs, bonus = self._split(obs)
         logits, values = self.body(game_obs)
         return (logits if bonus is None else logits + bonus), values
+
+
+# ---------------------------------------------------------------------------------------- walls
+def walls_num_players(observation_size: int) -> int:
+    """The walls ``num_players`` whose observation has ``observation_size`` floats (``ValueError`` if none)."""
+    from jericho_env.registry import make_rules
+
+    for n in range(2, 6):
+        if make_rules("walls", num_players=n).layout.size == observation_size:
+            return n
+    raise ValueError(f"no walls num_players gives observations of {observation_size} floats")
+
+
+class WallsFeatures(nn.Module):
+    """Fixed (untrained) features of a walls observation that an MLP finds hard to compute itself.
+
+    The observation stores each wall's length / 101, so a one-point lead is 0.01 apart, and a
+    majority is a comparison across seats. Per colour this adds: own length minus the longest
+    rival's (/ 20, clipped to [-1, 1]), whether we lead, tie for the lead or trail, each seat's
+    length / 30 (clipped), which value a trumpet would knock down (one-hot over 1, 3, 4, 5, 7, none)
+    and how many of our own cards of that value would fall, the cards of the colour in the public
+    supply and in our hand. 5 x (1 + 3 + n + 6 + 1 + 2) floats.
+    """
+
+    def __init__(self, observation_size: int) -> None:
+        super().__init__()
+        from jericho_env.games.walls.cards import COPIES
+        from jericho_env.registry import make_rules
+
+        self.n = walls_num_players(observation_size)
+        sl = make_rules("walls", num_players=self.n).layout.slices
+        self.walls = sl["walls"]
+        self.hand = sl["hand"]
+        self.supply = sl["supply_public"]
+        copies = torch.tensor(COPIES[:25], dtype=torch.float32)
+        self.copies: torch.Tensor
+        self.register_buffer("copies", copies, persistent=False)
+        self.size = 5 * (1 + 3 + self.n + 6 + 1 + 2)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        b, n = obs.shape[0], self.n
+        walls = obs[:, self.walls].reshape(b, n, 5, 7)
+        length = walls[..., 6] * 101.0  # (b, n, 5)
+        own, rival = length[:, 0], length[:, 1:].amax(dim=1)
+        diff = ((own - rival) / 20.0).clamp(-1.0, 1.0)
+        lead = (own > rival + 0.5).float()
+        tie = ((own - rival).abs() < 0.5).float() * (own > 0).float()
+        trail = 1.0 - lead - tie
+        lengths = (length / 30.0).clamp(max=1.0).transpose(1, 2).reshape(b, 5 * n)
+        counts = walls[..., :5] * self.copies[:5]  # (b, n, 5 colours, 5 values): cards standing
+        present = (counts.sum(dim=1) > 0.5).float()  # (b, colour, value)
+        # highest value present: the last present index; one-hot over the 5 values plus "none"
+        idx = torch.arange(1, 6, device=obs.device, dtype=torch.float32)
+        top = (present * idx).amax(dim=2).long()  # 0 = none, else value index + 1
+        top_hot = torch.nn.functional.one_hot(top, 6).float()  # (b, 5, 6)
+        own_counts = counts[:, 0]  # (b, colour, value)
+        at_risk = (own_counts * top_hot[..., 1:]).sum(dim=2) / 4.0
+        supply = (obs[:, self.supply] * self.copies).reshape(b, 5, 5).sum(dim=2) / 17.0
+        hand = (obs[:, self.hand][:, :25] * self.copies).reshape(b, 5, 5).sum(dim=2) / 7.0
+        parts = [diff, lead, tie, trail, lengths, top_hot.reshape(b, 30), at_risk, supply, hand]
+        return torch.cat(parts, dim=1)
+
+
+class WallsExtractor(BaseFeaturesExtractor):
+    """``SharedLinearExtractor`` for walls over the observation plus ``WallsFeatures``."""
+
+    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int = 0) -> None:
+        super().__init__(observation_space, features_dim)
+        self.n_in = input_size or int(observation_space.shape[0])  # input_size: the first floats only (agents.prior)
+        self.derived = WallsFeatures(self.n_in)
+        self.net = torch.nn.Sequential(torch.nn.Linear(self.n_in + self.derived.size, features_dim), torch.nn.ReLU())
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        x = observations[:, : self.n_in]
+        return self.net(torch.cat([x, self.derived(x)], dim=1))

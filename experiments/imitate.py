@@ -100,7 +100,7 @@ def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) 
     from experiments.train import policy_class, policy_kwargs, resolve_policy
 
     kwargs = policy_kwargs(args.net, args.policy, game_id)
-    if resolve_policy(args.policy, game_id) == "grid-conv":
+    if resolve_policy(args.policy, game_id) in ("grid-conv", "grid-features"):
         kwargs.update(channels=args.channels, layers=args.layers)
     model = MaskablePPO(
         policy_class(args.policy, game_id),

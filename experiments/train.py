@@ -6,7 +6,9 @@ pool of random, greedy and frozen snapshots of the learner, a snapshot being add
 ``--snapshot-every`` steps. Every ``--eval-every`` steps the learner plays seat-swapped deals
 against greedy (mask-aware, through the tournament code). Checkpoints go to the run folder every
 ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER`` continues from the last one.
-At the end: a tournament of random, greedy and the trained agent, printed and saved.
+At the end: a tournament of random, greedy and the trained agent, printed and saved. With
+``--prior greedy`` the policy starts from greedy's move and learns where to depart from it
+(``agents.prior``). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
 
 Examples:
     python -m experiments.train grid
@@ -41,8 +43,9 @@ DEFAULT_N_EPOCHS = {"grid": 2, "walls": 5, "castles": 5}
 # Fixed opponents per game; naming greedy twice doubles its share of episodes. More greedy helped
 # castles (vs greedy 57% at 900k steps) and hurt grid against random (helper runs, README).
 DEFAULT_POOL = {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,greedy,greedy"}
-POLICIES = ("auto", "mlp", "grid-conv")
-# The baseline whose move the policy starts from (agents.prior): "none" learns from scratch.
+POLICIES = ("auto", "mlp", "grid-conv", "grid-features", "walls-mlp")
+# The baseline whose move the policy starts from (agents.prior): "none" learns from scratch. Not the
+# default anywhere: starting from greedy kept greedy's strength but did not improve on it (README).
 DEFAULT_PRIOR = {"grid": "none", "walls": "none", "castles": "none"}
 
 
@@ -131,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy",
         choices=POLICIES,
         default=d.policy,
-        help="network: mlp, grid-conv (convolutional, grid only) or auto (grid-conv for grid, else mlp)",
+        help="network: mlp, grid-conv (convolutional, grid only), grid-features (grid-conv plus capture and fit "
+        "planes), walls-mlp (mlp plus majority features, walls only) or auto (grid-conv for grid, else mlp)",
     )
     p.add_argument(
         "--net", default=d.net, help="mlp hidden layer sizes, the first shared by both heads (default 256,128)"
@@ -175,8 +179,10 @@ def resolve_policy(policy: str, game: str) -> str:
         raise ValueError(f"--policy takes one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "auto":
         return "grid-conv" if game == "grid" else "mlp"
-    if policy == "grid-conv" and game != "grid":
-        raise ValueError(f"--policy grid-conv is for grid only, not {game!r}")
+    if policy in ("grid-conv", "grid-features") and game != "grid":
+        raise ValueError(f"--policy {policy} is for grid only, not {game!r}")
+    if policy == "walls-mlp" and game != "walls":
+        raise ValueError(f"--policy walls-mlp is for walls only, not {game!r}")
     return policy
 
 
@@ -184,7 +190,7 @@ def policy_class(policy: str, game: str, prior: str = "none") -> Any:
     """The SB3 policy class: ``"MlpPolicy"``, ``PriorMlpPolicy`` or ``GridConvPolicy`` (``agents.networks``)."""
     from agents.networks import GridConvPolicy, PriorMlpPolicy
 
-    if resolve_policy(policy, game) == "grid-conv":
+    if resolve_policy(policy, game) in ("grid-conv", "grid-features"):
         return GridConvPolicy
     return "MlpPolicy" if check_prior(prior) == "none" else PriorMlpPolicy
 
@@ -193,14 +199,17 @@ def policy_kwargs(
     net: str, policy: str = "mlp", game: str = "grid", prior: str = "none", prior_weight: float = 5.0
 ) -> dict[str, Any]:
     """SB3 policy arguments: for mlp a shared first layer (``SharedLinearExtractor``), then per-head layers."""
-    from agents.networks import SharedLinearExtractor
+    from agents.networks import SharedLinearExtractor, WallsExtractor
 
     extra = {} if check_prior(prior) == "none" else {"prior": prior, "prior_weight": prior_weight}
-    if resolve_policy(policy, game) == "grid-conv":
+    resolved = resolve_policy(policy, game)
+    if resolved == "grid-conv":
         return extra  # GridConvPolicy's own defaults (see agents/networks.py)
+    if resolved == "grid-features":
+        return {"features": True, **extra}  # plus agents.networks.GridFeatures planes
     sizes = parse_net(net)
     return {
-        "features_extractor_class": SharedLinearExtractor,
+        "features_extractor_class": WallsExtractor if resolved == "walls-mlp" else SharedLinearExtractor,
         "features_extractor_kwargs": {"features_dim": sizes[0]},
         "net_arch": sizes[1:],
         **extra,

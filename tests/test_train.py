@@ -87,6 +87,8 @@ def test_train_help() -> None:
         (["grid", "--net", "a,b"], "--net takes comma-separated"),
         (["grid", "--resume", "/no/such/run"], "not a training run folder"),
         (["grid", "--option", "board_size=4"], "board_size"),
+        (["grid", "--policy", "walls-mlp"], "--policy walls-mlp is for walls only"),
+        (["castles", "--policy", "grid-features"], "--policy grid-features is for grid only"),
     ],
 )
 def test_train_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,3 +105,24 @@ def test_corrupt_and_missing_checkpoints(tmp_path: Path) -> None:
         agents.make("ppo", "grid", path=str(bad))
     with pytest.raises(FileNotFoundError, match="no PPO checkpoint"):
         agents.make("ppo", "grid", path=str(tmp_path / "missing.zip"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "policy"), [("grid", "grid-features"), ("walls", "walls-mlp")])
+def test_feature_policies_train_and_play(
+    game: str, policy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / policy
+    argv = [game, "--policy", policy, "--out", str(out), "--timesteps", "512", "--n-envs", "2", "--n-epochs", "1"]
+    argv += ["--eval-every", "512", "--eval-deals", "1", "--final-deals", "1", "--workers", "1", "--quiet"]
+    if game == "grid":
+        argv += ["--option", "board_size=9"]
+    assert train.main(argv) == 0
+    assert f"## {game}: final table" in capsys.readouterr().out
+    options = {"board_size": 9} if game == "grid" else {}
+    agent = agents.make("ppo", game, path=str(out / "final.zip"), **options)
+    env = jericho_env.make(game, **options)
+    env.reset(seed=2)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else agent.act(obs))
