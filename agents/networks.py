@@ -90,10 +90,10 @@ class GridFeatures(nn.Module):
         self.register_buffer("rank_points", torch.tensor(POINTS[:13], dtype=torch.float32), persistent=False)
 
     @staticmethod
-    def _shifts(x: torch.Tensor) -> list[torch.Tensor]:
-        """The four orthogonal neighbours' values of every cell (zero outside the window)."""
+    def _around(x: torch.Tensor) -> torch.Tensor:
+        """Per cell, the sum of ``x`` over its four orthogonal neighbours (zero outside the window)."""
         p = torch.nn.functional.pad(x, (1, 1, 1, 1))
-        return [p[..., :-2, 1:-1], p[..., 2:, 1:-1], p[..., 1:-1, :-2], p[..., 1:-1, 2:]]
+        return p[..., :-2, 1:-1] + p[..., 2:, 1:-1] + p[..., 1:-1, :-2] + p[..., 1:-1, 2:]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         b, side = obs.shape[0], self.side
@@ -102,21 +102,21 @@ class GridFeatures(nn.Module):
         suit = obs[:, self.sl["table_suit"]].reshape(b, 4, side, side)
         rank = obs[:, self.sl["table_rank"]].reshape(b, 13, side, side)
         face = occ - base
-        n_occ = sum(self._shifts(occ))
+        n_occ = self._around(occ)
         empty_front = (1.0 - occ) * (n_occ > 0.5).float()
         pts = torch.einsum("brxy,r->bxy", rank, self.rank_points)
         # capture points: neighbours holding a face-up card whose other three sides are covered
         takeable = face * (n_occ > 2.5).float() * (n_occ < 3.5).float() * pts
-        capture = sum(self._shifts(takeable)) * empty_front
+        capture = self._around(takeable) * empty_front
         # fits[b, card, cell]: the card matches every face-up neighbour of the cell. A card u = (s, r) not
         # on the table matches a neighbour by suit or by rank, never both (that neighbour would be u), so it
         # fits when (neighbours of suit s) + (neighbours of rank r) = (face-up neighbours).
-        by_suit = sum(self._shifts(suit))  # (b, 4, side, side)
-        by_rank = sum(self._shifts(rank))  # (b, 13, side, side)
-        n_face = sum(self._shifts(face))
+        by_suit = self._around(suit)  # (b, 4, side, side)
+        by_rank = self._around(rank)  # (b, 13, side, side)
+        n_face = self._around(face)
         matched = by_suit[:, :, None] + by_rank[:, None, :]  # (b, 4, 13, side, side), card = suit * 13 + rank
         fits = (matched == n_face[:, None, None]).reshape(b, 52, side * side).to(obs.dtype)  # exact small integers
-        seen = sum(obs[:, s] for s in self.seen)
+        seen = torch.stack([obs[:, s] for s in self.seen]).sum(dim=0)
         unseen = (1.0 - seen).clamp(min=0.0)  # (b, 52)
         n_unseen = unseen.sum(dim=1).clamp(min=1.0)
         weights = torch.stack([unseen, obs[:, self.sl["hand"]]], dim=1)  # (b, 2, 52)
@@ -362,7 +362,8 @@ class GridConvPolicy(_LogitsPolicy):
         prior_weight: float = 5.0,
         **kwargs: Any,
     ) -> None:
-        self.net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden, "features": features}
+        self.net_kwargs: dict[str, Any] = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
+        self.net_kwargs["features"] = features
         self._init_prior(prior, prior_weight)
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)

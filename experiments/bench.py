@@ -12,6 +12,7 @@ Peak memory of the AEC loop and the size of one observation and one state are re
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pickle
 import sys
@@ -182,7 +183,7 @@ def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int =
     loops: dict[str, Callable[[], int]] = {}
     for g in games:
         loops[f"{g} rules"] = rules_loop(g)
-        loops[f"{g} AEC"] = aec_loop(lambda g=g: jericho_env.make(g))
+        loops[f"{g} AEC"] = aec_loop(functools.partial(jericho_env.make, g))
         loops[f"{g} single-agent"] = single_loop(g)
     refs = references() if with_refs else {}
     for label, build in refs.items():
@@ -213,7 +214,7 @@ def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int =
 
 def print_summary(result: dict[str, Any]) -> None:
     """Ratios and memory as tables."""
-    refs = next(iter(result["ratios"].values()), {})
+    refs: dict[str, Any] = next(iter(result["ratios"].values()), {})
     if refs:
         print("\nratio of agent-steps/s to each reference:")
         print(f"  {'':<20}" + "".join(f"{r.split(' (')[0]:>24}" for r in refs))
