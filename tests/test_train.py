@@ -88,6 +88,8 @@ def test_train_help() -> None:
         (["grid", "--resume", "/no/such/run"], "not a training run folder"),
         (["grid", "--option", "board_size=4"], "board_size"),
         (["grid", "--policy", "walls-mlp"], "--policy walls-mlp is for walls only"),
+        (["castles", "--learning-rate", "-1"], "--learning-rate: must be a finite number above 0"),
+        (["castles", "--learning-rate", "fast"], "--learning-rate: expected a number > 0"),
         (["castles", "--policy", "grid-features"], "--policy grid-features is for grid only"),
     ],
 )
