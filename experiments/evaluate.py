@@ -155,6 +155,22 @@ def evaluate(
     return summary
 
 
+def against_baselines(
+    game_id: str,
+    label: str,
+    path: str,
+    deals: int,
+    seed: int,
+    workers: int,
+    options: dict[str, Any],
+    out: str,
+    quiet: bool,
+) -> dict[str, Any]:
+    """The tournament of random, greedy and the PPO checkpoint ``path`` (named ``label``), as ``evaluate``."""
+    specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec(label, "ppo", {"path": path})]
+    return evaluate(game_id, specs, deals, seed=seed, workers=workers, options=options, out=out, quiet=quiet)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = build_parser()

@@ -181,9 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch
 
-        from experiments.evaluate import evaluate
+        from experiments.evaluate import against_baselines
         from experiments.report import run_folder
-        from experiments.tournament import AgentSpec
         from experiments.train import parse_net
 
         options = dict(args.option)
@@ -198,20 +197,16 @@ def main(argv: list[str] | None = None) -> int:
         fit(model, data, args)
         path = Path(folder) / "imitation.zip"
         model.save(str(path))
-        specs = [
-            AgentSpec("random", "random"),
-            AgentSpec("greedy", "greedy"),
-            AgentSpec("clone", "ppo", {"path": str(path)}),
-        ]
-        summary = evaluate(
+        summary = against_baselines(
             args.game,
-            specs,
+            "clone",
+            str(path),
             args.deals,
-            seed=args.seed,
-            workers=args.workers,
-            options=options,
-            out=str(Path(folder) / "tournament"),
-            quiet=args.quiet,
+            args.seed,
+            args.workers,
+            options,
+            str(folder / "tournament"),
+            args.quiet,
         )
         print(f"\n## {args.game}: greedy's clone ({time.perf_counter() - t0:.0f} s in all)\n")
         print(summary["table"])

@@ -497,9 +497,8 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
 
 def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool) -> dict[str, Any]:
     """Train (or resume) one game, then run and save the final tournament."""
-    from experiments.evaluate import evaluate
+    from experiments.evaluate import against_baselines
     from experiments.report import run_folder
-    from experiments.tournament import AgentSpec
 
     if resume:
         folder = Path(resume)
@@ -522,20 +521,9 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
     print(f"training {cfg.game} for {cfg.budget()} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = Trainer(cfg, folder, quiet).run(resume=bool(resume))
-    specs = [
-        AgentSpec("random", "random"),
-        AgentSpec("greedy", "greedy"),
-        AgentSpec("ppo", "ppo", {"path": str(final)}),
-    ]
-    summary = evaluate(
-        cfg.game,
-        specs,
-        cfg.final_deals,
-        seed=cfg.seed,
-        workers=cfg.workers,
-        options=cfg.options,
-        out=str(folder / "tournament"),
-        quiet=quiet,
+    out_dir = str(folder / "tournament")
+    summary = against_baselines(
+        cfg.game, "ppo", str(final), cfg.final_deals, cfg.seed, cfg.workers, cfg.options, out_dir, quiet
     )
     wall = time.perf_counter() - t0
     print()
