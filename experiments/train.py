@@ -34,8 +34,9 @@ from experiments.evaluate import parse_option, positive_int
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import GAME_IDS, make_rules
 
-# Steps per game sized for ~15 minutes on a 2-core CPU (measured training speeds: grid ~350 steps/s
-# with the conv network and 2 epochs, walls ~560, castles ~1000; see the README's "Results" section).
+# Steps per game sized for at most ~15 minutes on a 2-core CPU (measured training speeds: grid ~350 steps/s
+# with the conv network and 2 epochs, walls ~560, castles ~1,770 alone; see the README's "Results" section).
+# castles at 1.5M steps (15 min) scored worse against random than at 900k (88.2% against 93.0%).
 DEFAULT_TIMESTEPS = {"grid": 300_000, "walls": 400_000, "castles": 900_000}
 # PPO epochs per update: 2 for grid made each step 1.8x cheaper and scored better at equal steps
 # (180k steps: vs random 92.3% against 89.4% with 5); for walls 2 scored worse (78.5% against 85.0%).
