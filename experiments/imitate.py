@@ -10,6 +10,7 @@ games are held out. Per epoch it prints the loss and the agreement with greedy (
 most probable move is greedy's) on training and held-out examples, beside chance agreement (uniform
 over the legal moves). The clone is saved as a MaskablePPO checkpoint (``imitation.zip``, playable as
 ``ppo=PATH`` and usable by ``experiments.evaluate``) and plays a tournament against random and greedy.
+The clone can also start a PPO run: ``experiments.train GAME --policy P --init RUN/imitation.zip``.
 
 Examples:
     python -m experiments.imitate grid

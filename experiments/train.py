@@ -73,6 +73,7 @@ class TrainConfig:
     ent_coef: float = 0.01
     prior: str = ""  # "greedy": residual on greedy's move (agents.prior), "none": from scratch; "" = DEFAULT_PRIOR
     prior_weight: float = 5.0  # initial logit bonus of the prior's move (trained with the rest)
+    init: str = ""  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
     pool: str = ""  # fixed opponents (agent names, comma-separated; "" = DEFAULT_POOL); snapshots join them
     snapshot_every: int = 40_000  # add a frozen copy of the learner to the opponent pool
     max_snapshots: int = 5  # the pool keeps random, greedy and this many latest snapshots
@@ -172,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--pool", default=d.pool, help=f"fixed opponents, comma-separated (default per game: {DEFAULT_POOL})"
+    )
+    p.add_argument(
+        "--init",
+        default=d.init,
+        metavar="CHECKPOINT",
+        help="start from this checkpoint's policy weights (same game and --policy), e.g. experiments.imitate's clone",
     )
     p.add_argument("--snapshot-every", type=positive_int, default=d.snapshot_every)
     p.add_argument("--eval-every", type=positive_int, default=d.eval_every)
@@ -384,6 +391,8 @@ class Trainer:
                 device="cpu",
                 verbose=0,
             )
+        if cfg.init and not resume:
+            start_from(model, cfg.init)
         model.set_logger(self.make_logger(done_steps))
         remaining = cfg.budget() - done_steps
         t0 = time.perf_counter()
@@ -422,6 +431,26 @@ class Trainer:
             rate = steps_done / train_seconds
             print(f"trained {steps_done} steps in {train_seconds:.0f} s ({rate:.0f} steps/s); model: {final}")
         return final
+
+
+def start_from(model: Any, path: str) -> None:
+    """Copy the policy weights of the checkpoint ``path`` into ``model``; clear errors when they do not fit."""
+    from agents.ppo import load_model
+
+    source = load_model(path)
+    if source.observation_space.shape != model.observation_space.shape or source.action_space != model.action_space:
+        raise ValueError(
+            f"--init {path!r}: its observations {source.observation_space.shape} and actions {source.action_space} "
+            f"do not match this run's {model.observation_space.shape} and {model.action_space} (other game or options?)"
+        )
+    if type(source.policy) is not type(model.policy):
+        raise ValueError(
+            f"--init {path!r} holds a {type(source.policy).__name__}, this run builds a {type(model.policy).__name__}"
+        )
+    try:
+        model.policy.load_state_dict(source.policy.state_dict())
+    except RuntimeError as e:
+        raise ValueError(f"--init {path!r}: the network differs from this run's (--net, --policy?): {e}") from None
 
 
 class _Callback:
@@ -487,6 +516,10 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     resolve_policy(args.policy, game)
     if args.pool:
         parse_pool(args.pool)
+    if args.init:
+        from agents.ppo import load_model
+
+        load_model(args.init)  # missing or damaged: a clear error before any work
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
     given.update(game=game, options=dict(args.option))
     given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,44 @@ def test_feature_policies_train_and_play(
     for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else agent.act(obs))
+
+
+def _untrained(game: str, net: str = "32,32") -> Any:
+    from sb3_contrib import MaskablePPO
+
+    policy = train.resolve_policy("auto", game)
+    return MaskablePPO(
+        train.policy_class(policy, game),
+        jericho_env.single_agent(game),
+        n_steps=32,
+        batch_size=32,
+        policy_kwargs=train.policy_kwargs(net, policy, game),
+        device="cpu",
+        seed=1,
+    )
+
+
+def test_init_copies_policy_weights_and_rejects_misfits(tmp_path: Path) -> None:
+    import torch
+
+    source = _untrained("castles")
+    path = tmp_path / "source.zip"
+    source.save(str(path))
+    target = _untrained("castles")
+    train.start_from(target, str(path))
+    pairs = zip(source.policy.state_dict().items(), target.policy.state_dict().values(), strict=True)
+    for (name, a), b in pairs:
+        assert torch.equal(a, b), name
+    with pytest.raises(ValueError, match="do not match this run's"):
+        train.start_from(_untrained("walls"), str(path))
+    with pytest.raises(ValueError, match="the network differs"):
+        train.start_from(_untrained("castles", net="64,32"), str(path))
+
+
+def test_init_missing_checkpoint_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as e:
+        train.main(["castles", "--init", "/no/such/clone.zip", "--timesteps", "64", "--quiet", "--out", str(out)])
+    assert e.value.code == 2
+    assert "no PPO checkpoint at '/no/such/clone.zip'" in capsys.readouterr().err
+    assert not out.exists(), "bad input is caught before the run folder is made"
