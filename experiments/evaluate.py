@@ -44,14 +44,20 @@ def positive_int(text: str) -> int:
     return v
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command-line interface."""
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.evaluate",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("Examples:")[1],
+def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
+    """An argument parser for ``python -m MODULE``: the docstring's first paragraph above, its examples below."""
+    text = doc or ""
+    return argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=text.split("\n\n")[0],
+        epilog=text.split("Examples:")[1] if "Examples:" in text else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = cli_parser("experiments.evaluate", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
     p.add_argument(
         "--agents",

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.evaluate import parse_option, positive_int
+from experiments.evaluate import cli_parser, parse_option, positive_int
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import GAME_IDS, make_rules
 
@@ -37,12 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     from experiments.train import POLICIES, TrainConfig
 
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.imitate",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("Examples:")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = cli_parser("experiments.imitate", __doc__)
     d = TrainConfig("grid")
     p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
     p.add_argument("--games", type=positive_int, default=600, help="greedy games to learn from (default 600)")

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from agents.prior import PRIORS, check_prior
-from experiments.evaluate import parse_option, positive_int
+from experiments.evaluate import cli_parser, parse_option, positive_int
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import GAME_IDS, make_rules
 
@@ -125,12 +125,7 @@ class LazyPPOOpponent:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
-    p = argparse.ArgumentParser(
-        prog="python -m experiments.train",
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("Examples:")[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = cli_parser("experiments.train", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}, or all")
     d = TrainConfig("grid")
     p.add_argument(
