@@ -26,9 +26,17 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
     def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int = 0) -> None:
         super().__init__(observation_space, features_dim)
         n_in = input_size or int(observation_space.shape[0])  # input_size: the first floats only (agents.prior)
-        self.net = torch.nn.Sequential(torch.nn.Linear(n_in, features_dim), torch.nn.ReLU())
+        self.derived = self.derived_features(n_in)
+        extra = self.derived.size if self.derived is not None else 0
+        self.net = torch.nn.Sequential(torch.nn.Linear(n_in + extra, features_dim), torch.nn.ReLU())
+
+    def derived_features(self, observation_size: int) -> Any:
+        """A fixed module whose output (``.size`` floats) joins the observation; None here, see ``WallsExtractor``."""
+        return None
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        if self.derived is not None:
+            observations = torch.cat([observations, self.derived(observations)], dim=1)
         return self.net(observations)
 
 
@@ -316,8 +324,8 @@ class PriorMlpPolicy(_LogitsPolicy):
         # the extractor is built on the game's observation (SB3 builds it from the space it is given)
         kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
         shared = kwargs.get("share_features_extractor", True)
-        if kwargs["features_extractor_class"].__name__ not in ("SharedLinearExtractor", "WallsExtractor") or not shared:
-            raise ValueError("PriorMlpPolicy runs on SharedLinearExtractor or WallsExtractor, shared by both heads")
+        if not issubclass(kwargs["features_extractor_class"], SharedLinearExtractor) or not shared:
+            raise ValueError("PriorMlpPolicy runs on a SharedLinearExtractor (or subclass), shared by both heads")
         kwargs["features_extractor_kwargs"] = {
             **kwargs.get("features_extractor_kwargs", {}),
             "input_size": n,
@@ -454,15 +462,8 @@ class WallsFeatures(nn.Module):
         return torch.cat(parts, dim=1)
 
 
-class WallsExtractor(BaseFeaturesExtractor):
+class WallsExtractor(SharedLinearExtractor):
     """``SharedLinearExtractor`` for walls over the observation plus ``WallsFeatures``."""
 
-    def __init__(self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int = 0) -> None:
-        super().__init__(observation_space, features_dim)
-        self.n_in = input_size or int(observation_space.shape[0])  # input_size: the first floats only (agents.prior)
-        self.derived = WallsFeatures(self.n_in)
-        self.net = torch.nn.Sequential(torch.nn.Linear(self.n_in + self.derived.size, features_dim), torch.nn.ReLU())
-
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        x = observations[:, : self.n_in]
-        return self.net(torch.cat([x, self.derived(x)], dim=1))
+    def derived_features(self, observation_size: int) -> WallsFeatures:
+        return WallsFeatures(observation_size)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
+from agents.prior import with_hint
 
 
 def load_model(path: str | Path) -> Any:
@@ -94,8 +95,6 @@ class PPOAgent(BaseAgent):
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         x = observation["observation"]
         if self.prior is not None:
-            from agents.prior import with_hint
-
             x = with_hint(x, self.prior.act(observation), len(mask))
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)

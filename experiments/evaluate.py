@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from agents.registry import parse_spec
@@ -42,6 +43,28 @@ def positive_int(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v
+
+
+def positive_float(text: str) -> float:
+    """A finite float > 0 for argparse."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
+    return v
+
+
+def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
+    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) exits 2 with the parser's prefix."""
+    try:
+        body()
+    except KeyboardInterrupt:
+        return 130
+    except (JerichoError, ValueError, FileNotFoundError) as e:
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    return 0
 
 
 def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.evaluate import cli_parser, parse_option, positive_int
-from jericho_env.core.rules import JerichoError
+from experiments.evaluate import cli_parser, parse_option, positive_int, run_cli
 from jericho_env.registry import GAME_IDS, make_rules
 
 
@@ -93,10 +92,10 @@ def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) 
     from stable_baselines3.common.logger import Logger
 
     import jericho_env
-    from experiments.train import policy_class, policy_kwargs, resolve_policy
+    from experiments.train import GRID_POLICIES, policy_class, policy_kwargs, resolve_policy
 
     kwargs = policy_kwargs(args.net, args.policy, game_id)
-    if resolve_policy(args.policy, game_id) in ("grid-conv", "grid-features"):
+    if resolve_policy(args.policy, game_id) in GRID_POLICIES:
         kwargs.update(channels=args.channels, layers=args.layers)
     model = MaskablePPO(
         policy_class(args.policy, game_id),
@@ -174,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.game not in GAME_IDS:
         parser.error(f"unknown game {args.game!r}; choose one of {', '.join(GAME_IDS)}")
-    try:
+
+    def run() -> None:
         import torch
 
         from experiments.evaluate import against_baselines
@@ -207,11 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n## {args.game}: greedy's clone ({time.perf_counter() - t0:.0f} s in all)\n")
         print(summary["table"])
         print(f"\noutputs in {folder}/ (imitation.zip, tournament/)")
-    except KeyboardInterrupt:
-        return 130
-    except (JerichoError, ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
-    return 0
+
+    return run_cli(parser, run)
 
 
 if __name__ == "__main__":

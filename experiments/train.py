@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 
 from agents.prior import PRIORS, check_prior
-from experiments.evaluate import cli_parser, parse_option, positive_int
-from jericho_env.core.rules import JerichoError
+from experiments.evaluate import cli_parser, parse_option, positive_float, positive_int, run_cli
 from jericho_env.registry import GAME_IDS, make_rules
 
 # Steps per game sized for at most ~15 minutes on a 2-core CPU (measured training speeds: grid ~350 steps/s
@@ -47,10 +46,8 @@ DEFAULT_LEARNING_RATE = {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3}
 # Fixed opponents per game; naming greedy twice doubles its share of episodes. More greedy helped
 # castles (vs greedy 57% at 900k steps) and hurt grid against random (helper runs, README).
 DEFAULT_POOL = {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,greedy,greedy"}
-POLICIES = ("auto", "mlp", "grid-conv", "grid-features", "walls-mlp")
-# The baseline whose move the policy starts from (agents.prior): "none" learns from scratch. Not the
-# default anywhere: starting from greedy kept greedy's strength but did not improve on it (README).
-DEFAULT_PRIOR = {"grid": "none", "walls": "none", "castles": "none"}
+GRID_POLICIES = ("grid-conv", "grid-features")  # agents.networks.GridConvPolicy, without / with GridFeatures
+POLICIES = ("auto", "mlp", *GRID_POLICIES, "walls-mlp")
 
 
 @dataclasses.dataclass
@@ -71,7 +68,9 @@ class TrainConfig:
     gamma: float = 0.997  # rewards come only at the end of a game
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
-    prior: str = ""  # "greedy": residual on greedy's move (agents.prior), "none": from scratch; "" = DEFAULT_PRIOR
+    # "greedy": residual on greedy's move (agents.prior). "none" (from scratch) everywhere by default: starting
+    # from greedy kept greedy's strength but did not improve on it (README).
+    prior: str = "none"
     prior_weight: float = 5.0  # initial logit bonus of the prior's move (trained with the rest)
     init: str = ""  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
     pool: str = ""  # fixed opponents (agent names, comma-separated; "" = DEFAULT_POOL); snapshots join them
@@ -93,8 +92,8 @@ class TrainConfig:
         return self.learning_rate or DEFAULT_LEARNING_RATE[self.game]
 
     def prior_name(self) -> str:
-        """The prior agent's name, or "none"."""
-        return self.prior or DEFAULT_PRIOR.get(self.game, "none")
+        """The prior agent's name, or "none" (also for run folders written when "" meant the default)."""
+        return self.prior or "none"
 
 
 class LazyPPOOpponent:
@@ -160,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--prior",
         choices=PRIORS,
-        default=None,
-        help=f"start from this baseline's move, learn where to depart (agents.prior); per game: {DEFAULT_PRIOR}",
+        default=d.prior,
+        help="start from this baseline's move and learn where to depart (agents.prior); default none",
     )
     p.add_argument(
         "--prior-weight", type=float, default=d.prior_weight, help="initial logit bonus of the prior's move (default 5)"
@@ -188,24 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def positive_float(text: str) -> float:
-    """A float > 0 for argparse."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return v
-
-
 def resolve_policy(policy: str, game: str) -> str:
     """``"auto"`` -> ``"grid-conv"`` for grid, ``"mlp"`` otherwise; a clear error for grid-conv on another game."""
     if policy not in POLICIES:
         raise ValueError(f"--policy takes one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "auto":
         return "grid-conv" if game == "grid" else "mlp"
-    if policy in ("grid-conv", "grid-features") and game != "grid":
+    if policy in GRID_POLICIES and game != "grid":
         raise ValueError(f"--policy {policy} is for grid only, not {game!r}")
     if policy == "walls-mlp" and game != "walls":
         raise ValueError(f"--policy walls-mlp is for walls only, not {game!r}")
@@ -216,7 +204,7 @@ def policy_class(policy: str, game: str, prior: str = "none") -> Any:
     """The SB3 policy class: ``"MlpPolicy"``, ``PriorMlpPolicy`` or ``GridConvPolicy`` (``agents.networks``)."""
     from agents.networks import GridConvPolicy, PriorMlpPolicy
 
-    if resolve_policy(policy, game) in ("grid-conv", "grid-features"):
+    if resolve_policy(policy, game) in GRID_POLICIES:
         return GridConvPolicy
     return "MlpPolicy" if check_prior(prior) == "none" else PriorMlpPolicy
 
@@ -518,7 +506,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
     given.update(game=game, options=dict(args.option))
     given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default
-    given.update(prior=args.prior or "", learning_rate=args.learning_rate or 0.0)  # "" and 0: the game's default
+    given.update(learning_rate=args.learning_rate or 0.0)  # 0: the game's default
     cfg = TrainConfig(**given)
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
@@ -571,16 +559,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown game {args.game!r}; choose one of {', '.join(GAME_IDS)} or all")
     if args.resume and len(games) > 1:
         parser.error("--resume takes one game's run folder, not all")
-    try:
+
+    def run() -> None:
         for game in games:
             cfg = config_from_args(args, game)
             out = args.out if len(games) == 1 else (f"{args.out}/{game}" if args.out else None)
             train_one(cfg, out, args.resume, args.quiet)
-    except KeyboardInterrupt:
-        return 130
-    except (JerichoError, ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
-    return 0
+
+    return run_cli(parser, run)
 
 
 if __name__ == "__main__":

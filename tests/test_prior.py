@@ -12,6 +12,7 @@ import agents
 import jericho_env
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
 from experiments import train
+from experiments.tournament import play_game
 
 GAMES = ("grid", "walls", "castles")
 
@@ -123,11 +124,7 @@ def test_tiny_prior_training_run_plays(tmp_path: Path, capsys: pytest.CaptureFix
     assert "## castles: final table" in capsys.readouterr().out
     ppo = agents.make("ppo", "castles", path=str(out / "final.zip"))
     assert ppo.prior is not None
-    env = jericho_env.make("castles")
-    env.reset(seed=1)
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else ppo.act(obs))
+    play_game(jericho_env.make("castles").unwrapped, [ppo, ppo], 1, [1, 1])
 
 
 def test_bad_prior_flag(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ import pytest
 import agents
 import jericho_env
 from experiments import train
+from experiments.tournament import play_game
 
 TINY = [
     "--timesteps",
@@ -59,11 +60,8 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
     # reload as an agent and play a game through the env
     agent = agents.make("ppo", game, path=str(out / "final.zip"))
-    env = jericho_env.make(game)
-    env.reset(seed=0)
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else agent.act(obs))
+    env = jericho_env.make(game).unwrapped
+    play_game(env, [agent] * len(env.possible_agents), 0, [0] * len(env.possible_agents))
     # resume with a larger budget continues from the checkpoint
     assert train.main([game, "--resume", str(out), "--timesteps", "2048", "--quiet", "--final-deals", "2"]) == 0
     state = json.loads((out / "checkpoints" / "state.json").read_text())
@@ -124,11 +122,8 @@ def test_feature_policies_train_and_play(
     assert f"## {game}: final table" in capsys.readouterr().out
     options = {"board_size": 9} if game == "grid" else {}
     agent = agents.make("ppo", game, path=str(out / "final.zip"), **options)
-    env = jericho_env.make(game, **options)
-    env.reset(seed=2)
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        env.step(None if term or trunc else agent.act(obs))
+    env = jericho_env.make(game, **options).unwrapped
+    play_game(env, [agent] * len(env.possible_agents), 2, [2] * len(env.possible_agents))
 
 
 def _untrained(game: str, net: str = "32,32") -> Any:
