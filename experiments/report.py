@@ -134,3 +134,64 @@ def heatmap(
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def learning_curves(run: Path) -> Path | None:
+    """``learning_curves.png`` of a training run folder: evaluations against greedy, entropy, explained variance.
+
+    Reads ``training.json`` (or ``checkpoints/state.json`` of an unfinished run) and ``logs/progress.csv``
+    (SB3's statistics). Returns the image's path, or None when the folder holds nothing to plot yet.
+    """
+    import csv
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = Path(run)
+    src = run / "training.json" if (run / "training.json").is_file() else run / "checkpoints" / "state.json"
+    evals = json.loads(src.read_text(encoding="utf-8")).get("evals", []) if src.is_file() else []
+    rows: list[dict[str, str]] = []
+    progress = run / "logs" / "progress.csv"
+    if progress.is_file():
+        with progress.open(encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    if not evals and not rows:
+        return None
+
+    def series(key: str) -> tuple[list[float], list[float]]:
+        pts = [(float(r["time/total_timesteps"]), float(r[key])) for r in rows if r.get(key)]
+        return [p[0] for p in pts], [p[1] for p in pts]
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    ax = axes[0]
+    if evals:
+        x = [e["steps"] for e in evals]
+        y = [100 * e["vs_greedy"] for e in evals]
+        lo = [100 * e["ci95"][0] for e in evals]
+        hi = [100 * e["ci95"][1] for e in evals]
+        ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
+        ax.plot(x, y, marker="o", label="win rate")
+        ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="50%")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylim(0, 100)
+    ax.set_title("evaluation against greedy (%)")
+    for ax, key, title in (
+        (axes[1], "train/entropy_loss", "policy entropy"),
+        (axes[2], "train/explained_variance", "value head: explained variance"),
+    ):
+        x, y = series(key)
+        if x:
+            ax.plot(x, [-v for v in y] if key == "train/entropy_loss" else y)
+        ax.set_title(title)
+    for ax in axes:
+        ax.set_xlabel("learner steps")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"training run {run.name}")
+    fig.tight_layout()
+    out = run / "learning_curves.png"
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

@@ -54,6 +54,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
         "checkpoints/state.json",
         "tournament/table.csv",
         "logs/progress.csv",
+        "learning_curves.png",
     ):
         assert (out / name).exists(), name
     state = json.loads((out / "checkpoints" / "state.json").read_text())
@@ -165,3 +166,38 @@ def test_init_missing_checkpoint_is_a_clear_error(tmp_path: Path, capsys: pytest
     assert e.value.code == 2
     assert "no PPO checkpoint at '/no/such/clone.zip'" in capsys.readouterr().err
     assert not out.exists(), "bad input is caught before the run folder is made"
+
+
+def test_linear_learning_rate_schedule_decays_to_zero(tmp_path: Path) -> None:
+    import csv
+
+    out = tmp_path / "run"
+    argv = [
+        "castles",
+        "--out",
+        str(out),
+        "--lr-schedule",
+        "linear",
+        "--learning-rate",
+        "0.001",
+        *TINY,
+        "--timesteps",
+        "3072",
+    ]
+    assert train.main(argv) == 0
+    assert json.loads((out / "config.json").read_text())["lr_schedule"] == "linear"
+    with (out / "logs" / "progress.csv").open() as f:
+        rates = [float(r["train/learning_rate"]) for r in csv.DictReader(f) if r.get("train/learning_rate")]
+    assert len(rates) >= 2 and rates == sorted(rates, reverse=True) and rates[0] < 0.001
+    assert rates[-1] < 0.001 / 2  # the rate falls with the progress through the budget
+
+
+def test_learning_curves_need_something_to_plot(tmp_path: Path) -> None:
+    from experiments.report import learning_curves
+
+    assert learning_curves(tmp_path) is None
+    (tmp_path / "training.json").write_text(
+        json.dumps({"evals": [{"steps": 10, "vs_greedy": 0.5, "ci95": [0.3, 0.7]}]})
+    )
+    out = learning_curves(tmp_path)
+    assert out is not None and out.stat().st_size > 1000
