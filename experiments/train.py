@@ -100,11 +100,15 @@ class TrainConfig:
 
     def lr_value(self) -> Any:
         """SB3's learning_rate argument: the rate, or a schedule of the progress remaining (1 -> 0)."""
+        rate = self.lr()
         if (self.lr_schedule or DEFAULT_LR_SCHEDULE[self.game]) == "linear":
-            from stable_baselines3.common.utils import LinearSchedule
 
-            return LinearSchedule(self.lr(), 0.0, 1.0)
-        return self.lr()
+            def linear_to_zero(progress_remaining: float) -> float:  # a closure: checkpoints store it by value
+                # the arithmetic of SB3's LinearSchedule(rate, 0, 1), which older SB3 releases lack
+                return rate + (1.0 - progress_remaining) * (0.0 - rate) / 1.0
+
+            return linear_to_zero
+        return rate
 
     def prior_name(self) -> str:
         """The prior agent's name, or "none" (also for run folders written when "" meant the default)."""
