@@ -175,7 +175,7 @@ def learning_curves(run: Path) -> Path | None:
         ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
         ax.plot(x, y, marker="o", label="win rate")
         ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="50%")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_title("evaluation against greedy (%)")
     for ax, key, title in (

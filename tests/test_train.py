@@ -201,3 +201,17 @@ def test_learning_curves_need_something_to_plot(tmp_path: Path) -> None:
     )
     out = learning_curves(tmp_path)
     assert out is not None and out.stat().st_size > 1000
+
+
+def test_curves_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments import curves
+
+    with pytest.raises(SystemExit) as e:
+        curves.main([str(tmp_path)])
+    assert e.value.code == 2 and "is not a training run folder" in capsys.readouterr().err
+    (tmp_path / "config.json").write_text("{}")
+    assert curves.main([str(tmp_path)]) == 0
+    assert "nothing to plot yet" in capsys.readouterr().out
+    (tmp_path / "training.json").write_text(json.dumps({"evals": [{"steps": 5, "vs_greedy": 0.4, "ci95": [0.2, 0.6]}]}))
+    assert curves.main([str(tmp_path)]) == 0
+    assert (tmp_path / "learning_curves.png").is_file()
