@@ -197,18 +197,33 @@ class GreedyAgent(BaseAgent):
         legal = self.legal(observation)
         if len(legal) == 1:
             return int(legal[0])
-        hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
-        risk = self._risk_table(unseen, opp_hand)
         best, best_value = self.pass_action, -1e9
         ties = [best]
+        for a, value in self.action_values(observation, legal):
+            if value > best_value + 1e-9:
+                best, best_value, ties = a, value, [a]
+            elif value > best_value - 1e-9:
+                ties.append(a)
+        # equal choices are drawn at random: a fixed order (e.g. lowest action id) drifts the table one way
+        return best if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+
+    def action_values(self, observation: dict[str, np.ndarray], legal: Any) -> list[tuple[int, float]]:
+        """(action, score) of the legal actions that the heuristic weighs, in the order of ``legal``.
+
+        In a chain "end" comes first, valued by the risk of the table left as it is; pass at the start of a
+        turn is weighed only with ``allow_pass`` (otherwise it is played only when nothing else is legal).
+        """
+        hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
+        risk = self._risk_table(unseen, opp_hand)
+        out: list[tuple[int, float]] = []
         distance = self.board.distance
         base_danger = None
         if in_chain:  # "end" is worth the risk of the table as it would be left now
             end = self.after_turn(table, True)
-            best_value = -self.risk_weight * self.danger(end, self.frontier(end), unseen, risk)
+            out.append((self.pass_action, -self.risk_weight * self.danger(end, self.frontier(end), unseen, risk)))
         elif self.allow_pass:
             base_danger = self.danger(table, self.frontier(table), unseen, risk)
-            best_value = -self.risk_weight * base_danger
+            out.append((self.pass_action, -self.risk_weight * base_danger))
         cache: dict[int, float] = {}
         cells = self.cells
         for a in legal:
@@ -229,12 +244,23 @@ class GreedyAgent(BaseAgent):
                     base_danger = self.danger(table, self.frontier(table), unseen, risk)
                 value = self.evaluate_quiet(table, card, cell, mine, unseen, risk, base_danger, cache)
             value -= self.card_weight * POINTS[card] + self.distance_weight * distance[cell]
-            if value > best_value + 1e-9:
-                best, best_value, ties = a, value, [a]
-            elif value > best_value - 1e-9:
-                ties.append(a)
-        # equal choices are drawn at random: a fixed order (e.g. lowest action id) drifts the table one way
-        return best if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+            out.append((a, value))
+        return out
+
+    def scores(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """Per action, ``exp(score - best score)`` in (0, 1] for the actions the heuristic weighs, else 0.
+
+        1 marks greedy's choice (all of them on a tie); a move one point worse gets 0.37, three points worse
+        0.05. Used as the hint of ``--prior greedy-scores`` (``agents.prior``).
+        """
+        out = np.zeros(self.pass_action + 1, dtype=np.float32)
+        legal = self.legal(observation)
+        values = self.action_values(observation, legal) if len(legal) > 1 else [(int(legal[0]), 0.0)]
+        if values:
+            acts = np.array([a for a, _ in values])
+            v = np.array([x for _, x in values])
+            out[acts] = np.exp(v - v.max())
+        return out
 
     def evaluate_capture(
         self, table: _Table, card: int, cell: int, captured: list[int], mine: int, unseen: int, risk: list[float]

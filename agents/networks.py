@@ -229,7 +229,9 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
 
     Implements SB3's ``forward``, ``evaluate_actions``, ``get_distribution`` and ``predict_values`` on
     top of it, and the optional prior bonus (``agents.prior``): with ``prior`` set, the observation's
-    last float names the prior agent's move, and ``prior_weight`` (a trained scalar) is added to its logit.
+    last float names the prior agent's move, and ``prior_weight`` (a trained scalar) is added to its logit;
+    with ``prior="greedy-scores"`` the last ``num_actions`` floats score every action, and ``prior_weight``
+    times those scores is added to the logits.
     """
 
     prior: str | None
@@ -247,6 +249,13 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
     def _prior_parameters(self) -> dict[str, Any]:
         return {"prior": self.prior, "prior_weight": self.prior_init}
 
+    def _hint_size(self, action_space: gym.spaces.Space) -> int:
+        """Floats of the prior's hint at the end of the observation (``agents.prior.hint_size``)."""
+        from agents.prior import hint_size
+
+        assert isinstance(action_space, gym.spaces.Discrete)
+        return hint_size(self.prior, int(action_space.n))
+
     def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(the game's observation, the prior bonus per action or None)."""
         if self.prior is None:
@@ -255,6 +264,8 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
 
         assert isinstance(self.action_space, gym.spaces.Discrete)
         n = int(self.action_space.n)
+        if self.prior == "greedy-scores":  # one score per action in [0, 1]
+            return obs[:, :-n], obs[:, -n:] * self.prior_weight
         bonus = torch.nn.functional.one_hot(decode_hint(obs[:, -1], n), n).to(obs.dtype) * self.prior_weight
         return obs[:, :-1], bonus
 
@@ -320,7 +331,7 @@ class PriorMlpPolicy(_LogitsPolicy):
     ) -> None:
         self._init_prior(prior, prior_weight)
         assert isinstance(observation_space, gym.spaces.Box) and observation_space.shape is not None
-        n = observation_space.shape[0] - (self.prior is not None)
+        n = observation_space.shape[0] - self._hint_size(action_space)
         # the extractor is built on the game's observation (SB3 builds it from the space it is given)
         kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
         shared = kwargs.get("share_features_extractor", True)
@@ -380,7 +391,7 @@ class GridConvPolicy(_LogitsPolicy):
         """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
         obs_shape = self.observation_space.shape
         assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        self.body = GridConvNet(int(obs_shape[0]) - (self.prior is not None), **self.net_kwargs)
+        self.body = GridConvNet(int(obs_shape[0]) - self._hint_size(self.action_space), **self.net_kwargs)
         n_actions = int(self.action_space.n)
         if self.body.num_actions != n_actions:
             raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.prior import with_hint
+from agents.prior import hint_for, hint_size, make_prior_agent, with_hint
 
 
 def load_model(path: str | Path) -> Any:
@@ -63,12 +63,10 @@ class PPOAgent(BaseAgent):
 
         size = make_rules(game_id, **game_options).info.observation_size
         self.prior: Any = None
-        prior_name = getattr(model.policy, "prior", None)
-        if prior_name is not None:
-            import agents
-
-            self.prior = agents.make(prior_name, game_id, seed=seed, **game_options)
-            size += 1
+        self.prior_name = getattr(model.policy, "prior", None)
+        if self.prior_name is not None:
+            self.prior = make_prior_agent(self.prior_name, game_id, seed=seed, **game_options)
+            size += hint_size(self.prior_name, int(model.action_space.n))
         expected = model.observation_space.shape
         if expected != (size,):
             raise ValueError(
@@ -95,7 +93,7 @@ class PPOAgent(BaseAgent):
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         x = observation["observation"]
         if self.prior is not None:
-            x = with_hint(x, self.prior.act(observation), len(mask))
+            x = with_hint(x, hint_for(self.prior_name, self.prior, observation, len(mask)))
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
             # get_distribution is the policy's own forward pass (MLP or agents.networks.GridConvPolicy)

@@ -8,6 +8,12 @@ greedy (its most probable action is greedy's) and PPO learns where to depart fro
 own logits must outgrow the bonus before the agent plays something else. The weight itself is
 trained too, so the learner may lean on the hint less as it improves.
 
+``--prior greedy-scores`` (grid) hints every action instead: the observation gets one float per action,
+``exp(score - best score)`` of greedy's own scoring (1 for greedy's choice, 0.37 for a move one point
+worse, 0 for moves it does not weigh), and the policy adds ``prior_weight`` times it to the logits. The
+untrained policy still prefers greedy's move, but its other samples fall on greedy's near-best moves
+rather than on any legal move, so the departures PPO tries are the plausible ones.
+
 The hint is computed outside the network (the greedy agents are Python code reading the
 observation), by ``PriorHintEnv`` around the single-agent view during training and by
 ``agents.ppo.PPOAgent`` when the trained agent plays; the checkpoint records the prior's name.
@@ -24,14 +30,41 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-PRIORS = ("none", "greedy")
+PRIORS = ("none", "greedy", "greedy-scores")
+# the baseline agent behind each prior
+PRIOR_AGENTS = {"greedy": "greedy", "greedy-scores": "greedy"}
+# "greedy-scores" needs an agent with a scores(observation) method (agents.greedy_grid.GreedyAgent)
+SCORE_GAMES = ("grid",)
 
 
-def check_prior(prior: str) -> str:
-    """``prior`` if known (``"none"`` or an agent name in ``PRIORS``), else a clear ``ValueError``."""
+def check_prior(prior: str, game_id: str | None = None) -> str:
+    """``prior`` if known (and available for ``game_id``), else a clear ``ValueError``."""
     if prior not in PRIORS:
         raise ValueError(f"--prior takes one of {', '.join(PRIORS)}, got {prior!r}")
+    if prior == "greedy-scores" and game_id is not None and game_id not in SCORE_GAMES:
+        raise ValueError(f"--prior greedy-scores is for {', '.join(SCORE_GAMES)} only, not {game_id!r}")
     return prior
+
+
+def hint_size(prior: str | None, num_actions: int) -> int:
+    """Floats the prior appends to the observation: 0 without one, 1 (the move) or one score per action."""
+    if prior in (None, "none"):
+        return 0
+    return num_actions if prior == "greedy-scores" else 1
+
+
+def make_prior_agent(prior: str, game_id: str, seed: int | None = None, **game_options: Any) -> Any:
+    """The baseline agent that computes the prior's hint."""
+    import agents
+
+    return agents.make(PRIOR_AGENTS[check_prior(prior, game_id)], game_id, seed=seed, **game_options)
+
+
+def hint_for(prior: str, agent: Any, observation: dict[str, np.ndarray], num_actions: int) -> np.ndarray:
+    """The hint floats of ``observation``: the agent's move (encoded) or its score of every action."""
+    if prior == "greedy-scores":
+        return np.asarray(agent.scores(observation), dtype=np.float32)
+    return np.array([encode_hint(agent.act(observation), num_actions)], dtype=np.float32)
 
 
 def encode_hint(action: int, num_actions: int) -> float:
@@ -44,12 +77,9 @@ def decode_hint(hint: Any, num_actions: int) -> Any:
     return (hint * max(num_actions - 1, 1)).round().long().clamp(0, num_actions - 1)
 
 
-def with_hint(observation: np.ndarray, action: int, num_actions: int) -> np.ndarray:
-    """``observation`` with the hint float appended (float32)."""
-    out = np.empty(observation.shape[0] + 1, dtype=np.float32)
-    out[:-1] = observation
-    out[-1] = encode_hint(action, num_actions)
-    return out
+def with_hint(observation: np.ndarray, hint: np.ndarray) -> np.ndarray:
+    """``observation`` with the hint floats appended (float32)."""
+    return np.concatenate([observation.astype(np.float32, copy=False), hint.astype(np.float32, copy=False)])
 
 
 class PriorHintEnv(gym.Wrapper):
@@ -61,23 +91,23 @@ class PriorHintEnv(gym.Wrapper):
 
     def __init__(self, env: gym.Env, prior: str, game_id: str, **game_options: Any) -> None:
         super().__init__(env)
-        import agents
-
-        if check_prior(prior) == "none":
+        if check_prior(prior, game_id) == "none":
             raise ValueError("PriorHintEnv needs a prior agent, not 'none'")
-        self.prior_agent = agents.make(prior, game_id, **game_options)
+        self.prior = prior
+        self.prior_agent = make_prior_agent(prior, game_id, **game_options)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Box) and space.shape is not None
         assert isinstance(env.action_space, gym.spaces.Discrete)
         self.num_actions = int(env.action_space.n)
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + 1,), dtype=np.float32)
+        self.hint_size = hint_size(prior, self.num_actions)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + self.hint_size,), dtype=np.float32)
 
     def _hinted(self, observation: np.ndarray, done: bool) -> np.ndarray:
         mask = self.action_masks()
         if done or not mask.any():
-            return with_hint(observation, 0, self.num_actions)
-        action = self.prior_agent.act({"observation": observation, "action_mask": mask.astype(np.int8)})
-        return with_hint(observation, action, self.num_actions)
+            return with_hint(observation, np.zeros(self.hint_size, dtype=np.float32))
+        view = {"observation": observation, "action_mask": mask.astype(np.int8)}
+        return with_hint(observation, hint_for(self.prior, self.prior_agent, view, self.num_actions))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         observation, info = self.env.reset(seed=seed, options=options)

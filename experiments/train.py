@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior",
         choices=PRIORS,
         default=d.prior,
-        help="start from this baseline's move and learn where to depart (agents.prior); default none",
+        help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid): from "
+        "greedy's score of every move; default none",
     )
     p.add_argument(
         "--prior-weight", type=float, default=d.prior_weight, help="initial logit bonus of the prior's move (default 5)"
@@ -240,7 +241,7 @@ def policy_kwargs(
     """SB3 policy arguments: for mlp a shared first layer (``SharedLinearExtractor``), then per-head layers."""
     from agents.networks import SharedLinearExtractor, WallsExtractor
 
-    extra = {} if check_prior(prior) == "none" else {"prior": prior, "prior_weight": prior_weight}
+    extra = {} if check_prior(prior, game) == "none" else {"prior": prior, "prior_weight": prior_weight}
     resolved = resolve_policy(policy, game)
     if resolved == "grid-conv":
         return extra  # GridConvPolicy's own defaults (see agents/networks.py)
@@ -522,6 +523,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
     resolve_policy(args.policy, game)
+    check_prior(args.prior, game)
     if args.pool:
         parse_pool(args.pool)
     if args.init:

@@ -23,7 +23,7 @@ def test_hint_round_trips_every_action() -> None:
         hints = torch.as_tensor(np.array([encode_hint(int(a), n) for a in actions], dtype=np.float32))
         assert (decode_hint(hints, n).numpy() == actions).all()
     obs = np.zeros(3, dtype=np.float32)
-    assert with_hint(obs, 4, 9).tolist() == [0, 0, 0, 0.5]
+    assert with_hint(obs, np.array([encode_hint(4, 9)])).tolist() == [0, 0, 0, 0.5]
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -59,21 +59,21 @@ def test_wrapper_rejects_none_and_unknown_prior() -> None:
         PriorHintEnv(single, "oracle", "castles")
 
 
-def _fresh_model(game: str, tmp_path: Path) -> Path:
+def _fresh_model(game: str, tmp_path: Path, prior: str = "greedy", weight: float = 5.0) -> Path:
     from sb3_contrib import MaskablePPO
 
     policy = train.resolve_policy("auto", game)
-    env = PriorHintEnv(jericho_env.single_agent(game), "greedy", game)
+    env = PriorHintEnv(jericho_env.single_agent(game), prior, game)
     model = MaskablePPO(
-        train.policy_class(policy, game, "greedy"),
+        train.policy_class(policy, game, prior),
         env,
         n_steps=32,
         batch_size=32,
-        policy_kwargs=train.policy_kwargs("32,32", policy, game, "greedy"),
+        policy_kwargs=train.policy_kwargs("32,32", policy, game, prior, weight),
         device="cpu",
         seed=0,
     )
-    path = tmp_path / f"{game}.zip"
+    path = tmp_path / f"{game}-{prior}.zip"
     model.save(str(path))
     return path
 
@@ -132,3 +132,67 @@ def test_bad_prior_flag(capsys: pytest.CaptureFixture[str]) -> None:
         train.main(["grid", "--prior", "oracle"])
     assert e.value.code == 2
     assert "--prior: invalid choice: 'oracle'" in capsys.readouterr().err
+
+
+def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
+    opponent = agents.make("greedy", "grid", seed=1)
+    env = PriorHintEnv(jericho_env.single_agent("grid", opponents=opponent), "greedy-scores", "grid")
+    n = env.action_space.n
+    base = jericho_env.single_agent("grid").observation_space.shape[0]
+    assert env.observation_space.shape == (base + n,)
+    greedy = agents.make("greedy", "grid")
+    obs, _ = env.reset(seed=5)
+    done, steps = False, 0
+    while not done:
+        mask = env.action_masks()
+        scores = obs[-n:]
+        assert obs.dtype == np.float32 and scores.max() == pytest.approx(1.0) and scores.min() >= 0.0
+        assert not scores[~mask].any(), "only legal moves are scored"
+        top = set(np.flatnonzero(scores >= 1.0 - 1e-6).tolist())
+        assert greedy.act({"observation": obs[:-n], "action_mask": mask.astype(np.int8)}) in top
+        obs, _, term, trunc, _ = env.step(int(next(iter(top))))
+        done = term or trunc
+        steps += 1
+    assert steps > 5 and not obs[-n:].any()
+
+
+def test_untrained_greedy_scores_policy_plays_a_greedy_best_move(tmp_path: Path) -> None:
+    path = _fresh_model("grid", tmp_path, "greedy-scores", weight=50.0)
+    ppo = agents.make("ppo", "grid", path=str(path))
+    greedy = agents.make("greedy", "grid")
+    env = jericho_env.make("grid")
+    env.reset(seed=2)
+    moves = 0
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        values = dict(greedy.action_values(obs, legal)) if len(legal) > 1 else {int(legal[0]): 0.0}
+        a = ppo.act(obs)
+        assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
+        env.step(a)
+        moves += 1
+    assert moves > 5
+
+
+def test_greedy_scores_is_for_grid_only(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="greedy-scores is for grid only"):
+        PriorHintEnv(jericho_env.single_agent("castles"), "greedy-scores", "castles")
+    with pytest.raises(SystemExit) as e:
+        train.main(["walls", "--prior", "greedy-scores"])
+    assert e.value.code == 2 and "--prior greedy-scores is for grid only, not 'walls'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_tiny_greedy_scores_training_run_plays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    argv = ["grid", "--prior", "greedy-scores", "--out", str(out), "--timesteps", "256", "--n-envs", "2"]
+    argv += ["--snapshot-every", "128", "--eval-every", "256", "--eval-deals", "1", "--final-deals", "1"]
+    argv += ["--workers", "1", "--quiet"]
+    assert train.main(argv) == 0
+    assert "## grid: final table" in capsys.readouterr().out
+    ppo = agents.make("ppo", "grid", path=str(out / "final.zip"))
+    assert ppo.prior_name == "greedy-scores"
+    play_game(jericho_env.make("grid").unwrapped, [ppo, ppo], 1, [1, 1])
