@@ -63,8 +63,8 @@ class PPOAgent(BaseAgent):
 
         size = make_rules(game_id, **game_options).info.observation_size
         self.prior: Any = None
-        self.prior_name = getattr(model.policy, "prior", None)
-        if self.prior_name is not None:
+        self.prior_name: str = getattr(model.policy, "prior", None) or "none"
+        if self.prior_name != "none":
             self.prior = make_prior_agent(self.prior_name, game_id, seed=seed, **game_options)
             size += hint_size(self.prior_name, int(model.action_space.n))
         expected = model.observation_space.shape
