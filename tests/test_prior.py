@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -85,19 +86,28 @@ def test_untrained_prior_policy_plays_greedys_moves(game: str, tmp_path: Path) -
     ppo = agents.make("ppo", game, path=str(path), seed=11)
     assert ppo.prior is not None and ppo.prior.name == "greedy"
     greedy = agents.make("greedy", game, seed=11)
+
+    def choose(obs: dict[str, np.ndarray]) -> int:
+        a, g = ppo.act(obs), greedy.act(obs)  # same seed: the same random tie-breaks
+        assert a == g
+        return a
+
+    assert _play_all_seats(game, 4, choose) > 5
+
+
+def _play_all_seats(game: str, seed: int, choose: Any) -> int:
+    """Play one game of the AEC env with ``choose(observation) -> action`` in every seat; the number of moves."""
     env = jericho_env.make(game)
-    env.reset(seed=4)
+    env.reset(seed=seed)
     moves = 0
     for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
             continue
-        a, g = ppo.act(obs), greedy.act(obs)  # same seed: the same random tie-breaks
-        assert a == g
-        env.step(a)
+        env.step(choose(obs))
         moves += 1
-    assert moves > 5
+    return moves
 
 
 def test_prior_weight_is_a_trained_parameter(tmp_path: Path) -> None:
@@ -160,21 +170,15 @@ def test_untrained_greedy_scores_policy_plays_a_greedy_best_move(tmp_path: Path)
     path = _fresh_model("grid", tmp_path, "greedy-scores", weight=50.0)
     ppo = agents.make("ppo", "grid", path=str(path))
     greedy = agents.make("greedy", "grid")
-    env = jericho_env.make("grid")
-    env.reset(seed=2)
-    moves = 0
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+
+    def choose(obs: dict[str, np.ndarray]) -> int:
         legal = np.flatnonzero(obs["action_mask"])
         values = dict(greedy.action_values(obs, legal)) if len(legal) > 1 else {int(legal[0]): 0.0}
         a = ppo.act(obs)
         assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
-        env.step(a)
-        moves += 1
-    assert moves > 5
+        return a
+
+    assert _play_all_seats("grid", 2, choose) > 5
 
 
 def test_greedy_scores_is_for_grid_only(capsys: pytest.CaptureFixture[str]) -> None:
