@@ -256,10 +256,9 @@ class GreedyAgent(BaseAgent):
         out = np.zeros(self.pass_action + 1, dtype=np.float32)
         legal = self.legal(observation)
         values = self.action_values(observation, legal) if len(legal) > 1 else [(int(legal[0]), 0.0)]
-        if values:
-            acts = np.array([a for a, _ in values])
-            v = np.array([x for _, x in values])
-            out[acts] = np.exp(v - v.max())
+        acts = np.array([a for a, _ in values])  # never empty: a turn with a choice has a placement
+        v = np.array([x for _, x in values])
+        out[acts] = np.exp(v - v.max())
         return out
 
     def evaluate_capture(

@@ -364,7 +364,7 @@ class GridConvPolicy(_LogitsPolicy):
 
     Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
     and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits. With
-    ``prior`` (``agents.prior``) the observation carries one more float, the prior agent's move.
+    ``prior`` (``agents.prior``) the observation carries the prior's hint (``agents.prior.hint_size`` floats).
     """
 
     def __init__(

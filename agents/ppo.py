@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.prior import hint_for, hint_size, make_prior_agent, with_hint
+from agents.prior import Prior, with_hint
 
 
 def load_model(path: str | Path) -> Any:
@@ -62,11 +62,11 @@ class PPOAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         size = make_rules(game_id, **game_options).info.observation_size
-        self.prior: Any = None
-        self.prior_name: str = getattr(model.policy, "prior", None) or "none"
-        if self.prior_name != "none":
-            self.prior = make_prior_agent(self.prior_name, game_id, seed=seed, **game_options)
-            size += hint_size(self.prior_name, int(model.action_space.n))
+        self.prior: Prior | None = None
+        prior_name = getattr(model.policy, "prior", None) or "none"
+        if prior_name != "none":
+            self.prior = Prior(prior_name, game_id, int(model.action_space.n), seed=seed, **game_options)
+            size += self.prior.size
         expected = model.observation_space.shape
         if expected != (size,):
             raise ValueError(
@@ -78,6 +78,11 @@ class PPOAgent(BaseAgent):
         self._torch = torch
         self.policy = model.policy
         self.policy.set_training_mode(False)
+
+    @property
+    def prior_name(self) -> str:
+        """The prior the policy was trained with (``agents.prior``), or "none"."""
+        return "none" if self.prior is None else self.prior.name
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the agent (and its prior)."""
@@ -93,7 +98,7 @@ class PPOAgent(BaseAgent):
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         x = observation["observation"]
         if self.prior is not None:
-            x = with_hint(x, hint_for(self.prior_name, self.prior, observation, len(mask)))
+            x = with_hint(x, self.prior.hint(observation))
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
             # get_distribution is the policy's own forward pass (MLP or agents.networks.GridConvPolicy)

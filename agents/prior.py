@@ -53,18 +53,28 @@ def hint_size(prior: str | None, num_actions: int) -> int:
     return num_actions if prior == "greedy-scores" else 1
 
 
-def make_prior_agent(prior: str, game_id: str, seed: int | None = None, **game_options: Any) -> Any:
-    """The baseline agent that computes the prior's hint."""
-    import agents
+class Prior:
+    """A prior's baseline agent and the hint floats it gives for an observation."""
 
-    return agents.make(PRIOR_AGENTS[check_prior(prior, game_id)], game_id, seed=seed, **game_options)
+    def __init__(self, name: str, game_id: str, num_actions: int, seed: int | None = None, **game_options: Any):
+        import agents
 
+        if check_prior(name, game_id) == "none":
+            raise ValueError("a prior (e.g. PriorHintEnv) needs a prior agent, not 'none'")
+        self.name = name
+        self.num_actions = num_actions
+        self.size = hint_size(name, num_actions)
+        self.agent: Any = agents.make(PRIOR_AGENTS[name], game_id, seed=seed, **game_options)
 
-def hint_for(prior: str, agent: Any, observation: dict[str, np.ndarray], num_actions: int) -> np.ndarray:
-    """The hint floats of ``observation``: the agent's move (encoded) or its score of every action."""
-    if prior == "greedy-scores":
-        return np.asarray(agent.scores(observation), dtype=np.float32)
-    return np.array([encode_hint(agent.act(observation), num_actions)], dtype=np.float32)
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the baseline agent (its random tie-breaks)."""
+        self.agent.reset(seed)
+
+    def hint(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The hint floats: the agent's move (encoded) or its score of every action."""
+        if self.name == "greedy-scores":
+            return np.asarray(self.agent.scores(observation), dtype=np.float32)
+        return np.array([encode_hint(self.agent.act(observation), self.num_actions)], dtype=np.float32)
 
 
 def encode_hint(action: int, num_actions: int) -> float:
@@ -91,27 +101,22 @@ class PriorHintEnv(gym.Wrapper):
 
     def __init__(self, env: gym.Env, prior: str, game_id: str, **game_options: Any) -> None:
         super().__init__(env)
-        if check_prior(prior, game_id) == "none":
-            raise ValueError("PriorHintEnv needs a prior agent, not 'none'")
-        self.prior = prior
-        self.prior_agent = make_prior_agent(prior, game_id, **game_options)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Box) and space.shape is not None
         assert isinstance(env.action_space, gym.spaces.Discrete)
-        self.num_actions = int(env.action_space.n)
-        self.hint_size = hint_size(prior, self.num_actions)
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + self.hint_size,), dtype=np.float32)
+        self.prior = Prior(prior, game_id, int(env.action_space.n), **game_options)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + self.prior.size,), dtype=np.float32)
 
     def _hinted(self, observation: np.ndarray, done: bool) -> np.ndarray:
         mask = self.action_masks()
         if done or not mask.any():
-            return with_hint(observation, np.zeros(self.hint_size, dtype=np.float32))
+            return with_hint(observation, np.zeros(self.prior.size, dtype=np.float32))
         view = {"observation": observation, "action_mask": mask.astype(np.int8)}
-        return with_hint(observation, hint_for(self.prior, self.prior_agent, view, self.num_actions))
+        return with_hint(observation, self.prior.hint(view))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         observation, info = self.env.reset(seed=seed, options=options)
-        self.prior_agent.reset(None if seed is None else seed + 7919)
+        self.prior.reset(None if seed is None else seed + 7919)
         return self._hinted(observation, False), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

@@ -8,6 +8,7 @@ import pytest
 import agents
 import jericho_env
 from experiments.tournament import AgentSpec, run_games, tabulate
+from tests.helpers import play_out
 
 
 def test_unknown_agent_lists_the_known_ones() -> None:
@@ -37,18 +38,16 @@ def test_agents_follow_the_protocol() -> None:
 def test_agents_never_pick_a_masked_action(game: str, name: str) -> None:
     env = jericho_env.make(game)
     players = [agents.make(name, game, seed=i) for i in range(len(env.possible_agents))]
+
+    def choose(agent_id: str, obs: dict[str, np.ndarray]) -> int:
+        a = players[env.unwrapped.seat_of(agent_id)].act(obs)
+        assert isinstance(a, int) and obs["action_mask"][a] == 1
+        return a
+
     checked = 0
     for episode in range(25):
         env.reset(seed=episode)
-        for agent_id in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            a = players[env.unwrapped.seat_of(agent_id)].act(obs)
-            assert isinstance(a, int) and obs["action_mask"][a] == 1
-            env.step(a)
-            checked += 1
+        checked += play_out(env, choose)
     assert checked > 100
 
 

@@ -12,6 +12,7 @@ from agents.networks import GridConvNet, GridFeatures, WallsExtractor, WallsFeat
 from jericho_env.games.grid.state import BASE, POINTS
 from jericho_env.games.walls.state import LENGTH_AT, WALL_STRIDE
 from jericho_env.registry import make_rules
+from tests.helpers import play_out
 
 
 def test_grid_planes_match_greedys_arithmetic() -> None:
@@ -21,35 +22,35 @@ def test_grid_planes_match_greedys_arithmetic() -> None:
     greedy = agents.make("greedy", "grid", seed=0)
     env = jericho_env.make("grid")
     checked = 0
+
+    def check(_: str, obs: dict[str, np.ndarray]) -> int:
+        nonlocal checked
+        x = obs["observation"]
+        hand, table, unseen, _, _ = greedy.read(x)
+        f = planes(torch.as_tensor(x)[None])[0].numpy()
+        front = greedy.frontier(table)
+        for cell in range(21 * 21):
+            r, c = divmod(cell, 21)
+            if cell not in front:
+                assert not f[:, r, c].any(), "planes are zero off the frontier"
+                continue
+            points = 0
+            for q in greedy.nb[cell]:
+                card = table.get(q)
+                sides = greedy.nb[q]
+                if card is not None and card != BASE and len(sides) == 4 and sum(s in table for s in sides) == 3:
+                    points += POINTS[card]
+            allowed = greedy.allowed(table, cell)
+            assert f[0, r, c] * 30 == pytest.approx(points, abs=1e-4)
+            assert f[1, r, c] * unseen.bit_count() == pytest.approx((allowed & unseen).bit_count(), abs=1e-3)
+            mine = sum(1 for h in hand if allowed >> h & 1)
+            assert f[2, r, c] * 5 == pytest.approx(mine, abs=1e-4)
+            checked += 1
+        return greedy.act(obs)
+
     for seed in range(2):
         env.reset(seed=seed)
-        for _ in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            x = obs["observation"]
-            hand, table, unseen, _, _ = greedy.read(x)
-            f = planes(torch.as_tensor(x)[None])[0].numpy()
-            front = greedy.frontier(table)
-            for cell in range(21 * 21):
-                r, c = divmod(cell, 21)
-                if cell not in front:
-                    assert not f[:, r, c].any(), "planes are zero off the frontier"
-                    continue
-                points = 0
-                for q in greedy.nb[cell]:
-                    card = table.get(q)
-                    sides = greedy.nb[q]
-                    if card is not None and card != BASE and len(sides) == 4 and sum(s in table for s in sides) == 3:
-                        points += POINTS[card]
-                allowed = greedy.allowed(table, cell)
-                assert f[0, r, c] * 30 == pytest.approx(points, abs=1e-4)
-                assert f[1, r, c] * unseen.bit_count() == pytest.approx((allowed & unseen).bit_count(), abs=1e-3)
-                mine = sum(1 for h in hand if allowed >> h & 1)
-                assert f[2, r, c] * 5 == pytest.approx(mine, abs=1e-4)
-                checked += 1
-            env.step(greedy.act(obs))
+        play_out(env, check)
     assert checked > 1000
 
 
@@ -67,12 +68,8 @@ def test_walls_features_follow_the_walls(num_players: int) -> None:
     env = jericho_env.make("walls", num_players=num_players)
     env.reset(seed=num_players)
     rng = np.random.default_rng(0)
-    steps = 0
-    for name in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+
+    def check(name: str, obs: dict[str, np.ndarray]) -> int:
         seat = env.possible_agents.index(name)
         state = env.unwrapped.state
         order = [(seat + k) % num_players for k in range(num_players)]
@@ -83,10 +80,9 @@ def test_walls_features_follow_the_walls(num_players: int) -> None:
         assert (f[5:10] == (own > rival)).all()
         assert (f[10:15] == ((own == rival) & (own > 0))).all()
         assert np.allclose(f[15:20] + f[5:10] + f[10:15], 1.0)
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(rng.choice(legal)))
-        steps += 1
-    assert steps > 20
+        return int(rng.choice(np.flatnonzero(obs["action_mask"])))
+
+    assert play_out(env, check) > 20
 
 
 def test_walls_extractor_rejects_other_sizes() -> None:

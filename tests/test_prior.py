@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ import jericho_env
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
 from experiments import train
 from experiments.tournament import play_game
+from tests.helpers import play_out
 
 GAMES = ("grid", "walls", "castles")
 
@@ -87,27 +87,14 @@ def test_untrained_prior_policy_plays_greedys_moves(game: str, tmp_path: Path) -
     assert ppo.prior is not None and ppo.prior.name == "greedy"
     greedy = agents.make("greedy", game, seed=11)
 
-    def choose(obs: dict[str, np.ndarray]) -> int:
+    def choose(_: str, obs: dict[str, np.ndarray]) -> int:
         a, g = ppo.act(obs), greedy.act(obs)  # same seed: the same random tie-breaks
         assert a == g
         return a
 
-    assert _play_all_seats(game, 4, choose) > 5
-
-
-def _play_all_seats(game: str, seed: int, choose: Any) -> int:
-    """Play one game of the AEC env with ``choose(observation) -> action`` in every seat; the number of moves."""
     env = jericho_env.make(game)
-    env.reset(seed=seed)
-    moves = 0
-    for _ in env.agent_iter():
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        env.step(choose(obs))
-        moves += 1
-    return moves
+    env.reset(seed=4)
+    assert play_out(env, choose) > 5
 
 
 def test_prior_weight_is_a_trained_parameter(tmp_path: Path) -> None:
@@ -171,14 +158,16 @@ def test_untrained_greedy_scores_policy_plays_a_greedy_best_move(tmp_path: Path)
     ppo = agents.make("ppo", "grid", path=str(path))
     greedy = agents.make("greedy", "grid")
 
-    def choose(obs: dict[str, np.ndarray]) -> int:
+    def choose(_: str, obs: dict[str, np.ndarray]) -> int:
         legal = np.flatnonzero(obs["action_mask"])
         values = dict(greedy.action_values(obs, legal)) if len(legal) > 1 else {int(legal[0]): 0.0}
         a = ppo.act(obs)
         assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
         return a
 
-    assert _play_all_seats("grid", 2, choose) > 5
+    env = jericho_env.make("grid")
+    env.reset(seed=2)
+    assert play_out(env, choose) > 5
 
 
 def test_greedy_scores_is_for_grid_only(capsys: pytest.CaptureFixture[str]) -> None:
