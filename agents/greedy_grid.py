@@ -207,12 +207,17 @@ class GreedyAgent(BaseAgent):
         # equal choices are drawn at random: a fixed order (e.g. lowest action id) drifts the table one way
         return best if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
 
-    def action_values(self, observation: dict[str, np.ndarray], legal: Any) -> list[tuple[int, float]]:
+    def action_values(
+        self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool | None = None
+    ) -> list[tuple[int, float]]:
         """(action, score) of the legal actions that the heuristic weighs, in the order of ``legal``.
 
         In a chain "end" comes first, valued by the risk of the table left as it is; pass at the start of a
-        turn is weighed only with ``allow_pass`` (otherwise it is played only when nothing else is legal).
+        turn is weighed (first, valued by the risk of the table as it is) only with ``weigh_pass``, by
+        default ``allow_pass`` (otherwise greedy plays it only when nothing else is legal).
         """
+        if weigh_pass is None:
+            weigh_pass = self.allow_pass
         hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
         risk = self._risk_table(unseen, opp_hand)
         out: list[tuple[int, float]] = []
@@ -221,7 +226,7 @@ class GreedyAgent(BaseAgent):
         if in_chain:  # "end" is worth the risk of the table as it would be left now
             end = self.after_turn(table, True)
             out.append((self.pass_action, -self.risk_weight * self.danger(end, self.frontier(end), unseen, risk)))
-        elif self.allow_pass:
+        elif weigh_pass and self.pass_action in legal:
             base_danger = self.danger(table, self.frontier(table), unseen, risk)
             out.append((self.pass_action, -self.risk_weight * base_danger))
         cache: dict[int, float] = {}
@@ -250,12 +255,14 @@ class GreedyAgent(BaseAgent):
     def scores(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Per action, ``exp(score - best score)`` in (0, 1] for the actions the heuristic weighs, else 0.
 
-        1 marks greedy's choice (all of them on a tie); a move one point worse gets 0.37, three points worse
-        0.05. Used as the hint of ``--prior greedy-scores`` (``agents.prior``).
+        1 marks the best-scoring moves; a move one point worse gets 0.37, three points worse 0.05. Passing at
+        the start of a turn is scored too (as with ``allow_pass``: the risk of the table left as it is), so
+        the best move may be a pass where ``act`` would place a card. Used as the hint of ``--prior
+        greedy-scores`` (``agents.prior``).
         """
         out = np.zeros(self.pass_action + 1, dtype=np.float32)
         legal = self.legal(observation)
-        values = self.action_values(observation, legal) if len(legal) > 1 else [(int(legal[0]), 0.0)]
+        values = self.action_values(observation, legal, True) if len(legal) > 1 else [(int(legal[0]), 0.0)]
         acts = np.array([a for a, _ in values])  # never empty: a turn with a choice has a placement
         v = np.array([x for _, x in values])
         out[acts] = np.exp(v - v.max())

@@ -194,9 +194,17 @@ def against_baselines(
     options: dict[str, Any],
     out: str,
     quiet: bool,
+    untrained: str | None = None,
 ) -> dict[str, Any]:
-    """The tournament of random, greedy and the PPO checkpoint ``path`` (named ``label``), as ``evaluate``."""
+    """The tournament of random, greedy and the PPO checkpoint ``path`` (named ``label``), as ``evaluate``.
+
+    ``untrained``: the checkpoint training started from (with a prior or ``--init``), played as a fourth
+    agent named "untrained" so the table shows what training added to the starting policy. It comes last, so
+    the other pairs play the same games as without it.
+    """
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec(label, "ppo", {"path": path})]
+    if untrained is not None:
+        specs.append(AgentSpec("untrained", "ppo", {"path": untrained}))
     return evaluate(game_id, specs, deals, seed=seed, workers=workers, options=options, out=out, quiet=quiet)
 
 

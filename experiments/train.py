@@ -6,9 +6,11 @@ pool of random, greedy and frozen snapshots of the learner, a snapshot being add
 ``--snapshot-every`` steps. Every ``--eval-every`` steps the learner plays seat-swapped deals
 against greedy (mask-aware, through the tournament code). Checkpoints go to the run folder every
 ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER`` continues from the last one.
-At the end: a tournament of random, greedy and the trained agent, printed and saved. With
-``--prior greedy`` the policy starts from greedy's move and learns where to depart from it
-(``agents.prior``). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
+At the end: a tournament of random, greedy and the trained agent (with a prior or ``--init``, also the
+untrained starting policy, as "untrained"), printed and saved. With a prior
+(``--prior greedy`` or ``greedy-scores``; grid's default is ``greedy-scores``) the policy starts from
+greedy's judgement and learns where to depart from it (``agents.prior``). SB3's training statistics go
+to ``logs/progress.csv`` in the run folder.
 
 Examples:
     python -m experiments.train grid
@@ -44,13 +46,26 @@ DEFAULT_N_EPOCHS = {"grid": 2, "walls": 5, "castles": 5}
 # against 88.2%, vs greedy 75.2% against 57.2%); walls did worse at 1e-3 (80.4% against 85.0% vs random).
 DEFAULT_LEARNING_RATE = {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3}
 # Fixed opponents per game; naming an agent twice doubles its share of episodes. More greedy helped
-# castles (vs greedy 57% at 900k steps) and hurt grid against random (helper runs, README). Castles with the
-# linear schedule: random named twice scored 95.4% against random and 78.4% against greedy, once 94.6% and 77.0%.
-DEFAULT_POOL = {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"}
+# castles (vs greedy 57% at 900k steps). Castles with the linear schedule: random named twice scored 95.4% against
+# random and 78.4% against greedy, once 94.6% and 77.0%. Grid on its prior: passing at level scores wins against
+# greedy (which never passes by choice) but draws against random (whose pass ends the game); with random once
+# (pool random,greedy) PPO scored 94.3% against random and 63.2% against greedy, so random is named twice.
+DEFAULT_POOL = {
+    "grid": "random,random,greedy",
+    "walls": "random,greedy,greedy",
+    "castles": "random,random,greedy,greedy",
+}
 GRID_POLICIES = ("grid-conv", "grid-features")  # agents.networks.GridConvPolicy, without / with GridFeatures
 # Learning-rate schedule: castles scored better with the rate falling linearly to 0 over the budget (900k steps:
 # vs random 94.6% against 93.0%, vs greedy 77.0% against 75.2%); grid and walls were not tried with it.
 DEFAULT_LR_SCHEDULE = {"grid": "constant", "walls": "constant", "castles": "linear"}
+# Residual prior (agents.prior): grid starts from greedy's score of every move, passing included. From scratch
+# grid stayed far below greedy (3.1% with grid-conv, 5.5% with grid-features); on the prior it beat greedy
+# (README). Walls on the greedy prior only held greedy's level (24.8% alone against three, 25% even), and
+# castles beats greedy without one.
+DEFAULT_PRIOR = {"grid": "greedy-scores", "walls": "none", "castles": "none"}
+# The network behind "--policy auto": grid's convolutional body plus GridFeatures planes, else SB3's MLP.
+DEFAULT_POLICY = {"grid": "grid-features", "walls": "mlp", "castles": "mlp"}
 LR_SCHEDULES = ("constant", "linear")
 POLICIES = ("auto", "mlp", *GRID_POLICIES, "walls-mlp")
 
@@ -64,7 +79,7 @@ class TrainConfig:
     seed: int = 0  # seeds torch, numpy, the envs, the opponents and the final tournament
     n_envs: int = 4  # parallel envs feeding PPO
     vec: str = "dummy"  # "dummy" (in-process) or "subproc" (one process per env)
-    policy: str = "auto"  # "mlp", "grid-conv" (agents.networks.GridConvPolicy) or "auto": grid-conv for grid, else mlp
+    policy: str = "auto"  # "mlp", "grid-conv", "grid-features", "walls-mlp" or "auto" (DEFAULT_POLICY)
     net: str = "256,128"  # mlp hidden layers: the first is shared by policy and value heads, the rest are per head
     learning_rate: float = 0.0  # 0: the game's default (DEFAULT_LEARNING_RATE)
     # "constant", or "linear": from the learning rate down to 0 at the end of the budget; "": DEFAULT_LR_SCHEDULE
@@ -75,9 +90,9 @@ class TrainConfig:
     gamma: float = 0.997  # rewards come only at the end of a game
     gae_lambda: float = 0.95
     ent_coef: float = 0.01
-    # "greedy": residual on greedy's move (agents.prior). "none" (from scratch) everywhere by default: starting
-    # from greedy kept greedy's strength but did not improve on it (README).
-    prior: str = "none"
+    # "greedy": residual on greedy's move, "greedy-scores" on greedy's score of every move (agents.prior),
+    # "none": from scratch; "" = the game's default (DEFAULT_PRIOR)
+    prior: str = ""
     prior_weight: float = 5.0  # initial logit bonus of the prior's move (trained with the rest)
     init: str = ""  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
     pool: str = ""  # fixed opponents (agent names, comma-separated; "" = DEFAULT_POOL); snapshots join them
@@ -111,8 +126,8 @@ class TrainConfig:
         return rate
 
     def prior_name(self) -> str:
-        """The prior agent's name, or "none" (also for run folders written when "" meant the default)."""
-        return self.prior or "none"
+        """The prior's name (agents.prior.PRIORS), "none" for none; "" resolves to the game's DEFAULT_PRIOR."""
+        return self.prior or DEFAULT_PRIOR[self.game]
 
 
 class LazyPPOOpponent:
@@ -157,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=POLICIES,
         default=d.policy,
         help="network: mlp, grid-conv (convolutional, grid only), grid-features (grid-conv plus capture and fit "
-        "planes), walls-mlp (mlp plus majority features, walls only) or auto (grid-conv for grid, else mlp)",
+        f"planes), walls-mlp (mlp plus majority features, walls only) or auto (default per game: {DEFAULT_POLICY})",
     )
     p.add_argument(
         "--net", default=d.net, help="mlp hidden layer sizes, the first shared by both heads (default 256,128)"
@@ -186,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=PRIORS,
         default=d.prior,
         help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid): from "
-        "greedy's score of every move; default none",
+        f"greedy's score of every move, passing included; none: from scratch (default per game: {DEFAULT_PRIOR})",
     )
     p.add_argument(
         "--prior-weight", type=float, default=d.prior_weight, help="initial logit bonus of the prior's move (default 5)"
@@ -214,11 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_policy(policy: str, game: str) -> str:
-    """``"auto"`` -> ``"grid-conv"`` for grid, ``"mlp"`` otherwise; a clear error for grid-conv on another game."""
+    """``"auto"`` -> the game's ``DEFAULT_POLICY``; a clear error for a policy made for another game."""
     if policy not in POLICIES:
         raise ValueError(f"--policy takes one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "auto":
-        return "grid-conv" if game == "grid" else "mlp"
+        return DEFAULT_POLICY[game]
     if policy in GRID_POLICIES and game != "grid":
         raise ValueError(f"--policy {policy} is for grid only, not {game!r}")
     if policy == "walls-mlp" and game != "walls":
@@ -402,6 +417,8 @@ class Trainer:
             )
         if cfg.init and not resume:
             start_from(model, cfg.init)
+        if not resume and (cfg.init or cfg.prior_name() != "none"):
+            model.save(str(self.ckpt_dir / "initial.zip"))  # the starting policy joins the final tournament
         model.set_logger(self.make_logger(done_steps))
         remaining = cfg.budget() - done_steps
         t0 = time.perf_counter()
@@ -523,7 +540,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
     resolve_policy(args.policy, game)
-    check_prior(args.prior, game)
+    check_prior(args.prior or DEFAULT_PRIOR[game], game)
     if args.pool:
         parse_pool(args.pool)
     if args.init:
@@ -535,6 +552,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default
     given.update(learning_rate=args.learning_rate or 0.0)  # 0: the game's default
     given.update(lr_schedule=args.lr_schedule or DEFAULT_LR_SCHEDULE[game])  # written out in config.json
+    given.update(prior=args.prior or DEFAULT_PRIOR[game])
     cfg = TrainConfig(**given)
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
@@ -567,8 +585,18 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
     t0 = time.perf_counter()
     final = Trainer(cfg, folder, quiet).run(resume=bool(resume))
     out_dir = str(folder / "tournament")
+    initial = folder / "checkpoints" / "initial.zip"  # with a prior or --init: what PPO started from
     summary = against_baselines(
-        cfg.game, "ppo", str(final), cfg.final_deals, cfg.seed, cfg.workers, cfg.options, out_dir, quiet
+        cfg.game,
+        "ppo",
+        str(final),
+        cfg.final_deals,
+        cfg.seed,
+        cfg.workers,
+        cfg.options,
+        out_dir,
+        quiet,
+        untrained=str(initial) if initial.is_file() else None,
     )
     wall = time.perf_counter() - t0
     from experiments.report import learning_curves

@@ -139,28 +139,55 @@ def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
     assert env.observation_space.shape == (base + n,)
     greedy = agents.make("greedy", "grid")
     obs, _ = env.reset(seed=5)
-    done, steps = False, 0
+    done, steps, passes = False, 0, 0
     while not done:
         mask = env.action_masks()
         scores = obs[-n:]
         assert obs.dtype == np.float32 and scores.max() == pytest.approx(1.0) and scores.min() >= 0.0
         assert not scores[~mask].any(), "only legal moves are scored"
         top = set(np.flatnonzero(scores >= 1.0 - 1e-6).tolist())
-        assert greedy.act({"observation": obs[:-n], "action_mask": mask.astype(np.int8)}) in top
-        obs, _, term, trunc, _ = env.step(int(next(iter(top))))
+        view = {"observation": obs[:-n], "action_mask": mask.astype(np.int8)}
+        legal = np.flatnonzero(mask)
+        if len(legal) > 1:
+            values = dict(greedy.action_values(view, legal, weigh_pass=True))
+            best = max(values.values())
+            assert top == {a for a, v in values.items() if v > best - 1e-6}, "1 marks the best-scoring moves"
+            assert scores[n - 1] > 0 or not mask[n - 1], "pass / end is scored whenever it is legal"
+            assert scores[greedy.act(view)] > 0, "greedy's own move is scored"
+        action = min(top)  # a pass (the last action) only when it is the sole best move
+        passes += action == n - 1
+        obs, _, term, trunc, _ = env.step(action)
         done = term or trunc
         steps += 1
-    assert steps > 5 and not obs[-n:].any()
+    assert steps > 5 and passes > 0 and not obs[-n:].any()
 
 
-def test_untrained_greedy_scores_policy_plays_a_greedy_best_move(tmp_path: Path) -> None:
+def test_greedy_scores_pass_on_the_opening_table() -> None:
+    """With only the base on the table no placement scores above passing (the placements' tie-breaks cost)."""
+    env = PriorHintEnv(jericho_env.single_agent("grid", seat=0), "greedy-scores", "grid")
+    n = env.action_space.n
+    layout = jericho_env.make_rules("grid").layout
+    first = 0
+    for seed in range(8):
+        obs, _ = env.reset(seed=seed)
+        if layout.view(obs[:-n], "table_occupied").sum() == 1:  # the learner moves first: only the base is down
+            first += 1
+            scores = obs[-n:]
+            assert scores[-1] == 1.0 and scores[:-1].max() < 1.0, "passing is the one best move"
+            assert scores[:-1].max() > 0.9, "placements beside the base cost only their tie-breaks"
+    assert first > 0
+
+
+def test_untrained_greedy_scores_policy_plays_a_best_move_by_greedys_scores(tmp_path: Path) -> None:
     path = _fresh_model("grid", tmp_path, "greedy-scores", weight=50.0)
     ppo = agents.make("ppo", "grid", path=str(path))
     greedy = agents.make("greedy", "grid")
 
-    def choose(_: str, obs: dict[str, np.ndarray]) -> int:
+    def choose(agent_id: str, obs: dict[str, np.ndarray]) -> int:
+        if agent_id != env.possible_agents[0]:  # greedy plays the other seat (two untrained agents both pass)
+            return greedy.act(obs)
         legal = np.flatnonzero(obs["action_mask"])
-        values = dict(greedy.action_values(obs, legal)) if len(legal) > 1 else {int(legal[0]): 0.0}
+        values = dict(greedy.action_values(obs, legal, weigh_pass=True)) if len(legal) > 1 else {int(legal[0]): 0.0}
         a = ppo.act(obs)
         assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
         return a
@@ -185,7 +212,9 @@ def test_tiny_greedy_scores_training_run_plays(tmp_path: Path, capsys: pytest.Ca
     argv += ["--snapshot-every", "128", "--eval-every", "256", "--eval-deals", "1", "--final-deals", "1"]
     argv += ["--workers", "1", "--quiet"]
     assert train.main(argv) == 0
-    assert "## grid: final table" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "## grid: final table" in printed and "| **untrained** |" in printed, "the starting policy is in the table"
     ppo = agents.make("ppo", "grid", path=str(out / "final.zip"))
     assert ppo.prior_name == "greedy-scores"
+    assert agents.make("ppo", "grid", path=str(out / "checkpoints" / "initial.zip")).prior_name == "greedy-scores"
     play_game(jericho_env.make("grid").unwrapped, [ppo, ppo], 1, [1, 1])

@@ -47,6 +47,8 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert train.main([game, "--out", str(out), *TINY]) == 0
     printed = capsys.readouterr().out
     assert f"## {game}: final table" in printed and "ppo" in printed
+    # grid trains on a prior by default, so its untrained starting policy plays in the table too
+    assert ("| **untrained** |" in printed) == (game == "grid")
     for name in (
         "final.zip",
         "config.json",
@@ -70,6 +72,20 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     # PPO's statistics: the first session's file is kept, the resumed one writes anew
     assert "time/total_timesteps" in (out / "logs" / "progress.csv").read_text().splitlines()[0]
     assert list((out / "logs").glob("progress.until-*.csv"))
+
+
+@pytest.mark.parametrize(
+    ("game", "prior", "policy"),
+    [("grid", "greedy-scores", "grid-features"), ("walls", "none", "mlp"), ("castles", "none", "mlp")],
+)
+def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, policy: str) -> None:
+    parser = train.build_parser()
+    cfg = train.config_from_args(parser.parse_args([game]), game)
+    assert cfg.prior == prior, "config.json records the resolved prior"
+    assert train.TrainConfig(game).prior_name() == prior
+    assert train.resolve_policy(cfg.policy, game) == policy
+    cfg = train.config_from_args(parser.parse_args([game, "--prior", "none", "--policy", "mlp"]), game)
+    assert cfg.prior_name() == "none" and train.resolve_policy(cfg.policy, game) == "mlp"
 
 
 def test_train_help() -> None:
