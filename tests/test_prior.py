@@ -138,8 +138,9 @@ def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
     base = jericho_env.single_agent("grid").observation_space.shape[0]
     assert env.observation_space.shape == (base + n,)
     greedy = agents.make("greedy", "grid")
+    layout = jericho_env.make_rules("grid").layout
     obs, _ = env.reset(seed=5)
-    done, steps, passes = False, 0, 0
+    done, steps, passes, levels, differs = False, 0, 0, 0, 0
     while not done:
         mask = env.action_masks()
         scores = obs[-n:]
@@ -149,21 +150,29 @@ def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
         view = {"observation": obs[:-n], "action_mask": mask.astype(np.int8)}
         legal = np.flatnonzero(mask)
         if len(legal) > 1:
-            values = dict(greedy.action_values(view, legal, weigh_pass=True))
+            differ = greedy.points_differ(view)
+            values = dict(greedy.action_values(view, legal, weigh_pass=differ))
             best = max(values.values())
             assert top == {a for a, v in values.items() if v > best - 1e-6}, "1 marks the best-scoring moves"
-            assert scores[n - 1] > 0 or not mask[n - 1], "pass / end is scored whenever it is legal"
+            in_chain = layout.view(view["observation"], "in_chain")[0] > 0.5
+            if in_chain or differ:
+                assert scores[n - 1] > 0, "end, and pass when the points differ, are scored"
+            else:
+                assert scores[n - 1] == 0, "no pass at level points (an answering pass would end in a draw)"
+            levels += not differ
+            differs += differ and not in_chain
             assert scores[greedy.act(view)] > 0, "greedy's own move is scored"
         action = min(top)  # a pass (the last action) only when it is the sole best move
         passes += action == n - 1
         obs, _, term, trunc, _ = env.step(action)
         done = term or trunc
         steps += 1
-    assert steps > 5 and passes > 0 and not obs[-n:].any()
+    assert steps > 5 and passes > 0 and levels > 0 and differs > 0 and not obs[-n:].any()
 
 
-def test_greedy_scores_pass_on_the_opening_table() -> None:
-    """With only the base on the table no placement scores above passing (the placements' tie-breaks cost)."""
+def test_greedy_scores_no_pass_at_level_points() -> None:
+    """On the opening table (0 points each) the pass, which would beat every placement's tie-break cost, is not
+    scored: the best move is a placement. The same table with our points ahead scores the pass best."""
     env = PriorHintEnv(jericho_env.single_agent("grid", seat=0), "greedy-scores", "grid")
     n = env.action_space.n
     layout = jericho_env.make_rules("grid").layout
@@ -173,7 +182,12 @@ def test_greedy_scores_pass_on_the_opening_table() -> None:
         if layout.view(obs[:-n], "table_occupied").sum() == 1:  # the learner moves first: only the base is down
             first += 1
             scores = obs[-n:]
-            assert scores[-1] == 1.0 and scores[:-1].max() < 1.0, "passing is the one best move"
+            assert scores[-1] == 0.0 and scores[:-1].max() == 1.0, "level points: a placement, not a pass"
+            ahead = obs[:-n].copy()
+            layout.view(ahead, "own_score")[:] = 10 / 340
+            view = {"observation": ahead, "action_mask": env.action_masks().astype(np.int8)}
+            scores = env.prior.agent.scores(view)
+            assert scores[-1] == 1.0 and scores[:-1].max() < 1.0, "ahead: passing is the one best move"
             assert scores[:-1].max() > 0.9, "placements beside the base cost only their tie-breaks"
     assert first > 0
 
@@ -187,7 +201,10 @@ def test_untrained_greedy_scores_policy_plays_a_best_move_by_greedys_scores(tmp_
         if agent_id != env.possible_agents[0]:  # greedy plays the other seat (two untrained agents both pass)
             return greedy.act(obs)
         legal = np.flatnonzero(obs["action_mask"])
-        values = dict(greedy.action_values(obs, legal, weigh_pass=True)) if len(legal) > 1 else {int(legal[0]): 0.0}
+        if len(legal) > 1:
+            values = dict(greedy.action_values(obs, legal, weigh_pass=greedy.points_differ(obs)))
+        else:
+            values = {int(legal[0]): 0.0}
         a = ppo.act(obs)
         assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
         return a
