@@ -23,6 +23,7 @@ Measured on this machine (seat-swapped deals, win rate with 95% Wilson interval)
   and 0.3 (a copy of the agent against itself scored 52.8% [48.8, 56.7] in the same harness).
 * Not adopted: passing when every placement scores below passing (``allow_pass``) won 57.4% and
   56.4% against the final agent over 600 games each, but the issue asks greedy to pass only when forced.
+  ``scores`` (the hint of PPO's grid prior) weighs that pass where the points differ: see its docstring.
 * Breaking exact ties by action id drifted the table upward (the cell order): on a 41x41 window a
   21 window cut off a legal placement in 26 of 50 greedy games. Random ties plus the lean to the base
   give a reach of at most 9 cells in 3,000 games (see the grid page).
