@@ -38,7 +38,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from jericho_env.core.cards import NUM_CARDS
-from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS, TOTAL_POINTS, Board
+from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS, Board
 
 _Table = dict[int, int]  # cell -> card (or BASE) for every occupied cell
 
@@ -280,8 +280,7 @@ class GreedyAgent(BaseAgent):
     def points_differ(self, observation: dict[str, np.ndarray]) -> bool:
         """Whether the two players' captured points differ (``scores`` weighs a pass only then)."""
         obs = observation["observation"]
-        own, opp = (round(float(obs[i]) * TOTAL_POINTS) for i in self._scores)
-        return own != opp
+        return bool(obs[self._scores[0]] != obs[self._scores[1]])  # both are points / TOTAL_POINTS
 
     def evaluate_capture(
         self, table: _Table, card: int, cell: int, captured: list[int], mine: int, unseen: int, risk: list[float]

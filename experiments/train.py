@@ -538,7 +538,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """A TrainConfig from parsed arguments."""
     parse_net(args.net)
     resolve_policy(args.policy, game)
-    check_prior(args.prior or DEFAULT_PRIOR[game], game)
+    prior = check_prior(args.prior or DEFAULT_PRIOR[game], game)  # "": the game's default
     if args.pool:
         parse_pool(args.pool)
     if args.init:
@@ -550,7 +550,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     given.update(timesteps=args.timesteps or 0, n_epochs=args.n_epochs or 0)  # 0: the game's default
     given.update(learning_rate=args.learning_rate or 0.0)  # 0: the game's default
     given.update(lr_schedule=args.lr_schedule or DEFAULT_LR_SCHEDULE[game])  # written out in config.json
-    given.update(prior=args.prior or DEFAULT_PRIOR[game])
+    given.update(prior=prior)  # written out resolved in config.json
     cfg = TrainConfig(**given)
     make_rules(game, **cfg.options)  # bad options fail now
     return cfg
