@@ -99,13 +99,40 @@ class GreedyAgent(BaseAgent):
         legal = self.legal(observation).tolist()
         if len(legal) == 1:
             return int(legal[0])
+        best_score, best = -1e18, legal[0]
+        for act, score in self.action_values(observation, legal):
+            if score > best_score + 1e-9:  # ties go to the first legal action
+                best_score, best = score, act
+        return int(best)
+
+    def action_values(self, observation: dict[str, np.ndarray], legal: Any) -> list[tuple[int, float]]:
+        """(action, score) of every action in ``legal``, in its order; ``act`` plays the first best one.
+
+        In play the score is the cards this seat would hold if a scoring came after the move (the module's
+        heuristic). For the first wall card it is minus the move's rank in greedy's order (colour with the
+        most value in hand first, then the lowest card), so the order, not the size of the gaps, counts there.
+        """
+        legal = [int(a) for a in legal]
         raw = self._raw(observation["observation"])
         phase = int(raw[self.sl["phase"]].argmax())
         if phase == 0:
             return self._opening_wall(raw, legal)
         return self._evaluate(raw, legal, phase)
 
-    def _opening_wall(self, raw: np.ndarray, legal: list[int]) -> int:
+    def scores(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """Per action, ``exp(score - best score)`` in (0, 1] for the legal actions, else 0 (1: the best moves).
+
+        A move that leaves this seat one expected card worse off than the best gets 0.37, two cards 0.14.
+        The hint of ``--prior greedy-scores`` (``agents.prior``).
+        """
+        out = np.zeros(len(observation["action_mask"]), dtype=np.float32)
+        legal = self.legal(observation)
+        values = self.action_values(observation, legal) if len(legal) > 1 else [(int(legal[0]), 0.0)]
+        v = np.array([x for _, x in values])
+        out[[a for a, _ in values]] = np.exp(v - v.max())
+        return out
+
+    def _opening_wall(self, raw: np.ndarray, legal: list[int]) -> list[tuple[int, float]]:
         """First wall card: the lowest card of the colour with the most value in hand (high cards are kept)."""
         hand = raw[self.sl["hand"]][:25].reshape(5, 5)
         colour_value = (hand * np.array(VALUES)).sum(axis=1).tolist()
@@ -114,10 +141,12 @@ class GreedyAgent(BaseAgent):
             c, v = divmod(act, 5)
             return (colour_value[c], -v)
 
-        return max(legal, key=key)
+        order = sorted({key(a) for a in legal}, reverse=True)
+        rank = {k: i for i, k in enumerate(order)}
+        return [(a, -float(rank[key(a)])) for a in legal]
 
-    def _evaluate(self, raw: np.ndarray, legal: list[int], phase: int) -> int:
-        """Score every legal move by simulating it on the observed walls and supply; the best wins."""
+    def _evaluate(self, raw: np.ndarray, legal: list[int], phase: int) -> list[tuple[int, float]]:
+        """Score every legal move by simulating it on the observed walls and supply."""
         n = self.n
         sl = self.sl
         walls = raw[sl["walls"]].reshape(n, 5, 7)
@@ -153,7 +182,7 @@ class GreedyAgent(BaseAgent):
         totals = [won[k] + sum(contrib[c][k] for c in range(5)) for k in range(n)]
         rival = self.rival_weight
 
-        best_score, best = -1e18, legal[0]
+        out: list[tuple[int, float]] = []
         for act in legal:
             extra = 0.0
             if act < TRUMPET_BASE:
@@ -178,10 +207,8 @@ class GreedyAgent(BaseAgent):
             else:
                 old = contrib[c]
                 tot = [totals[k] - old[k] + new[k] for k in range(n)]
-            score = tot[0] - rival * max(tot[1:]) + extra
-            if score > best_score + 1e-9:
-                best_score, best = score, act
-        return int(best)
+            out.append((act, tot[0] - rival * max(tot[1:]) + extra))
+        return out
 
     def _colour_value(self, counts: list[list[int]], supply: float) -> list[float]:
         """Each seat's cards from one colour if it scored now: longest wall(s) share the supply, plus 1s in walls."""

@@ -8,7 +8,7 @@ greedy (its most probable action is greedy's) and PPO learns where to depart fro
 own logits must outgrow the bonus before the agent plays something else. The weight itself is
 trained too, so the learner may lean on the hint less as it improves.
 
-``--prior greedy-scores`` (grid, its default in ``experiments.train``) hints every action instead: the
+``--prior greedy-scores`` (grid and walls, their default in ``experiments.train``) hints every action instead: the
 observation gets one float per action, ``exp(score - best score)`` of greedy's own scoring (1 for the
 best-scoring move, 0.37 for a move one point worse, 0 for moves it does not weigh), and the policy adds
 ``prior_weight`` times it to the logits. Passing at the start of a turn is scored too when the points
@@ -36,8 +36,8 @@ import numpy as np
 PRIORS = ("none", "greedy", "greedy-scores")
 # the baseline agent behind each prior
 PRIOR_AGENTS = {"greedy": "greedy", "greedy-scores": "greedy"}
-# "greedy-scores" needs an agent with a scores(observation) method (agents.greedy_grid.GreedyAgent)
-SCORE_GAMES = ("grid",)
+# "greedy-scores" needs an agent with a scores(observation) method (agents.greedy_grid / greedy_walls)
+SCORE_GAMES = ("grid", "walls")
 
 
 def check_prior(prior: str, game_id: str | None = None) -> str:

@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior",
         choices=PRIORS,
         default=d.prior,
-        help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid): from "
+        help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid, walls): from "
         f"greedy's score of every move, passing included; none: from scratch (default per game: {DEFAULT_PRIOR})",
     )
     p.add_argument(

@@ -214,12 +214,12 @@ def test_untrained_greedy_scores_policy_plays_a_best_move_by_greedys_scores(tmp_
     assert play_out(env, choose) > 5
 
 
-def test_greedy_scores_is_for_grid_only(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(ValueError, match="greedy-scores is for grid only"):
+def test_greedy_scores_is_for_grid_and_walls_only(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="greedy-scores is for grid, walls only"):
         PriorHintEnv(jericho_env.single_agent("castles"), "greedy-scores", "castles")
     with pytest.raises(SystemExit) as e:
-        train.main(["walls", "--prior", "greedy-scores"])
-    assert e.value.code == 2 and "--prior greedy-scores is for grid only, not 'walls'" in capsys.readouterr().err
+        train.main(["castles", "--prior", "greedy-scores"])
+    assert e.value.code == 2 and "--prior greedy-scores is for grid, walls only, not 'castles'" in capsys.readouterr().err
 
 
 @pytest.mark.slow
