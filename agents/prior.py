@@ -11,11 +11,12 @@ trained too, so the learner may lean on the hint less as it improves.
 ``--prior greedy-scores`` (grid and walls, their default in ``experiments.train``) hints every action instead: the
 observation gets one float per action, ``exp(score - best score)`` of greedy's own scoring (1 for the
 best-scoring move, 0.37 for a move one point worse, 0 for moves it does not weigh), and the policy adds
-``prior_weight`` times it to the logits. Passing at the start of a turn is scored too when the points
-differ, by the risk of the table left as it is (``GreedyAgent.scores``), although greedy itself passes
-only when it must: so the untrained policy plays greedy's move, or passes where no placement beats
-passing, and its other samples fall on near-best moves rather than on any legal move, so the departures
-PPO tries are the plausible ones.
+``prior_weight`` times it to the logits, so the untrained policy plays a best move by greedy's scoring and
+its other samples fall on near-best moves rather than on any legal move: the departures PPO tries are the
+plausible ones. In grid a pass at the start of a turn is scored too when the points differ, by the risk
+of the table left as it is (``agents.greedy_grid.GreedyAgent.scores``), although greedy itself passes only
+when it must. In walls the score is the cards the seat would hold if a scoring came after the move
+(``agents.greedy_walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
 
 The hint is computed outside the network (the greedy agents are Python code reading the
 observation), by ``PriorHintEnv`` around the single-agent view during training and by

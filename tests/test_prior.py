@@ -214,6 +214,50 @@ def test_untrained_greedy_scores_policy_plays_a_best_move_by_greedys_scores(tmp_
     assert play_out(env, choose) > 5
 
 
+def test_walls_greedy_scores_follow_greedys_own_simulation() -> None:
+    """Walls: every legal action is scored, exp(value - best) of greedy's ``action_values``; greedy's move gets 1."""
+    greedy = agents.make("greedy", "walls")
+    env = jericho_env.make("walls")
+    env.reset(seed=4)
+    checked = 0
+    seen: set[int] = set()
+    for agent_id in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        scores = greedy.scores(obs)
+        assert set(np.flatnonzero(scores)) == set(legal.tolist()), "exactly the legal actions are scored"
+        assert scores[greedy.act(obs)] == 1.0
+        if len(legal) > 1:
+            values = dict(greedy.action_values(obs, legal))
+            best = max(values.values())
+            for a, v in values.items():
+                assert scores[a] == pytest.approx(np.exp(v - best), rel=1e-5)
+            checked += 1
+            seen.add(int(obs["observation"][greedy.sl["phase"]].argmax()))
+        env.step(int(legal[(checked * 7) % len(legal)]))  # not always greedy's move: varied positions
+
+    assert checked > 30 and len(seen) >= 3, "the opening, its supply card and play are all covered"
+
+
+def test_untrained_walls_greedy_scores_policy_plays_greedys_moves(tmp_path: Path) -> None:
+    path = _fresh_model("walls", tmp_path, "greedy-scores", weight=50.0)
+    ppo = agents.make("ppo", "walls", path=str(path))
+    greedy = agents.make("greedy", "walls")
+
+    def choose(agent_id: str, obs: dict[str, np.ndarray]) -> int:
+        values = dict(greedy.action_values(obs, np.flatnonzero(obs["action_mask"])))
+        a = ppo.act(obs)
+        assert values[a] == pytest.approx(max(values.values()), abs=1e-6), "a best move by greedy's scores"
+        return a
+
+    env = jericho_env.make("walls")
+    env.reset(seed=3)
+    assert play_out(env, choose) > 20
+
+
 def test_greedy_scores_is_for_grid_and_walls_only(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="greedy-scores is for grid, walls only"):
         PriorHintEnv(jericho_env.single_agent("castles"), "greedy-scores", "castles")

@@ -47,8 +47,8 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert train.main([game, "--out", str(out), *TINY]) == 0
     printed = capsys.readouterr().out
     assert f"## {game}: final table" in printed and "ppo" in printed
-    # grid trains on a prior by default, so its untrained starting policy plays in the table too
-    assert ("| **untrained** |" in printed) == (game == "grid")
+    # grid and walls train on a prior by default, so their untrained starting policy plays in the table too
+    assert ("| **untrained** |" in printed) == (game != "castles")
     for name in (
         "final.zip",
         "config.json",
@@ -76,7 +76,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
 
 @pytest.mark.parametrize(
     ("game", "prior", "policy"),
-    [("grid", "greedy-scores", "grid-features"), ("walls", "none", "mlp"), ("castles", "none", "mlp")],
+    [("grid", "greedy-scores", "grid-features"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
 )
 def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, policy: str) -> None:
     parser = train.build_parser()
