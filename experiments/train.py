@@ -37,14 +37,17 @@ from jericho_env.registry import GAME_IDS, make_rules
 
 # Steps per game sized for at most ~15 minutes on a 2-core CPU (measured training speeds: grid ~350 steps/s
 # with the conv network and 2 epochs, walls ~560, castles ~1,770 alone; see the README's "Results" section).
-# castles at 1.5M steps (15 min) scored worse against random than at 900k (88.2% against 93.0%).
-DEFAULT_TIMESTEPS = {"grid": 300_000, "walls": 400_000, "castles": 900_000}
+# castles at 1.5M steps (15 min) scored worse against random than at 900k (88.2% against 93.0%). grid on its
+# prior: 150k steps at 1e-4 take about 16 min with the tournament (300k at 3e-4 took 31 min and scored less).
+DEFAULT_TIMESTEPS = {"grid": 150_000, "walls": 400_000, "castles": 900_000}
 # PPO epochs per update: 2 for grid made each step 1.8x cheaper and scored better at equal steps
 # (180k steps: vs random 92.3% against 89.4% with 5); for walls 2 scored worse (78.5% against 85.0%).
 DEFAULT_N_EPOCHS = {"grid": 2, "walls": 5, "castles": 5}
 # Adam learning rate: castles learned much faster at 1e-3 than at SB3's 3e-4 (900k steps: vs random 93.0%
 # against 88.2%, vs greedy 75.2% against 57.2%); walls did worse at 1e-3 (80.4% against 85.0% vs random).
-DEFAULT_LEARNING_RATE = {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3}
+# grid on its prior: at 3e-4 PPO spent the prior's edge over greedy (300k steps: 55.3% and 53.3% against greedy
+# at seeds 0 and 1, its start 62.3% and 61.4%); at 1e-4 (150k steps) it kept it: 60.1% and 60.9%.
+DEFAULT_LEARNING_RATE = {"grid": 1e-4, "walls": 3e-4, "castles": 1e-3}
 # Fixed opponents per game; naming an agent twice doubles its share of episodes. More greedy helped
 # castles (vs greedy 57% at 900k steps). Castles with the linear schedule: random named twice scored 95.4% against
 # random and 78.4% against greedy, once 94.6% and 77.0%. Grid: see the README for the pools tried on the prior.
@@ -126,6 +129,19 @@ class TrainConfig:
     def prior_name(self) -> str:
         """The prior's name (agents.prior.PRIORS), "none" for none; "" resolves to the game's DEFAULT_PRIOR."""
         return self.prior or DEFAULT_PRIOR[self.game]
+
+    def resolved(self) -> TrainConfig:
+        """This config with every per-game default filled in (what config.json records for a new run)."""
+        return dataclasses.replace(
+            self,
+            timesteps=self.budget(),
+            policy=resolve_policy(self.policy, self.game),
+            learning_rate=self.lr(),
+            lr_schedule=self.lr_schedule or DEFAULT_LR_SCHEDULE[self.game],
+            n_epochs=self.n_epochs or DEFAULT_N_EPOCHS[self.game],
+            prior=self.prior_name(),
+            pool=self.pool or DEFAULT_POOL[self.game],
+        )
 
 
 class LazyPPOOpponent:
@@ -578,6 +594,7 @@ def train_one(cfg: TrainConfig, out: str | None, resume: str | None, quiet: bool
             cfg_path.write_text(json.dumps(dataclasses.asdict(cfg), indent=1), encoding="utf-8")
     else:
         folder = run_folder("train", cfg.game, out)
+        cfg = cfg.resolved()  # config.json says what was used, not "the default of the day"
         (folder / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=1), encoding="utf-8")
     print(f"training {cfg.game} for {cfg.budget()} steps; run folder {folder}/")
     t0 = time.perf_counter()

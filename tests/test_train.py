@@ -61,6 +61,11 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
         assert (out / name).exists(), name
     state = json.loads((out / "checkpoints" / "state.json").read_text())
     assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
+    # config.json records the values used, per-game defaults resolved
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["timesteps"] == 1024 and cfg["policy"] == train.DEFAULT_POLICY[game]
+    assert cfg["pool"] == train.DEFAULT_POOL[game] and cfg["prior"] == train.DEFAULT_PRIOR[game]
+    assert cfg["learning_rate"] == train.DEFAULT_LEARNING_RATE[game] and cfg["n_epochs"] == train.DEFAULT_N_EPOCHS[game]
     # reload as an agent and play a game through the env
     agent = agents.make("ppo", game, path=str(out / "final.zip"))
     env = jericho_env.make(game).unwrapped
