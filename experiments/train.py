@@ -214,8 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--prior",
         choices=PRIORS,
         default=d.prior,
-        help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid, walls): from "
-        f"greedy's score of every move (grid: passing included); none: from scratch (default per game: {DEFAULT_PRIOR})",
+        help="start from greedy's move and learn where to depart (agents.prior); greedy-scores (grid, walls): "
+        "from greedy's score of every move (grid: passing included); none: from scratch "
+        f"(default per game: {DEFAULT_PRIOR})",
     )
     p.add_argument(
         "--prior-weight", type=float, default=d.prior_weight, help="initial logit bonus of the prior's move (default 5)"
