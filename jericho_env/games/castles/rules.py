@@ -52,6 +52,10 @@ class CastlesRules(Rules[CastlesState]):
         self.deck = DeckSpec(o["ranks"], 2 if small else 4, 1 if small else 2, o["reversed_order"])
         self.actions = CastlesActions(self.deck)
         self.num_actions = self.actions.num_actions
+        # the offsets bound on the rules for the hot path (legal_actions, apply): one attribute read each
+        a = self.actions
+        self._joker, self._copies = a.joker, a.copies
+        self._save, self._play_save, self._discard = a.save_base, a.play_save_base, a.discard_base
 
     def build_layout(self) -> ObsLayout:
         """The observation layout for the deck."""
@@ -126,47 +130,45 @@ class CastlesRules(Rules[CastlesState]):
         """Legal actions of the seat to move, ascending."""
         phase = state.phase
         p = state.to_move
-        acts = self.actions
         if phase == _PLAY:
             hand = state.hands[p]
-            c = acts.copies
+            c = self._copies
             out: list[int] = []
             for r in self.deck.allowed[state.beat]:
                 n = hand[r]
                 if n:
                     out.extend(range(r * c, r * c + n))  # play 1..n cards of rank r
             if hand[self.deck.joker]:
-                out.append(acts.joker)
+                out.append(self._joker)
             return out
         if phase == _OVER:
             return []
         if phase == _CHOOSE_SAVES:
-            base, counts = acts.save_base, state.hands[p]
+            base, counts = self._save, state.hands[p]
         elif phase == _PLAY_SAVE:
-            base, counts = acts.play_save_base, state.saves[p]
+            base, counts = self._play_save, state.saves[p]
         else:
-            base, counts = acts.discard_base, state.hands[p]
+            base, counts = self._discard, state.hands[p]
         return [base + r for r, n in enumerate(counts) if n]
 
     # ----------------------------------------------------------------- transitions
     def apply(self, state: CastlesState, action: int) -> None:
         """Play ``action`` (assumed legal) for the seat to move."""
         p = state.to_move
-        acts = self.actions
-        if action < acts.joker:
-            r, k = divmod(action, acts.copies)
+        if action < self._joker:
+            r, k = divmod(action, self._copies)
             self._play_from_hand(state, p, r, k + 1)
-        elif action == acts.joker:
+        elif action == self._joker:
             self._play_from_hand(state, p, self.deck.joker, 1)
-        elif action < acts.play_save_base:
-            self._choose_save(state, p, action - acts.save_base)
-        elif action < acts.discard_base:
-            r = action - acts.play_save_base
+        elif action < self._play_save:
+            self._choose_save(state, p, action - self._save)
+        elif action < self._discard:
+            r = action - self._play_save
             state.saves[p][r] -= 1
             state.save_n[p] -= 1
             self._put_on_table(state, p, r, 1)
         else:
-            self._discard_one(state, p, action - acts.discard_base)
+            self._discard_one(state, p, action - self._discard)
 
     def _play_from_hand(self, s: CastlesState, p: int, r: int, k: int) -> None:
         s.hands[p][r] -= k
