@@ -17,6 +17,11 @@ _AGENTS: dict[str, tuple[str, str]] = {
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 
 
+def agent_names(game_id: str) -> tuple[str, ...]:
+    """The names ``make`` knows (for the ``jericho_env.agents`` plugin hook); ``make`` says if one refuses a game."""
+    return AGENT_NAMES
+
+
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
 
