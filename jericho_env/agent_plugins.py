@@ -84,7 +84,12 @@ def providers() -> dict[str, Any]:
     """Every installed agent provider by name: the entry points of ``GROUP``, then ``register_provider``'s."""
     found: dict[str, Any] = {}
     for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        found[ep.name] = ep.load()
+        try:
+            found[ep.name] = ep.load()
+        except Exception as e:  # a broken plugin is named, whatever it raised
+            raise OptionError(
+                f"agent provider {ep.name!r} ({ep.value}) of group {GROUP!r} failed to load: {e!r}"
+            ) from e
     found.update(_registered)
     return found
 

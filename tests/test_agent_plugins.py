@@ -99,3 +99,14 @@ def test_a_provider_registered_in_process_is_offered(no_providers: None) -> None
         agent_plugins.make_agent("second", "grid")
     with pytest.raises(TypeError, match=r"callable make\(\.\.\.\)"):
         agent_plugins.register_provider("broken", object())
+
+
+def test_a_provider_that_fails_to_load_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    broken = EntryPoint(name="broken", value="no_such_module_for_jericho:make", group=agent_plugins.GROUP)
+    monkeypatch.setattr(agent_plugins, "entry_points", lambda group: [broken])
+    with pytest.raises(
+        OptionError, match=r"agent provider 'broken' \(no_such_module_for_jericho:make\).*failed to load"
+    ):
+        agent_plugins.make_agent("random", "grid")
