@@ -16,7 +16,7 @@ from jericho_env.games.walls.state import Phase as WallsPhase
 from jericho_env.registry import make_rules
 
 
-def reencode(actions: Any, action: int) -> int:
+def re_encode(actions: Any, action: int) -> int:
     """The action that the encode helper of ``decode(action)`` gives back."""
     move = actions.decode(action)
     if isinstance(move, GridMove):
@@ -42,7 +42,7 @@ def test_every_action_decodes_and_encodes_back_and_the_rules_use_the_same_encodi
     actions = rules.actions
     assert actions.num_actions == rules.info.num_actions
     for a in range(actions.num_actions):
-        assert reencode(actions, a) == a
+        assert re_encode(actions, a) == a
         assert rules.describe_action(a) == actions.describe(a)
     for bad in (-1, actions.num_actions):
         with pytest.raises(ValueError, match=rf"action {bad} is out of range 0\.\.{actions.num_actions - 1}"):
