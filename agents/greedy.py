@@ -7,6 +7,7 @@ The heuristics live beside this file, one module per game (``greedy_grid``, ``gr
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 from agents.base import BaseAgent
@@ -20,6 +21,11 @@ def make_greedy(game_id: str, **kwargs: Any) -> BaseAgent:
         raise ValueError(f"no greedy agent for game {game_id!r}") from e
     agent: BaseAgent = module.GreedyAgent(game_id, **kwargs)
     return agent
+
+
+def has_greedy(game_id: str) -> bool:
+    """Whether ``game_id`` has a greedy agent (a module ``agents.greedy_<game_id>``)."""
+    return game_id.isidentifier() and importlib.util.find_spec(f"agents.greedy_{game_id}") is not None
 
 
 def make_greedy_capture(game_id: str, **kwargs: Any) -> BaseAgent:

@@ -6,19 +6,9 @@ the opponent holds nothing to answer it comes from a hypergeometric draw of thei
 the cards of theirs not yet seen played or discarded (so it is mostly "the lowest rank", moving one
 step up when that makes the opponent markedly likelier to be stuck); a joker only when nothing else
 is legal. Stuck: turn over the strongest save (a joker first: it gives an extra turn); short deck:
-discard the lowest cards. Only the observation and mask are read (the layout decodes them).
-
-Measured (paired seat-swapped deals, scratch harness on the rules engine, 2000 deals = 4000 games,
-+-1.4% at 95%): the baseline of the issue (lowest rank, all copies, strongest saves) beats random
-71.5%. Playing one copy instead of all drops to ~25% against the baseline; saving the weakest or
-middle cards loses (34%, 39% against the baseline); Ace-on-10 versus 10-on-10, the order of
-playing saves, the free turn's choice (lowest / highest / most copies), preferring multiples over
-low ranks and the short-deck discard order made no significant difference. Keeping jokers in hand
-and saving 10s first beats random more (74.5%) but loses to the baseline head to head (46%), so
-it was not kept. The pressure term with weight 5 gained a little on both (72.7% against random,
-51% against the baseline); weight 10 beat the baseline more (54%) but random less (70%).
-``python -m experiments.evaluate castles --agents random greedy --deals 1000``: greedy scores
-71.6% [69.6, 73.5] against random. One ``act`` takes about 8 microseconds.
+discard the lowest cards. Only the observation and mask are read (the layout decodes them); the
+actions are read through the game's action encoding (``jericho_env.games.castles.actions``).
+How the choices were made and how strong it plays: ``docs/agents.md``.
 """
 
 from __future__ import annotations
@@ -29,6 +19,7 @@ import numpy as np
 
 import jericho_env
 from agents.base import BaseAgent
+from jericho_env.games.castles.actions import CastlesActions
 
 PRESSURE = 5.0  # weight of P(opponent stuck) against one step of rank strength
 SETUP_DRAW = 8  # opp_counts' hand size is scaled by the 8 cards drawn at set-up
@@ -43,10 +34,7 @@ class GreedyAgent(BaseAgent):
         super().__init__(game_id, seed, **game_options)
         rules: Any = jericho_env.make_rules("castles", **game_options)
         deck = rules.deck
-        self.copies = deck.copies
-        self.ranks = deck.ranks
-        self.a_joker, self.a_save = rules.a_joker, rules.a_save
-        self.a_play_save, self.a_discard = rules.a_play_save, rules.a_discard
+        self.actions: CastlesActions = rules.actions
         # strength of each rank code in the play order; the joker counts as the strongest card
         self.strength = [deck.strength(r) for r in range(deck.ranks)] + [deck.ranks]
         self.composition = deck.composition()
@@ -58,27 +46,28 @@ class GreedyAgent(BaseAgent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The heuristic's choice among the legal actions of ``observation``."""
         legal = self.legal(observation).tolist()
-        first = legal[0]
+        acts = self.actions
+        kind = acts.decode(legal[0]).kind  # every legal action of a step is of one kind, or play and joker
         st = self.strength
-        if first >= self.a_discard:  # short deck: throw away the weakest card
-            return min(legal, key=lambda a: st[a - self.a_discard])
-        if first >= self.a_save:  # choose a save or turn one over: the strongest
-            base = self.a_play_save if first >= self.a_play_save else self.a_save
-            return max(legal, key=lambda a: st[a - base])
+        if kind == "discard":  # short deck: throw away the weakest card
+            return min(legal, key=lambda a: st[acts.decode(a).rank])
+        if kind in ("save", "play_save"):  # choose a save or turn one over: the strongest
+            return max(legal, key=lambda a: st[acts.decode(a).rank])
         return self._play(observation["observation"], legal)
 
     def _play(self, obs: np.ndarray, legal: list[int]) -> int:
         """All copies of the best-scoring legal rank; the joker only if no rank is legal."""
-        c = self.copies
+        acts = self.actions
         most: dict[int, int] = {}  # rank -> most copies legal to play
         for a in legal:
-            if a < self.a_joker:
-                most[a // c] = a % c + 1
+            move = acts.decode(a)
+            if move.kind == "play":
+                most[move.rank] = max(most.get(move.rank, 0), move.n_cards)
         if not most:
-            return self.a_joker
+            return acts.joker
         if len(most) == 1:
             ((r, k),) = most.items()
-            return r * c + k - 1
+            return acts.play(r, k)
         out = obs[self.opp_out].tolist()
         unseen = [n - round(x * n) for n, x in zip(self.composition, out, strict=True)]
         total = sum(unseen)
@@ -89,7 +78,7 @@ class GreedyAgent(BaseAgent):
             score = -self.strength[r] + PRESSURE * _all_miss(misses, total, hand)
             if score > best_score:
                 best, best_score = r, score
-        return best * c + most[best] - 1
+        return acts.play(best, most[best])
 
 
 def _all_miss(misses: int, total: int, drawn: int) -> float:

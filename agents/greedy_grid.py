@@ -9,24 +9,10 @@ a capture set up for our own next turn with a card still in hand (times the chan
 cannot take it first), then keeping high cards in hand and placing near the base; exact ties are
 drawn at random. In a chain the same score picks the best capture or "end"; it passes only when
 nothing else is legal. It reads only the observation dict (table, hand and public piles decoded
-through the layout), never the env's state; ``act`` takes about 0.4-0.5 ms (p95 under 1 ms).
-
-Measured on this machine (seat-swapped deals, win rate with 95% Wilson interval):
-
-* ``python -m experiments.evaluate grid --agents random greedy --deals 300``: greedy 99.5%
-  [98.5, 99.8] against random (596 W / 2 D / 2 L), 600 games in 14 s.
-* Head to head, 300 deals each: against the issue's rule taken literally (most points first, else
-  the safest placement, no bonuses) 72.3% [68.5, 75.7]; against itself without the set-up bonus
-  69.1% [65.3, 72.7]; without the risk term 92.1% [89.6, 94.0]. Counting set-ups the opponent might
-  fill (times the chance it cannot) beat counting only the unfillable ones: 53-56% over three
-  600-game runs. Risk weights 0.7 or 1.5 and set-up weights 0.15 or 0.5 were within noise of 1.0
-  and 0.3 (a copy of the agent against itself scored 52.8% [48.8, 56.7] in the same harness).
-* Not adopted: passing when every placement scores below passing (``allow_pass``) won 57.4% and
-  56.4% against the final agent over 600 games each, but the issue asks greedy to pass only when forced.
-  ``scores`` (the hint of PPO's grid prior) weighs that pass where the points differ: see its docstring.
-* Breaking exact ties by action id drifted the table upward (the cell order): on a 41x41 window a
-  21 window cut off a legal placement in 26 of 50 greedy games. Random ties plus the lean to the base
-  give a reach of at most 9 cells in 3,000 games (see the grid page).
+through the layout), never the env's state, and reads actions through the game's action encoding
+(``jericho_env.games.grid.actions``). Exact ties are drawn at random because a fixed order (the
+lowest action id) drifts the table one way. How the weights were chosen, how strong it plays and
+how long ``act`` takes: ``docs/agents.md``.
 """
 
 from __future__ import annotations
@@ -38,7 +24,8 @@ import numpy as np
 
 from agents.base import BaseAgent
 from jericho_env.core.cards import NUM_CARDS
-from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS, Board
+from jericho_env.games.grid.actions import GridActions
+from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS
 
 _Table = dict[int, int]  # cell -> card (or BASE) for every occupied cell
 
@@ -66,12 +53,12 @@ class GreedyAgent(BaseAgent):
             raise ValueError(f"this greedy agent plays grid, not {game_id!r}")
         from jericho_env.registry import make_rules
 
-        rules = make_rules("grid", **game_options)
-        size = rules.options["board_size"]
+        rules: Any = make_rules("grid", **game_options)
         sl = rules.layout.slices
-        self.board = Board(size)
-        self.cells = size * size
-        self.pass_action = HAND_SIZE * self.cells
+        self.actions: GridActions = rules.actions
+        self.board = self.actions.board
+        self.cells = self.actions.cells
+        self.pass_action = self.actions.pass_action
         self.nb = self.board.neighbours
         self._hand = sl["hand"]
         self._seen = [sl[k] for k in ("own_captured", "opp_captured", "table_cards", "discard")]
@@ -232,13 +219,14 @@ class GreedyAgent(BaseAgent):
             base_danger = self.danger(table, self.frontier(table), unseen, risk)
             out.append((self.pass_action, -self.risk_weight * base_danger))
         cache: dict[int, float] = {}
-        cells = self.cells
+        decode = self.actions.decode
         for a in legal:
             a = int(a)
-            if a == self.pass_action:
+            move = decode(a)
+            if move.kind == "stop":
                 continue
-            slot, cell = divmod(a, cells)
-            card = hand[slot]
+            cell = move.cell
+            card = hand[move.slot]
             captured = self.captured_by(table, cell)
             mine = 0
             for c in hand:
@@ -261,14 +249,9 @@ class GreedyAgent(BaseAgent):
         the start of a turn is scored too when the players' points differ (as with ``allow_pass``: the risk
         of the table left as it is), so the best move may be a pass where ``act`` would place a card. At
         level points it is not: an answering pass would end the game in a draw. Used as the hint of
-        ``--prior greedy-scores`` (``agents.prior``).
-
-        Measured as fixed rules against this agent (scratch harness, 600 seat-swapped games each, 95% Wilson
-        intervals): passing whenever no placement scores above passing won 53.5% [49.5, 57.5] against greedy
-        but only 76.4% [72.9, 79.6] against random, mostly draws, the random player passing back at level
-        points; passing so only when the points differ won 62.2% [58.3, 66.0] and 99.0% [97.8, 99.5].
+        ``--prior greedy-scores`` (``agents.prior``). Why the pass is weighed only then: ``docs/agents.md``.
         """
-        out = np.zeros(self.pass_action + 1, dtype=np.float32)
+        out = np.zeros(self.actions.num_actions, dtype=np.float32)
         legal = self.legal(observation)
         weigh = self.points_differ(observation)
         values = self.action_values(observation, legal, weigh) if len(legal) > 1 else [(int(legal[0]), 0.0)]

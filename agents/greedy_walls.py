@@ -9,20 +9,9 @@ proportion to the unseen cards of each colour, and 0.1 per draw expected before 
 value-1 card put into the supply costs 1 (it is worth building). Opening: the lowest card of the
 colour with the most value in hand; the opening supply card and the donations go through the same
 scoring (so into a colour this seat leads). Only the observation is read, decoded through the
-game's layout; no lookahead, so ties go to the first legal action.
-
-Measured (``python -m experiments.evaluate walls --agents random greedy --deals 150``, one agent
-alone against copies of the other, every seat): greedy alone wins 98.2% / 94.8% / 91.2% against 2 /
-3 / 4 randoms (even share 33 / 25 / 20%); one random among greedies never won (0 of 450 / 600 /
-750). Against the first version (rival's cards weighted 0.5, 1s worth 0.8, opening with the highest
-card below the 7, no cost on supplying 1s), this one alone won 32.3% [28.7, 36.2] of 600 4-player
-games and the first version alone 12.8% (scratch harness on ``tournament.run_games``, 100-150 deals,
-+-4%). The gains came from valuing 1s in walls above 1 (1.5: building 1s early), opening low and
-counting only our own cards (the rival's weight 0 beat 0.25-1). No better at this sample size: a
-cost on spending trumpets, a softmax majority instead of the longest wall, counting the hand's
-cards towards a wall's length (much worse), weighting the position after a rival's trumpet on the
-same colour, value for later rounds, tie-breaks by card value or by extending walls. About 60-130
-us per ``act``.
+game's layout, and actions through the game's action encoding (``jericho_env.games.walls.actions``);
+no lookahead, so ties go to the first legal action. How the weights were chosen, how strong it plays
+and how long ``act`` takes: ``docs/agents.md``.
 """
 
 from __future__ import annotations
@@ -33,11 +22,11 @@ import numpy as np
 
 import jericho_env
 from agents.base import BaseAgent
+from jericho_env.games.walls.actions import WallsActions
 from jericho_env.games.walls.cards import COPIES, NUM_TRUMPETS, TRUMPET, TYPE_VALUE, VALUES
 from jericho_env.games.walls.observation import MAX_HAND, MAX_WALL_LENGTH, WINDOW_SCALE
+from jericho_env.games.walls.state import Phase
 
-TRUMPET_BASE = 25  # actions 25..29: trumpet naming colour a-25
-SUPPLY_BASE = 30  # actions 30..55: card type a-30 face down into the supply
 NUM_CARDS = 110
 _VALUES_DESC = (4, 3, 2, 1, 0)
 
@@ -61,6 +50,7 @@ class GreedyAgent(BaseAgent):
             raise ValueError(f"this greedy agent plays walls, not {game_id!r}")
         rules: Any = jericho_env.make_rules("walls", **game_options)
         self.n = n = int(rules.options["num_players"])
+        self.actions: WallsActions = rules.actions
         layout = rules.layout
         sl = layout.slices
         # the divisor of every entry, so that obs * unscale gives back the raw counts
@@ -114,8 +104,8 @@ class GreedyAgent(BaseAgent):
         """
         legal = [int(a) for a in legal]
         raw = self._raw(observation["observation"])
-        phase = int(raw[self.sl["phase"]].argmax())
-        if phase == 0:
+        phase = Phase(int(raw[self.sl["phase"]].argmax()))  # the observation's one-hot is in Phase order
+        if phase == Phase.OPEN_WALL:
             return self._opening_wall(raw, legal)
         return self._evaluate(raw, legal, phase)
 
@@ -137,20 +127,23 @@ class GreedyAgent(BaseAgent):
         hand = raw[self.sl["hand"]][:25].reshape(5, 5)
         colour_value = (hand * np.array(VALUES)).sum(axis=1).tolist()
 
+        decode = self.actions.decode
+
         def key(act: int) -> tuple[int, int]:
-            c, v = divmod(act, 5)
-            return (colour_value[c], -v)
+            card = decode(act).card  # a wall card (build), or the trumpet from a hand of seven trumpets
+            c, v = divmod(card, 5)
+            return (colour_value[c] if c < 5 else -1, -v)
 
         order = sorted({key(a) for a in legal}, reverse=True)
         rank = {k: i for i, k in enumerate(order)}
         return [(a, -float(rank[key(a)])) for a in legal]
 
-    def _evaluate(self, raw: np.ndarray, legal: list[int], phase: int) -> list[tuple[int, float]]:
+    def _evaluate(self, raw: np.ndarray, legal: list[int], phase: Phase) -> list[tuple[int, float]]:
         """Score every legal move by simulating it on the observed walls and supply."""
         n = self.n
         sl = self.sl
         walls = raw[sl["walls"]].reshape(n, 5, 7)
-        if phase == 1:  # opening supply: our own face-down first wall card counts as built
+        if phase == Phase.OPEN_SUPPLY:  # our own face-down first wall card counts as built
             op = raw[sl["own_opening"]]
             if op[:25].any():
                 c, v = divmod(int(op[:25].argmax()), 5)
@@ -183,23 +176,25 @@ class GreedyAgent(BaseAgent):
         rival = self.rival_weight
 
         out: list[tuple[int, float]] = []
+        decode = self.actions.decode
         for act in legal:
             extra = 0.0
-            if act < TRUMPET_BASE:
-                c, v = divmod(act, 5)
+            move = decode(act)
+            if move.kind == "build":
+                c, v = divmod(move.card, 5)
                 counts = by_colour[c][:]
                 mine = counts[0] = counts[0][:]
                 mine[v] += 1
                 mine[6] += VALUES[v]
                 new = value(counts, supply[c])
-            elif act < SUPPLY_BASE:
-                c = act - TRUMPET_BASE
+            elif move.kind == "trumpet":
+                c = move.colour
                 counts, fallen = self._trumpet(by_colour[c])
                 new = value(counts, supply[c] + fallen)
-            elif act - SUPPLY_BASE == TRUMPET:
+            elif move.card == TRUMPET:
                 c = -1  # a trumpet into the supply changes nothing: it is discarded at the scoring
             else:
-                c, v = divmod(act - SUPPLY_BASE, 5)
+                c, v = divmod(move.card, 5)
                 new = value(by_colour[c], supply[c] + 1)
                 extra = -self.supply_cost[v]
             if c < 0:

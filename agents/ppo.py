@@ -4,11 +4,16 @@ Acts greedily (the most probable legal action) unless ``deterministic=False``; n
 masked action because the mask is applied to the logits before the choice. A policy trained with a
 prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
 then runs that prior on each observation and hands its move to the network, as in training.
+
+Training helpers live here too: ``LazyPPOOpponent`` (a saved snapshot as an opponent that loads
+itself on first use, in whatever process it lands) and ``start_from`` (copy a checkpoint's policy
+weights into a new model).
 """
 
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,44 @@ def load_model(path: str | Path) -> Any:
         return MaskablePPO.load(str(p), device="cpu")
     except Exception as e:  # sb3 raises many kinds on a damaged archive
         raise ValueError(f"could not load PPO checkpoint {str(p)!r}: {type(e).__name__}: {e}") from e
+
+
+def linear_to_zero(rate: float) -> Callable[[float], float]:
+    """A learning rate falling linearly from ``rate`` to 0 over training (SB3 calls it with the progress remaining)."""
+
+    def schedule(progress_remaining: float) -> float:  # a closure: checkpoints store it by value
+        return rate + (1.0 - progress_remaining) * (0.0 - rate) / 1.0  # SB3's LinearSchedule(rate, 0, 1)
+
+    return schedule
+
+
+def trained_game(policy: Any) -> str | None:
+    """The game id a policy's network was built for, when the checkpoint records it (``agents.nets``)."""
+    for part in (policy, getattr(policy, "features_extractor", None)):
+        game_id = getattr(part, "game_id", None)
+        if isinstance(game_id, str):
+            return game_id
+    return None
+
+
+def start_from(model: Any, path: str | Path) -> None:
+    """Copy the policy weights of the checkpoint ``path`` into ``model``; clear errors when they do not fit."""
+    source = load_model(path)
+    if source.observation_space.shape != model.observation_space.shape or source.action_space != model.action_space:
+        raise ValueError(
+            f"--init {str(path)!r}: its observations {source.observation_space.shape} and actions "
+            f"{source.action_space} do not match this run's {model.observation_space.shape} and "
+            f"{model.action_space} (other game or options?)"
+        )
+    if type(source.policy) is not type(model.policy):
+        raise ValueError(
+            f"--init {str(path)!r} holds a {type(source.policy).__name__}, "
+            f"this run builds a {type(model.policy).__name__}"
+        )
+    try:
+        model.policy.load_state_dict(source.policy.state_dict())
+    except RuntimeError as e:
+        raise ValueError(f"--init {str(path)!r}: the network differs from this run's (--net, --policy?): {e}") from None
 
 
 class PPOAgent(BaseAgent):
@@ -67,6 +110,9 @@ class PPOAgent(BaseAgent):
         if prior_name != "none":
             self.prior = Prior(prior_name, game_id, int(model.action_space.n), seed=seed, **game_options)
             size += self.prior.size
+        trained_on = trained_game(model.policy)
+        if trained_on is not None and trained_on != game_id:
+            raise ValueError(f"checkpoint {self.path!r} was trained on {trained_on!r}, not {game_id!r}")
         expected = model.observation_space.shape
         if expected != (size,):
             raise ValueError(
@@ -101,7 +147,7 @@ class PPOAgent(BaseAgent):
             x = with_hint(x, self.prior.hint(observation))
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
-            # get_distribution is the policy's own forward pass (MLP or agents.networks.GridConvPolicy)
+            # get_distribution is the policy's own forward pass (MLP or agents.nets.grid.GridConvPolicy)
             dist = self.policy.get_distribution(obs, action_masks=mask[None])
             logits = dist.distribution.logits[0].numpy().astype(np.float64)
         logits[~mask] = -np.inf
@@ -110,3 +156,29 @@ class PPOAgent(BaseAgent):
         p = np.exp(logits - logits.max())
         p /= p.sum()
         return int(self.rng.choice(len(p), p=p))
+
+
+class LazyPPOOpponent:
+    """A frozen snapshot as an opponent: picklable (a path), loaded on first use in whatever process."""
+
+    name = "ppo-snapshot"
+
+    def __init__(self, game_id: str, path: str, options: dict[str, Any]) -> None:
+        self.game_id, self.path, self.options = game_id, path, options
+        self._agent: PPOAgent | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "path": self.path, "options": self.options, "_agent": None}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the snapshot's sampling."""
+        self._get().reset(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The snapshot's sampled choice among the legal actions."""
+        return self._get().act(observation)
+
+    def _get(self) -> PPOAgent:
+        if self._agent is None:
+            self._agent = PPOAgent(self.game_id, path=self.path, deterministic=False, **self.options)
+        return self._agent

@@ -2,7 +2,7 @@
 
 With ``experiments.train --prior greedy`` the learner's observation gets one more float: the action
 the greedy agent would play in the learner's place (``action / (num_actions - 1)``). The policy
-(``agents.networks.PriorMlpPolicy`` or ``GridConvPolicy(prior=...)``) adds a learned weight
+(``agents.nets.common.PriorMlpPolicy`` or ``agents.nets.grid.GridConvPolicy(prior=...)``) adds a learned weight
 ``prior_weight`` (initially 5) to that action's logit, so the untrained policy already plays close to
 greedy (its most probable action is greedy's) and PPO learns where to depart from it: the network's
 own logits must outgrow the bonus before the agent plays something else. The weight itself is
@@ -47,6 +47,11 @@ def check_prior(prior: str, game_id: str | None = None) -> str:
         raise ValueError(f"--prior takes one of {', '.join(PRIORS)}, got {prior!r}")
     if prior == "greedy-scores" and game_id is not None and game_id not in SCORE_GAMES:
         raise ValueError(f"--prior greedy-scores is for {', '.join(SCORE_GAMES)} only, not {game_id!r}")
+    if prior != "none" and game_id is not None:
+        from agents.registry import available
+
+        if not available(PRIOR_AGENTS[prior], game_id):
+            raise ValueError(f"--prior {prior} needs a {PRIOR_AGENTS[prior]} agent, and {game_id!r} has none")
     return prior
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agents.base import BaseAgent
 
-# name -> (module, class, games it supports or None for all)
+# name -> (module, class or factory)
 _AGENTS: dict[str, tuple[str, str]] = {
     "random": ("agents.random_agent", "RandomAgent"),
     "greedy": ("agents.greedy", "make_greedy"),
@@ -15,6 +15,31 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "ppo": ("agents.ppo", "PPOAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
+# the agents that need no checkpoint, weakest first: the opponents of the final table and of training
+BASELINES: tuple[str, ...] = ("random", "greedy")
+
+
+def available(name: str, game_id: str) -> bool:
+    """Whether agent ``name`` plays ``game_id`` (``ppo`` does any game, given a checkpoint of it)."""
+    if name not in _AGENTS:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
+    if name == "greedy":
+        from agents.greedy import has_greedy
+
+        return has_greedy(game_id)
+    if name == "greedy-capture":
+        return game_id == "grid"
+    return True
+
+
+def baselines(game_id: str) -> list[str]:
+    """The ``BASELINES`` that play ``game_id``, weakest first (every game has ``random``)."""
+    return [name for name in BASELINES if available(name, game_id)]
+
+
+def agent_names(game_id: str) -> tuple[str, ...]:
+    """The names ``make`` knows (for the ``jericho_env.agents`` plugin hook); ``make`` says if one refuses a game."""
+    return AGENT_NAMES
 
 
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:

@@ -11,7 +11,6 @@ Peak memory of the AEC loop and the size of one observation and one state are re
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import pickle
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from experiments.cli import cli_parser, positive_float, positive_int
 from jericho_env.registry import GAME_IDS, make_rules
 
 Loop = Callable[[float], tuple[int, int]]  # seconds -> (agent steps, games)
@@ -227,20 +227,16 @@ def print_summary(result: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    p = argparse.ArgumentParser(prog="python -m experiments.bench", description=__doc__.splitlines()[0])
+    p = cli_parser("experiments.bench", __doc__)
     p.add_argument("games", nargs="*", help=f"games to measure (default all: {', '.join(GAME_IDS)})")
-    p.add_argument("--seconds", type=float, default=3.0, help="seconds per row (default 3)")
+    p.add_argument("--seconds", type=positive_float, default=3.0, help="seconds per row (default 3)")
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     p.add_argument("--no-refs", action="store_true", help="skip the reference environments")
-    p.add_argument("--repeats", type=int, default=3, help="turns per row; the best turn counts (default 3)")
+    p.add_argument("--repeats", type=positive_int, default=3, help="turns per row; the best turn counts (default 3)")
     args = p.parse_args(argv)
     bad = [g for g in args.games if g not in GAME_IDS]
     if bad:
         p.error(f"unknown game(s) {', '.join(bad)}; choose from {', '.join(GAME_IDS)}")
-    if args.seconds <= 0:
-        p.error("--seconds must be positive")
-    if args.repeats < 1:
-        p.error("--repeats must be at least 1")
     result = run(args.games or list(GAME_IDS), args.seconds, with_refs=not args.no_refs, repeats=args.repeats)
     print_summary(result)
     if args.json:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from experiments.evaluate import cli_parser, run_cli
+from experiments.cli import cli_parser, run_cli
 from experiments.report import learning_curves
 
 

@@ -16,72 +16,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
-from agents.registry import parse_spec
+from agents.registry import baselines, parse_spec
+from experiments.cli import cli_parser, parse_option, positive_int, progress_bar
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
-from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
-from jericho_env.registry import GAME_IDS, make_rules
-
-
-def parse_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE parsed as int, bool (true/false) or left as text."""
-    try:
-        return parse_option_text(text)
-    except OptionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def positive_int(text: str) -> int:
-    """An int >= 1 for argparse."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def positive_float(text: str) -> float:
-    """A finite float > 0 for argparse."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text!r}")
-    return v
-
-
-def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) exits 2 with the parser's prefix."""
-    try:
-        body()
-    except KeyboardInterrupt:
-        return 130
-    except (JerichoError, ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
-    return 0
-
-
-def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser for ``python -m MODULE``: the docstring's first paragraph above, its examples below."""
-    text = doc or ""
-    return argparse.ArgumentParser(
-        prog=f"python -m {module}",
-        description=text.split("\n\n")[0],
-        epilog=text.split("Examples:")[1] if "Examples:" in text else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+from jericho_env.core.rules import JerichoError
+from jericho_env.registry import known_game_ids, make_rules
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = cli_parser("experiments.evaluate", __doc__)
-    p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
+    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
     p.add_argument(
         "--agents",
         nargs="+",
@@ -119,23 +67,6 @@ def specs_from_args(raw: list[str]) -> list[AgentSpec]:
     if len(specs) < 2:
         raise ValueError("a tournament needs at least two agents (e.g. --agents random greedy)")
     return specs
-
-
-def progress_bar(total: int, desc: str, quiet: bool) -> Any:
-    """A tqdm bar with ETA (a silent stand-in when quiet or tqdm is missing)."""
-    if not quiet:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(total=total, desc=desc, unit="game", dynamic_ncols=True)
-        except ImportError:
-            pass
-
-    class _Silent:
-        def update(self, k: int) -> None: ...
-        def close(self) -> None: ...
-
-    return _Silent()
 
 
 def evaluate(
@@ -196,13 +127,14 @@ def against_baselines(
     quiet: bool,
     untrained: str | None = None,
 ) -> dict[str, Any]:
-    """The tournament of random, greedy and the PPO checkpoint ``path`` (named ``label``), as ``evaluate``.
+    """The tournament of the baselines (random, greedy where the game has one) and the PPO checkpoint ``path``.
 
-    ``untrained``: the checkpoint training started from (with a prior or ``--init``), played as a fourth
-    agent named "untrained" so the table shows what training added to the starting policy. It comes last, so
-    the other pairs play the same games as without it.
+    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from (with a prior or
+    ``--init``), played as one more agent named "untrained" so the table shows what training added to the
+    starting policy. It comes last, so the other pairs play the same games as without it.
     """
-    specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec(label, "ppo", {"path": path})]
+    specs = [AgentSpec(name, name) for name in baselines(game_id)]
+    specs.append(AgentSpec(label, "ppo", {"path": path}))
     if untrained is not None:
         specs.append(AgentSpec("untrained", "ppo", {"path": untrained}))
     return evaluate(game_id, specs, deals, seed=seed, workers=workers, options=options, out=out, quiet=quiet)

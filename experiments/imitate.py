@@ -28,23 +28,24 @@ from typing import Any
 
 import numpy as np
 
-from experiments.evaluate import cli_parser, parse_option, positive_int, run_cli
-from jericho_env.registry import GAME_IDS, make_rules
+from agents.nets import POLICIES, POLICY_NAMES, build_policy, parse_net
+from experiments import presets
+from experiments.cli import cli_parser, parse_option, positive_int, progress_bar, run_cli
+from jericho_env.registry import known_game_ids, make_rules
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
-    from experiments.train import POLICIES, TrainConfig
-
     p = cli_parser("experiments.imitate", __doc__)
-    d = TrainConfig("grid")
-    p.add_argument("game", help=f"which game: {', '.join(GAME_IDS)}")
+    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
     p.add_argument("--games", type=positive_int, default=600, help="greedy games to learn from (default 600)")
     p.add_argument("--epochs", type=positive_int, default=6, help="passes over the examples (default 6)")
     p.add_argument("--batch-size", type=positive_int, default=256)
     p.add_argument("--learning-rate", type=float, default=1e-3)
-    p.add_argument("--policy", choices=POLICIES, default=d.policy, help="network, as in experiments.train")
-    p.add_argument("--net", default=d.net, help="mlp layer sizes, as in experiments.train (default 256,128)")
+    policy = f"network, as in experiments.train (default: the game's preset, {presets.per_game('policy')})"
+    p.add_argument("--policy", choices=(*POLICY_NAMES, "auto"), default="auto", help=policy)
+    net = f"mlp layer sizes, as in experiments.train (default: the game's preset, {presets.per_game('net')})"
+    p.add_argument("--net", default=None, help=net)
     p.add_argument("--channels", type=positive_int, default=16, help="grid-conv channels (default 16)")
     p.add_argument("--layers", type=positive_int, default=3, help="grid-conv 3x3 layers (default 3)")
     p.add_argument("--deals", type=positive_int, default=100, help="deals per pair in the final tournament")
@@ -60,7 +61,6 @@ def collect(game_id: str, games: int, seed: int, options: dict[str, Any], quiet:
     """Greedy-vs-greedy decisions with more than one legal move: observations, masks, moves, game index."""
     import agents
     import jericho_env
-    from experiments.evaluate import progress_bar
 
     env = jericho_env.make(game_id, **options)
     n = env.unwrapped.rules.info.num_players
@@ -86,19 +86,24 @@ def collect(game_id: str, games: int, seed: int, options: dict[str, Any], quiet:
     return {"obs": np.array(obs), "masks": np.array(masks), "moves": np.array(moves), "game": np.array(game)}
 
 
+def network(game_id: str, args: argparse.Namespace) -> tuple[str, str]:
+    """The policy name and --net sizes: as given, else the game's training preset (``experiments.presets``)."""
+    preset = presets.preset(game_id)
+    return (preset["policy"] if args.policy == "auto" else args.policy), (args.net or preset["net"])
+
+
 def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) -> Any:
-    """An untrained MaskablePPO with the network ``experiments.train`` would build."""
+    """An untrained MaskablePPO with the network ``experiments.train`` would build (without a prior)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import Logger
 
     import jericho_env
-    from experiments.train import GRID_POLICIES, policy_class, policy_kwargs, resolve_policy
 
-    kwargs = policy_kwargs(args.net, args.policy, game_id)
-    if resolve_policy(args.policy, game_id) in GRID_POLICIES:
-        kwargs.update(channels=args.channels, layers=args.layers)
+    name, net = network(game_id, args)
+    sizes = {k: v for k, v in {"channels": args.channels, "layers": args.layers}.items() if k in POLICIES[name].sizes}
+    policy, kwargs = build_policy(name, game_id, options, net, **sizes)
     model = MaskablePPO(
-        policy_class(args.policy, game_id),
+        policy,
         jericho_env.single_agent(game_id, **options),
         policy_kwargs=kwargs,
         seed=args.seed,
@@ -171,19 +176,21 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.game not in GAME_IDS:
-        parser.error(f"unknown game {args.game!r}; choose one of {', '.join(GAME_IDS)}")
+    if args.game not in known_game_ids():
+        parser.error(f"unknown game {args.game!r}; choose one of {', '.join(known_game_ids())}")
 
     def run() -> None:
         import torch
 
+        from agents.nets import check_policy
         from experiments.evaluate import against_baselines
         from experiments.report import run_folder
-        from experiments.train import parse_net
 
         options = dict(args.option)
         make_rules(args.game, **options)  # bad options fail before any work
-        parse_net(args.net)
+        name, net = network(args.game, args)
+        check_policy(name, args.game)
+        parse_net(net)
         torch.set_num_threads(1)
         folder = run_folder("imitate", args.game, args.out)
         t0 = time.perf_counter()

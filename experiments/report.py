@@ -167,9 +167,10 @@ def learning_curves(run: Path) -> Path | None:
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     ax = axes[0]
+    opponent = evals[-1].get("opponent", "greedy") if evals else "greedy"  # older runs: greedy, unnamed
     if evals:
         x = [e["steps"] for e in evals]
-        y = [100 * e["vs_greedy"] for e in evals]
+        y = [100 * e[f"vs_{opponent}"] for e in evals]
         lo = [100 * e["ci95"][0] for e in evals]
         hi = [100 * e["ci95"][1] for e in evals]
         ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
@@ -177,7 +178,7 @@ def learning_curves(run: Path) -> Path | None:
         ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="50%")
         ax.legend(loc="best", fontsize=8)
     ax.set_ylim(0, 100)
-    ax.set_title("evaluation against greedy (%)")
+    ax.set_title(f"evaluation against {opponent} (%)")
     for ax, key, title in (
         (axes[1], "train/entropy_loss", "policy entropy"),
         (axes[2], "train/explained_variance", "value head: explained variance"),

@@ -6,8 +6,9 @@ Type a move's code (listed before each prompt, case does not matter) or its numb
 list; ``moves`` lists them again, ``board`` shows the table, ``help`` explains, ``quit`` leaves.
 A wrong entry is answered with a message and a new prompt; the game is unchanged.
 
-Like ``experiments``, this is a front end: it imports ``agents`` (lazily) to build the opponents;
-the env and rules never do.
+The opponents come from the installed agent providers (``jericho_env.agent_plugins``: this
+project's ``agents`` once installed, else only the built-in ``random``); this package never imports
+``agents`` itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from jericho_env import agent_plugins
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 from jericho_env.envs.aec import JerichoEnv
 from jericho_env.registry import GAME_IDS
@@ -141,7 +143,11 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     """Command-line entry point."""
     p = argparse.ArgumentParser(prog="python -m jericho_env.play", description=__doc__.splitlines()[0])
     p.add_argument("game", help=f"one of {', '.join(GAME_IDS)}")
-    p.add_argument("--opponent", default="random", help="random, greedy, greedy-capture, ppo=PATH (default random)")
+    p.add_argument(
+        "--opponent",
+        default="random",
+        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH); default random",
+    )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
     p.add_argument("--save-png", default=None, metavar="PATH", help="save a picture of the final table (your view)")
@@ -161,17 +167,15 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         return line
 
     try:
-        import agents
-
         env = JerichoEnv(args.game, **dict(args.option))
         n = env.rules.info.num_players
         if not 0 <= args.seat < n:
             raise ValueError(f"--seat {args.seat} is not a seat of this game: choose 0..{n - 1}")
-        label, name, kwargs = agents.parse_spec(args.opponent)
+        label, name, kwargs = agent_plugins.parse_spec(args.opponent, args.game)
         opponents = {}
         for s in range(n):
             if s != args.seat:
-                opponents[s] = agents.make(name, args.game, **kwargs, **dict(args.option))
+                opponents[s] = agent_plugins.make_agent(name, args.game, **kwargs, **dict(args.option))
                 opponents[s].reset(seed=None if args.seed is None else args.seed + 1 + s)
     except (JerichoError, ValueError, FileNotFoundError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")

@@ -149,12 +149,12 @@ DEALS = int(os.environ.get("JERICHO_NB_DEALS", "20"))""",
         "code",
         """from pathlib import Path
 import tempfile
-from experiments.train import TrainConfig, Trainer
+from experiments.train import make_config, train
 
 folder = Path(tempfile.mkdtemp(prefix="jericho-nb-"))
-cfg = TrainConfig(game=GAME, timesteps=TIMESTEPS, n_envs=2, net="64,64", snapshot_every=4096,
-                  eval_every=4096, eval_deals=4, checkpoint_every=4096)
-model_path = Trainer(cfg, folder, quiet=True).run()
+cfg = make_config(GAME, timesteps=TIMESTEPS, n_envs=2, net="64,64", snapshot_every=4096,
+                  eval_every=4096, eval_deals=4, checkpoint_every=4096)  # the rest: the game's preset
+model_path = train(cfg, folder, quiet=True)
 model_path""",
     ),
     (

@@ -8,7 +8,8 @@ import torch
 
 import agents
 import jericho_env
-from agents.networks import GridConvNet, GridFeatures, WallsExtractor, WallsFeatures, walls_num_players
+from agents.nets.grid import GridConvNet, GridFeatures
+from agents.nets.walls import WallsExtractor, WallsFeatures, walls_num_players
 from jericho_env.games.grid.state import BASE, POINTS
 from jericho_env.games.walls.state import LENGTH_AT, WALL_STRIDE
 from jericho_env.registry import make_rules
@@ -55,7 +56,8 @@ def test_grid_planes_match_greedys_arithmetic() -> None:
 
 
 def test_grid_features_network_shapes() -> None:
-    net = GridConvNet(make_rules("grid", board_size=7).layout.size, features=True)
+    net = GridConvNet({"board_size": 7}, features=True)
+    assert net.side == 7 and net.observation_size == make_rules("grid", board_size=7).layout.size
     logits, values = net(torch.zeros(3, make_rules("grid", board_size=7).layout.size))
     assert logits.shape == (3, 5 * 49 + 1) and values.shape == (3, 1)
 
@@ -63,8 +65,9 @@ def test_grid_features_network_shapes() -> None:
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 def test_walls_features_follow_the_walls(num_players: int) -> None:
     rules = make_rules("walls", num_players=num_players)
-    assert walls_num_players(rules.layout.size) == num_players
-    feats = WallsFeatures(rules.layout.size)
+    assert walls_num_players(rules.layout.size) == num_players  # how checkpoints without options find it
+    feats = WallsFeatures({"num_players": num_players})
+    assert feats.n == num_players and feats.observation_size == rules.layout.size
     env = jericho_env.make("walls", num_players=num_players)
     env.reset(seed=num_players)
     rng = np.random.default_rng(0)
@@ -89,4 +92,10 @@ def test_walls_extractor_rejects_other_sizes() -> None:
     import gymnasium as gym
 
     with pytest.raises(ValueError, match="no walls num_players"):
-        WallsExtractor(gym.spaces.Box(0, 1, (12,)))
+        WallsExtractor(gym.spaces.Box(0, 1, (12,)))  # no options (an old checkpoint): found from the size
+    size = make_rules("walls", num_players=3).layout.size
+    with pytest.raises(ValueError, match="other options"):
+        WallsExtractor(gym.spaces.Box(0, 1, (size,)), game_options={"num_players": 4})
+    with pytest.raises(ValueError, match="walls observations only, not 'grid'"):
+        WallsExtractor(gym.spaces.Box(0, 1, (size,)), game_id="grid", game_options={})
+    assert WallsExtractor(gym.spaces.Box(0, 1, (size,)), game_options={"num_players": 3}).derived.n == 3

@@ -1,8 +1,9 @@
-"""The grid network (agents.networks.GridConvPolicy): shapes, masking, save/load, other board sizes."""
+"""The grid network (agents.nets.grid.GridConvPolicy): shapes, masking, save/load, other board sizes."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,12 +14,12 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import jericho_env
-from agents.networks import GridConvPolicy, grid_board_size
+from agents.nets.grid import GridConvPolicy, grid_board_size
 from agents.ppo import PPOAgent
 
 
-def make_model(board_size: int = 21, **policy_kwargs: int) -> MaskablePPO:
-    """An untrained MaskablePPO with the grid network on a single-agent grid env."""
+def make_model(board_size: int = 21, **policy_kwargs: Any) -> MaskablePPO:
+    """An untrained MaskablePPO with the grid network on a single-agent grid env (the board named in its options)."""
     from stable_baselines3.common.logger import Logger
 
     env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=board_size)
@@ -28,7 +29,7 @@ def make_model(board_size: int = 21, **policy_kwargs: int) -> MaskablePPO:
         n_steps=32,
         batch_size=32,
         n_epochs=1,
-        policy_kwargs=policy_kwargs,
+        policy_kwargs={"game_options": {"board_size": board_size}, **policy_kwargs},
         seed=0,
         device="cpu",
         verbose=0,
@@ -90,6 +91,7 @@ def test_save_load_identical_logits(tmp_path: Path) -> None:
     loaded = MaskablePPO.load(str(path), device="cpu")
     assert isinstance(loaded.policy, GridConvPolicy)
     assert loaded.policy.body.side == 7 and len(loaded.policy.body.convs) == 2
+    assert loaded.policy.game_options == {"board_size": 7}, "the checkpoint names the board it was built for"
     obs = torch.as_tensor(observations(7, 8)[0])
     with torch.no_grad():
         a, b = model.policy.action_logits(obs), loaded.policy.action_logits(obs)
@@ -104,3 +106,43 @@ def test_mlp_policy_still_acts(tmp_path: Path) -> None:
     obs, masks = observations(7, 20)
     for o, m in zip(obs, masks, strict=True):
         assert m[agent.act({"observation": o, "action_mask": m.astype(np.int8)})]
+
+
+def test_options_and_game_are_checked_against_the_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="other options"):
+        make_model(7, game_options={"board_size": 9})
+    with pytest.raises(ValueError, match="GridConvPolicy plays grid only, not 'walls'"):
+        make_model(7, game_id="walls")
+    model = make_model(7)
+    path = tmp_path / "m.zip"
+    model.save(str(path))
+    with pytest.raises(ValueError, match="was trained on 'grid', not 'castles'"):
+        PPOAgent("castles", path=path)
+
+
+def test_policy_names_build_for_their_games_only() -> None:
+    from agents.nets import POLICY_NAMES, build_policy, check_policy, policies_for
+
+    assert policies_for("grid") == ("mlp", "grid-conv", "grid-features")
+    assert policies_for("castles") == ("mlp",) and set(policies_for("walls")) == {"mlp", "walls-mlp"}
+    assert set(POLICY_NAMES) == {"mlp", "walls-mlp", "grid-conv", "grid-features"}
+    with pytest.raises(ValueError, match="--policy grid-conv is for grid only, not 'walls'"):
+        check_policy("grid-conv", "walls")
+    policy, kwargs = build_policy("grid-features", "grid", {"board_size": 9}, "64", "greedy-scores", 3.0)
+    assert policy is GridConvPolicy
+    assert kwargs == {
+        "features": True,
+        "game_id": "grid",
+        "game_options": {"board_size": 9},
+        "prior": "greedy-scores",
+        "prior_weight": 3.0,
+    }
+    _, kwargs = build_policy("walls-mlp", "walls", {}, "64,32")
+    assert kwargs["features_extractor_kwargs"] == {
+        "features_dim": 64,
+        "game_id": "walls",
+        "game_options": {"num_players": 4},
+    }
+    assert kwargs["net_arch"] == [32]
+    with pytest.raises(ValueError, match="takes no channels"):
+        build_policy("mlp", "castles", {}, "64", channels=8)

@@ -10,8 +10,9 @@ import torch
 
 import agents
 import jericho_env
+from agents.nets import build_policy
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
-from experiments import train
+from experiments import presets, train
 from experiments.tournament import play_game
 from tests.helpers import play_out
 
@@ -63,17 +64,9 @@ def test_wrapper_rejects_none_and_unknown_prior() -> None:
 def _fresh_model(game: str, tmp_path: Path, prior: str = "greedy", weight: float = 5.0) -> Path:
     from sb3_contrib import MaskablePPO
 
-    policy = train.resolve_policy("auto", game)
+    policy, kwargs = build_policy(presets.preset(game)["policy"], game, {}, "32,32", prior, weight)
     env = PriorHintEnv(jericho_env.single_agent(game), prior, game)
-    model = MaskablePPO(
-        train.policy_class(policy, game, prior),
-        env,
-        n_steps=32,
-        batch_size=32,
-        policy_kwargs=train.policy_kwargs("32,32", policy, game, prior, weight),
-        device="cpu",
-        seed=0,
-    )
+    model = MaskablePPO(policy, env, n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=0)
     path = tmp_path / f"{game}-{prior}.zip"
     model.save(str(path))
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -12,7 +13,9 @@ import pytest
 
 import agents
 import jericho_env
-from experiments import train
+from agents.nets import build_policy
+from agents.ppo import start_from
+from experiments import presets, train
 from experiments.tournament import play_game
 
 TINY = [
@@ -63,9 +66,12 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
     # config.json records the values used, per-game defaults resolved
     cfg = json.loads((out / "config.json").read_text())
-    assert cfg["timesteps"] == 1024 and cfg["policy"] == train.DEFAULT_POLICY[game]
-    assert cfg["pool"] == train.DEFAULT_POOL[game] and cfg["prior"] == train.DEFAULT_PRIOR[game]
-    assert cfg["learning_rate"] == train.DEFAULT_LEARNING_RATE[game] and cfg["n_epochs"] == train.DEFAULT_N_EPOCHS[game]
+    preset = presets.preset(game)
+    assert cfg["timesteps"] == 1024 and cfg["policy"] == preset["policy"]
+    assert cfg["pool"] == preset["pool"] and cfg["prior"] == preset["prior"]
+    assert cfg["learning_rate"] == preset["learning_rate"] and cfg["n_epochs"] == preset["n_epochs"]
+    assert cfg["lr_schedule"] == preset["lr_schedule"] and cfg["eval_opponent"] == "greedy"
+    assert set(cfg) == {f.name for f in dataclasses.fields(train.TrainConfig)}
     # reload as an agent and play a game through the env
     agent = agents.make("ppo", game, path=str(out / "final.zip"))
     env = jericho_env.make(game).unwrapped
@@ -87,10 +93,11 @@ def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, 
     parser = train.build_parser()
     cfg = train.config_from_args(parser.parse_args([game]), game)
     assert cfg.prior == prior, "config.json records the resolved prior"
-    assert train.TrainConfig(game).prior_name() == prior
-    assert train.resolve_policy(cfg.policy, game) == policy
+    assert train.make_config(game).prior == prior
+    assert cfg.policy == policy
+    assert train.config_from_args(parser.parse_args([game, "--policy", "auto"]), game).policy == policy
     cfg = train.config_from_args(parser.parse_args([game, "--prior", "none", "--policy", "mlp"]), game)
-    assert cfg.prior_name() == "none" and train.resolve_policy(cfg.policy, game) == "mlp"
+    assert cfg.prior == "none" and cfg.policy == "mlp"
 
 
 def test_train_help() -> None:
@@ -98,6 +105,36 @@ def test_train_help() -> None:
         [sys.executable, "-m", "experiments.train", "--help"], capture_output=True, text=True, check=False
     )
     assert res.returncode == 0 and "--timesteps" in res.stdout and "--resume" in res.stdout
+    help_text = " ".join(res.stdout.split())  # argparse wraps the lines
+    assert "(default 200000; grid: 150000, walls: 400000, castles: 900000)" in help_text, "per-game defaults"
+    assert "(default mlp; grid: grid-features)" in help_text
+
+
+def test_a_registered_game_without_its_own_preset_or_greedy_trains(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The done-when of the "house" issue: the test-only toy game (tests/conftest.py) trains on the default preset."""
+    out = tmp_path / "toy"
+    argv = ["toy", "--out", str(out), "--timesteps", "3072", "--n-envs", "2", "--snapshot-every", "1024"]
+    argv += ["--eval-every", "1024", "--eval-deals", "4", "--checkpoint-every", "1024", "--final-deals", "10"]
+    assert train.main([*argv, "--workers", "1", "--net", "16,16", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "toy: agents it lacks are dropped from the preset: pool random,greedy -> random" in printed
+    assert "## toy: final table" in printed
+    assert (out / "tournament" / "table.md").read_text().startswith("# toy: agent vs agent")
+    results = json.loads((out / "tournament" / "results.json").read_text())
+    assert results["agents"] == ["random", "ppo"] and len(results["games"]) == 2 * 10
+    cfg = json.loads((out / "config.json").read_text())
+    expected = {**presets.PRESETS["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
+    expected.update(n_envs=2, snapshot_every=1024, eval_every=1024, eval_deals=4, checkpoint_every=1024)
+    expected.update(final_deals=10, workers=1, net="16,16")
+    assert cfg == {"game": "toy", "options": {}, **expected}
+    evals = json.loads((out / "training.json").read_text())["evals"]
+    assert [e["steps"] for e in evals] == [1024, 2048, 3072] and all(e["opponent"] == "random" for e in evals)
+    assert len(json.loads((out / "checkpoints" / "state.json").read_text())["snapshots"]) == 3
+    agent = agents.make("ppo", "toy", path=str(out / "final.zip"))
+    env = jericho_env.make("toy").unwrapped
+    play_game(env, [agent, agent], 0, [0, 0])
 
 
 @pytest.mark.parametrize(
@@ -151,15 +188,9 @@ def test_feature_policies_train_and_play(
 def _untrained(game: str, net: str = "32,32") -> Any:
     from sb3_contrib import MaskablePPO
 
-    policy = train.resolve_policy("auto", game)
+    policy, kwargs = build_policy(presets.preset(game)["policy"], game, {}, net)
     return MaskablePPO(
-        train.policy_class(policy, game),
-        jericho_env.single_agent(game),
-        n_steps=32,
-        batch_size=32,
-        policy_kwargs=train.policy_kwargs(net, policy, game),
-        device="cpu",
-        seed=1,
+        policy, jericho_env.single_agent(game), n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=1
     )
 
 
@@ -170,14 +201,14 @@ def test_init_copies_policy_weights_and_rejects_misfits(tmp_path: Path) -> None:
     path = tmp_path / "source.zip"
     source.save(str(path))
     target = _untrained("castles")
-    train.start_from(target, str(path))
+    start_from(target, str(path))
     pairs = zip(source.policy.state_dict().items(), target.policy.state_dict().values(), strict=True)
     for (name, a), b in pairs:
         assert torch.equal(a, b), name
     with pytest.raises(ValueError, match="do not match this run's"):
-        train.start_from(_untrained("walls"), str(path))
+        start_from(_untrained("walls"), str(path))
     with pytest.raises(ValueError, match="the network differs"):
-        train.start_from(_untrained("castles", net="64,32"), str(path))
+        start_from(_untrained("castles", net="64,32"), str(path))
 
 
 def test_init_missing_checkpoint_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

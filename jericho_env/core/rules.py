@@ -127,7 +127,9 @@ class Rules(ABC, Generic[S]):
     """The rules protocol: a game's state machine, observation and text, free of any RL API.
 
     Subclasses set ``game_id``, ``version`` and ``OPTIONS`` and implement the abstract methods.
-    ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over.
+    ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over. The
+    constructor validates the options, then calls ``build_parts`` (a game's board, deck and action
+    encoding), ``build_layout`` and ``build_info``, in that order.
     """
 
     game_id: ClassVar[str]
@@ -136,10 +138,14 @@ class Rules(ABC, Generic[S]):
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = resolve_options(self.game_id, self.OPTIONS, options)
+        self.build_parts()
         self.layout: ObsLayout = self.build_layout()
         self.info: GameInfo = self.build_info()
 
     # ----------------------------------------------------------------- metadata
+    def build_parts(self) -> None:
+        """Build what the layout and metadata depend on (board, deck, action encoding) from ``self.options``."""
+
     @abstractmethod
     def build_layout(self) -> ObsLayout:
         """The observation layout under ``self.options``."""

@@ -23,31 +23,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from jericho_env.agent_plugins import UniformRandomAgent
 from jericho_env.core.rules import IllegalActionError, OptionError
 from jericho_env.envs.aec import JerichoEnv
 
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
 
 
-class UniformRandomPolicy:
-    """The built-in opponent: uniform over legal actions, seeded by ``reset``."""
-
-    name = "random"
-
-    def __init__(self) -> None:
-        self.rng = np.random.default_rng()
-
-    def reset(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        return int(legal[int(self.rng.integers(len(legal)))])
-
-
 def _as_policy(p: Policy) -> Policy:
     if p is None or p == "random":
-        return UniformRandomPolicy()
+        return UniformRandomAgent()  # the built-in opponent, seeded by reset
     if hasattr(p, "act") or callable(p):
         return p
     raise OptionError(

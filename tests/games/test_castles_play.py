@@ -14,7 +14,7 @@ from pettingzoo.test import api_test
 import jericho_env
 from jericho_env.games.castles import VARIANTS
 from jericho_env.games.castles.rules import CastlesRules
-from jericho_env.games.castles.state import DISCARD, EMPTIED, OVER, PLAY, PLAY_SAVE, STUCK, CastlesState
+from jericho_env.games.castles.state import EMPTIED, STUCK, CastlesState, Phase
 from tests.games.test_castles_rules import position
 
 
@@ -46,10 +46,10 @@ def check_state(rules: CastlesRules, s: CastlesState, steps: int, deck: list[int
     legal = rules.legal_actions(s)
     assert legal and legal == sorted(set(legal)) and legal[0] >= 0 and legal[-1] < rules.info.num_actions
     assert rules.returns(s) == [0.0, 0.0]
-    if s.phase in (PLAY, DISCARD, PLAY_SAVE):
+    if s.phase in (Phase.PLAY, Phase.DISCARD, Phase.PLAY_SAVE):
         # After set-up a hand never exceeds 5, and is short only when its deck is empty.
         for q in (0, 1):
-            assert s.hand_n[q] <= 5 and (s.hand_n[q] == 5 or not s.decks[q] or (s.phase == DISCARD and q == p))
+            assert s.hand_n[q] <= 5 and (s.hand_n[q] == 5 or not s.decks[q] or (s.phase == Phase.DISCARD and q == p))
         assert s.hand_n[p] > 0
 
 
@@ -62,7 +62,7 @@ def test_invariants_over_random_games(opts: dict[str, Any], games: int) -> None:
     lengths = []
     for s, steps in random_games(rules, games, seed=2026):
         check_state(rules, s, steps, deck)
-        if s.phase == OVER:
+        if s.phase == Phase.OVER:
             reasons[s.reason] += 1
             lengths.append(steps)
     assert sum(reasons.values()) == games
@@ -160,7 +160,7 @@ def test_each_variant_passes_the_pettingzoo_api_test(opts: dict[str, Any]) -> No
 
 
 # ---------------------------------------------------------------------------------- bad input
-def _env_at(seed: int, phase: int) -> Any:
+def _env_at(seed: int, phase: Phase) -> Any:
     """An env stepped with random legal actions until the rules' phase is ``phase``."""
     env = jericho_env.make("castles")
     env.reset(seed=seed)
@@ -175,26 +175,28 @@ def test_illegal_play_is_rejected_with_agent_action_and_reason() -> None:
     env = jericho_env.make("castles")
     env.reset(seed=3)
     agent = env.agent_selection
+    acts, code = env.unwrapped.rules.actions, env.unwrapped.rules.deck.code_of
+    seven, two, nines = acts.play(code("7")), acts.play(code("2")), acts.play(code("9"), 2)
     before = json.dumps(env.unwrapped.save_state(), sort_keys=True)
     with pytest.raises(
-        jericho_env.IllegalActionError, match=rf"{agent} cannot play 24 \(play 7\): you must choose a save card"
+        jericho_env.IllegalActionError, match=rf"{agent} cannot play {seven} \(play 7\): you must choose a save card"
     ):
-        env.step(24)
+        env.step(seven)
     assert json.dumps(env.unwrapped.save_state(), sort_keys=True) == before and env.agent_selection == agent
-    env = _env_at(3, PLAY)
+    env = _env_at(3, Phase.PLAY)
     rules, s = env.unwrapped.rules, env.unwrapped.state
     # seed 3: player_0 holds 2 5 5 9 T against a 6
     before = json.dumps(env.unwrapped.save_state(), sort_keys=True)
     with pytest.raises(
-        ValueError, match=r"player_0 cannot play 4 \(play 2\): 2 does not beat 6: play one of 6 7 8 9 T"
+        ValueError, match=rf"player_0 cannot play {two} \(play 2\): 2 does not beat 6: play one of 6 7 8 9 T"
     ):
-        env.step(4)
-    with pytest.raises(ValueError, match=r"\(play 7\): you hold 0 card\(s\) of rank 7, not 1"):
-        env.step(24)
-    with pytest.raises(ValueError, match=r"\(play 9x2\): you hold 1 card\(s\) of rank 9, not 2"):
-        env.step(33)
+        env.step(two)
+    with pytest.raises(ValueError, match=rf"cannot play {seven} \(play 7\): you hold 0 card\(s\) of rank 7, not 1"):
+        env.step(seven)
+    with pytest.raises(ValueError, match=rf"cannot play {nines} \(play 9x2\): you hold 1 card\(s\) of rank 9, not 2"):
+        env.step(nines)
     with pytest.raises(ValueError, match=r"you must play from your hand now"):
-        env.step(rules.a_play_save + 1)
+        env.step(rules.actions.play_save(1))
     assert json.dumps(env.unwrapped.save_state(), sort_keys=True) == before and env.unwrapped.state is s
 
 

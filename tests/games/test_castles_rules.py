@@ -9,7 +9,7 @@ import pytest
 
 from jericho_env.core.rules import OptionError
 from jericho_env.games.castles.rules import CastlesRules
-from jericho_env.games.castles.state import CastlesState
+from jericho_env.games.castles.state import CastlesState, Phase
 
 
 def codes(rules: CastlesRules, text: str) -> list[int]:
@@ -158,19 +158,24 @@ def test_no_refill_once_the_deck_is_empty(rules: CastlesRules) -> None:
 def test_set_up_draws_eight_chooses_three_saves_then_first_player_turns_over_a_card(rules: CastlesRules) -> None:
     s = rules.initial_state(np.random.default_rng(4))
     f = s.first
-    assert s.phase == 0 and s.to_move == f and s.hand_n == [8, 8] and [len(d) for d in s.decks] == [34, 34]
+    assert (
+        s.phase == Phase.CHOOSE_SAVES
+        and s.to_move == f
+        and s.hand_n == [8, 8]
+        and [len(d) for d in s.decks] == [34, 34]
+    )
     for p in (f, 1 - f):
         for n in range(3):
             assert s.to_move == p and s.pending == 3 - n
             legal = rules.legal_actions(s)
             assert all(rules.action_to_str(s, a).startswith("save ") for a in legal)
-            assert legal == [rules.a_save + c for c in range(11) if s.hands[p][c]]
+            assert legal == [rules.actions.save(c) for c in range(11) if s.hands[p][c]]
             rules.apply(s, legal[-1])
         assert s.save_n[p] == 3
     assert s.hand_n == [5, 5] and sum(s.pile[f]) == 1 and sum(s.pile[1 - f]) == 0
     assert len(s.decks[f]) == 33 and len(s.decks[1 - f]) == 34
     assert s.beat_by == f and s.beat_n == 1 and s.beat != rules.deck.joker
-    assert s.to_move == 1 - f and s.phase == 1  # seed 4: the second player can answer the turned-over card
+    assert s.to_move == 1 - f and s.phase == Phase.PLAY  # seed 4: the second player can answer the turned-over card
 
 
 def test_choosing_saves_by_rank_and_the_turned_over_card_is_answered(rules: CastlesRules) -> None:
@@ -185,7 +190,7 @@ def test_choosing_saves_by_rank_and_the_turned_over_card_is_answered(rules: Cast
     )
     for t in ("save 8", "save 9", "save 2"):
         play(rules, s, t)
-    assert s.to_move == 0 and s.pending == 3 and rules.legal_actions(s)[0] == rules.a_save  # "save A"
+    assert s.to_move == 0 and s.pending == 3 and rules.legal_actions(s)[0] == rules.actions.save(0)  # "save A"
     for t in ("save A", "save 2", "save 3"):
         play(rules, s, t)
     # Player 1 (first) turned over the top of its deck, an A; player 0 answers it with anything.
@@ -205,7 +210,7 @@ def test_a_turned_over_joker_gives_the_first_player_a_free_play(rules: CastlesRu
         first=0,
     )
     play(rules, s, "save 7")
-    assert s.beat == rules.deck.joker and s.beat_by == 0 and s.to_move == 0 and s.phase == 1
+    assert s.beat == rules.deck.joker and s.beat_by == 0 and s.to_move == 0 and s.phase == Phase.PLAY
     assert s.hand_n == [5, 5] and s.save_n == [3, 3] and s.decks[0] == [rules.deck.code_of("T")]
     assert legal_text(rules, s) == ["A", "2", "3", "3x2", "joker"]  # any card: a free play
 
@@ -222,7 +227,7 @@ def test_save_sequence_discard_draw_five_then_play_a_save_whatever_its_rank(rule
         to_move=0,
     )
     play(rules, s, "9")  # player 1 holds 2..6 against a 9: stuck
-    assert s.to_move == 1 and s.phase == 3
+    assert s.to_move == 1 and s.phase == Phase.PLAY_SAVE
     assert s.discard[1] == counts(rules, "2 3 4 5 6")  # the old hand, face up
     assert hand_text(rules, s, 1) == "A A 8 8 9" and len(s.decks[1]) == 1
     assert legal_text(rules, s) == ["play save 2", "play save 7", "play save joker"]
@@ -244,7 +249,11 @@ def test_a_joker_save_is_a_joker(rules: CastlesRules) -> None:
         to_move=1,
     )
     play(rules, s, "T")
-    assert s.phase == 3 and hand_text(rules, s, 0) == "7 7 7 7 8" and legal_text(rules, s) == ["play save joker"]
+    assert (
+        s.phase == Phase.PLAY_SAVE
+        and hand_text(rules, s, 0) == "7 7 7 7 8"
+        and legal_text(rules, s) == ["play save joker"]
+    )
     play(rules, s, "play save joker")
     assert s.to_move == 0 and s.beat == rules.deck.joker and legal_text(rules, s) == ["7", "7x2", "7x3", "7x4", "8"]
 
@@ -254,13 +263,13 @@ def test_short_deck_discard_only_as_many_as_the_deck_holds(rules: CastlesRules) 
         rules, hands=("2 3 4 5 6", "T T T T 9"), saves=("8", ""), decks=("A 9", "7"), beat="9", beat_by=0, to_move=1
     )
     play(rules, s, "T")
-    assert s.to_move == 0 and s.phase == 2 and s.pending == 2
+    assert s.to_move == 0 and s.phase == Phase.DISCARD and s.pending == 2
     assert legal_text(rules, s) == ["discard 2", "discard 3", "discard 4", "discard 5", "discard 6"]
     play(rules, s, "discard 2")
-    assert s.phase == 2 and s.pending == 1 and s.hand_n[0] == 4
-    assert "you hold no 2" in rules.why_illegal(s, rules.a_discard + 1)
+    assert s.phase == Phase.DISCARD and s.pending == 1 and s.hand_n[0] == 4
+    assert "you hold no 2" in rules.why_illegal(s, rules.actions.discard(1))
     play(rules, s, "discard 6")
-    assert s.phase == 3 and s.decks[0] == [] and hand_text(rules, s, 0) == "A 3 4 5 9"
+    assert s.phase == Phase.PLAY_SAVE and s.decks[0] == [] and hand_text(rules, s, 0) == "A 3 4 5 9"
     assert s.discard[0] == counts(rules, "2 6")
     play(rules, s, "play save 8")
     assert s.beat == rules.deck.code_of("8") and s.to_move == 1
@@ -269,7 +278,7 @@ def test_short_deck_discard_only_as_many_as_the_deck_holds(rules: CastlesRules) 
 def test_stuck_with_an_empty_deck_keeps_the_hand(rules: CastlesRules) -> None:
     s = position(rules, hands=("2 3", "T T T T 9"), saves=("8 A", ""), decks=("", "7"), beat="9", beat_by=0, to_move=1)
     play(rules, s, "T")
-    assert s.to_move == 0 and s.phase == 3 and hand_text(rules, s, 0) == "2 3" and sum(s.discard[0]) == 0
+    assert s.to_move == 0 and s.phase == Phase.PLAY_SAVE and hand_text(rules, s, 0) == "2 3" and sum(s.discard[0]) == 0
     play(rules, s, "play save A")
     assert not rules.is_terminal(s) and s.save_n[0] == 1 and s.hand_n[0] == 2
 

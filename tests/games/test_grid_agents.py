@@ -218,7 +218,7 @@ def test_image_shows_only_what_the_seat_sees() -> None:
 
 # ---------------------------------------------------------------------------------------- edge study
 def test_edge_study_plays_agents_by_name(capsys: pytest.CaptureFixture[str]) -> None:
-    from jericho_env.games.grid import edge_study
+    from experiments import grid_edge_study as edge_study
 
     result = edge_study.study(edge_study.load_policy("greedy,random", 41, 0), games=4, board_size=41, seed=0)
     assert len(result.reach) == 4 and all(1 <= r < 20 for r in result.reach)

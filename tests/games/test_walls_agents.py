@@ -9,9 +9,12 @@ import agents
 import jericho_env
 from agents.greedy_walls import GreedyAgent
 from experiments.tournament import AgentSpec, run_games, tabulate
+from jericho_env.games.walls.actions import WallsActions
 from jericho_env.games.walls.cards import COLOURS, TRUMPET, VALUES, str_to_card
-from jericho_env.games.walls.rules import SUPPLY_BASE, TRUMPET_BASE, WallsRules
-from jericho_env.games.walls.state import DONATE, LENGTH_AT, PLAY, WALL_STRIDE, WallsState
+from jericho_env.games.walls.rules import WallsRules
+from jericho_env.games.walls.state import LENGTH_AT, WALL_STRIDE, Phase, WallsState
+
+ACTIONS = WallsActions()
 
 
 def obs_of(rules: WallsRules, s: WallsState, seat: int) -> dict[str, np.ndarray]:
@@ -22,7 +25,7 @@ def obs_of(rules: WallsRules, s: WallsState, seat: int) -> dict[str, np.ndarray]
     return {"observation": rules.observe(s, seat), "action_mask": mask}
 
 
-def table(n: int, phase: int = PLAY, to_move: int = 0) -> WallsState:
+def table(n: int, phase: Phase = Phase.PLAY, to_move: int = 0) -> WallsState:
     """An empty mid-game table: nothing dealt, a long pile, ``to_move`` to act."""
     s = WallsState(n)
     s.phase, s.to_move, s.first_player = phase, to_move, 0
@@ -92,7 +95,7 @@ def test_trumpet_that_knocks_down_the_rivals_top_card_takes_the_majority() -> No
     fall(s, "red-1 red-3 red-3 red-4")
     give(s, 0, "T brown-3 yellow-3 white-4 blue-1")
     action = agents.make("greedy", "walls", num_players=4).act(obs_of(rules, s, 0))
-    assert action == TRUMPET_BASE + COLOURS.index("red"), rules.describe_short(action)
+    assert action == ACTIONS.trumpet(COLOURS.index("red")), rules.describe_short(action)
 
 
 def test_trumpet_is_not_blown_where_it_would_knock_down_our_own_lead() -> None:
@@ -103,7 +106,7 @@ def test_trumpet_is_not_blown_where_it_would_knock_down_our_own_lead() -> None:
     fall(s, "red-1 red-3 red-3 red-4")
     give(s, 0, "T brown-3 yellow-3")
     action = agents.make("greedy", "walls", num_players=4).act(obs_of(rules, s, 0))
-    assert action != TRUMPET_BASE + COLOURS.index("red"), rules.describe_short(action)
+    assert action != ACTIONS.trumpet(COLOURS.index("red")), rules.describe_short(action)
 
 
 def test_greedy_builds_the_colour_where_it_can_take_the_majority() -> None:
@@ -115,7 +118,7 @@ def test_greedy_builds_the_colour_where_it_can_take_the_majority() -> None:
     fall(s, "blue-1 blue-3 blue-4 blue-4")
     give(s, 0, "blue-4 brown-3 yellow-5 white-7")
     action = agents.make("greedy", "walls", num_players=4).act(obs_of(rules, s, 0))
-    assert action == str_to_card("blue-4"), rules.describe_short(action)
+    assert action == ACTIONS.build(str_to_card("blue-4")), rules.describe_short(action)
 
 
 def test_greedy_feeds_the_supply_in_a_colour_it_leads() -> None:
@@ -125,19 +128,19 @@ def test_greedy_feeds_the_supply_in_a_colour_it_leads() -> None:
     build(s, 1, "red-7 blue-5")
     give(s, 0, "yellow-7 red-3 blue-3")
     action = agents.make("greedy", "walls", num_players=3).act(obs_of(rules, s, 0))
-    assert action == SUPPLY_BASE + str_to_card("yellow-7"), rules.describe_short(action)
+    assert action == ACTIONS.supply(str_to_card("yellow-7")), rules.describe_short(action)
 
 
 def test_donation_goes_to_a_colour_this_seat_leads() -> None:
     rules = WallsRules(num_players=4)
-    s = table(4, phase=DONATE, to_move=2)
+    s = table(4, phase=Phase.DONATE, to_move=2)
     s.phase_left, s.scored = 4, 1
     build(s, 2, "white-5 white-3")
     build(s, 0, "red-7")
     build(s, 3, "blue-4")
     give(s, 2, "red-3 blue-3 white-4 T")
     action = agents.make("greedy", "walls", num_players=4).act(obs_of(rules, s, 2))
-    assert action == SUPPLY_BASE + str_to_card("white-4"), rules.describe_short(action)
+    assert action == ACTIONS.supply(str_to_card("white-4")), rules.describe_short(action)
 
 
 def test_opening_wall_card_comes_from_the_strongest_colour_of_the_hand() -> None:

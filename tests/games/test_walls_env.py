@@ -10,9 +10,12 @@ from pettingzoo.test import seed_test
 
 import jericho_env
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
+from jericho_env.games.walls.actions import WallsActions
 from jericho_env.games.walls.cards import SCORING, TRUMPET
-from jericho_env.games.walls.rules import SUPPLY_BASE, WallsRules
-from jericho_env.games.walls.state import DONATE, OPEN_SUPPLY, OPEN_WALL, PLAY, WallsState
+from jericho_env.games.walls.rules import WallsRules
+from jericho_env.games.walls.state import Phase, WallsState
+
+ACTIONS = WallsActions()
 
 
 def play_until(rules: WallsRules, seed: int, stop) -> WallsState:  # type: ignore[no-untyped-def]
@@ -52,7 +55,7 @@ def test_others_hands_donations_and_pile_order_are_invisible(n: int) -> None:
     rules = WallsRules(num_players=n)
     rng = np.random.default_rng(n)
     for seed in range(30):
-        s = play_until(rules, seed, lambda st: st.phase == DONATE and st.phase_left == 1)  # donations under way
+        s = play_until(rules, seed, lambda st: st.phase == Phase.DONATE and st.phase_left == 1)  # donations under way
         for seat in range(n):
             t = swap_hidden(rules, s, seat, rng)
             assert np.array_equal(rules.observe(s, seat), rules.observe(t, seat))
@@ -70,7 +73,7 @@ def test_others_hands_donations_and_pile_order_are_invisible(n: int) -> None:
 
 def test_opening_choice_invisible_before_the_reveal() -> None:
     rules = WallsRules(num_players=4)
-    s = play_until(rules, 3, lambda st: st.phase == OPEN_WALL and st.phase_left == 2)
+    s = play_until(rules, 3, lambda st: st.phase == Phase.OPEN_WALL and st.phase_left == 2)
     laid = [o for o in range(4) if s.opening[o] >= 0]
     assert len(laid) == 2
     o = laid[0]
@@ -87,7 +90,7 @@ def test_opening_choice_invisible_before_the_reveal() -> None:
 
 def test_determinize_respects_what_the_seat_knows() -> None:
     rules = WallsRules(num_players=4)
-    s = play_until(rules, 5, lambda st: st.phase == OPEN_SUPPLY and st.phase_left == 2)
+    s = play_until(rules, 5, lambda st: st.phase == Phase.OPEN_SUPPLY and st.phase_left == 2)
     rng = np.random.default_rng(0)
     seat = s.to_move
     decks = set()
@@ -105,7 +108,7 @@ def test_determinize_respects_what_the_seat_knows() -> None:
             assert start <= pos + drawn < end
         decks.add(tuple(t.deck))
     assert len(decks) == 50, "the pile is really redealt"
-    mid = play_until(rules, 6, lambda st: st.scored == 1 and st.phase == PLAY)
+    mid = play_until(rules, 6, lambda st: st.scored == 1 and st.phase == Phase.PLAY)
     t = rules.determinize(mid, 0, rng)
     assert t.deck.count(SCORING) == 2 and t.supply_public == mid.supply_public and t.walls == mid.walls
 
@@ -115,8 +118,10 @@ def test_illegal_action_names_agent_action_and_reason() -> None:
     env.reset(seed=4)
     agent = env.agent_selection
     before = json.dumps(env.unwrapped.save_state(), sort_keys=True)
-    with pytest.raises(IllegalActionError, match=rf"{agent} cannot play {SUPPLY_BASE}.*supply card comes next") as err:
-        env.step(SUPPLY_BASE)  # in the opening the first wall card comes first
+    with pytest.raises(
+        IllegalActionError, match=rf"{agent} cannot play {ACTIONS.supply(0)}.*supply card comes next"
+    ) as err:
+        env.step(ACTIONS.supply(0))  # in the opening the first wall card comes first
     assert isinstance(err.value, ValueError)
     assert json.dumps(env.unwrapped.save_state(), sort_keys=True) == before and env.agent_selection == agent
     rules = env.unwrapped.rules
@@ -180,8 +185,8 @@ def test_game_page_has_the_generated_layout_table() -> None:
 @pytest.mark.parametrize("n", [3, 5])
 def test_image_has_fixed_size_and_hides_what_the_seat_cannot_see(n: int) -> None:
     rules = WallsRules(num_players=n)
-    s = play_until(rules, 2, lambda st: st.phase == OPEN_WALL and st.phase_left == 1)  # face-down openings lie
-    later = play_until(rules, 2, lambda st: st.scored == 1 and st.phase == PLAY)
+    s = play_until(rules, 2, lambda st: st.phase == Phase.OPEN_WALL and st.phase_left == 1)  # face-down openings lie
+    later = play_until(rules, 2, lambda st: st.scored == 1 and st.phase == Phase.PLAY)
     rng = np.random.default_rng(1)
     for state in (s, later):
         seat = state.to_move

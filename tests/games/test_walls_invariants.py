@@ -7,7 +7,7 @@ import pytest
 
 from jericho_env.games.walls.cards import COPIES, SCORING, TRUMPET, TYPE_VALUE, all_cards
 from jericho_env.games.walls.rules import WallsRules
-from jericho_env.games.walls.state import OVER, PLAY, WallsState
+from jericho_env.games.walls.state import Phase, WallsState
 
 GAMES = 2000
 
@@ -66,14 +66,14 @@ def test_random_games_keep_every_invariant(n: int) -> None:
             assert 0 <= seat < n
             legal = rules.legal_actions(s)
             assert legal and legal == sorted(set(legal))
-            if s.phase == PLAY:
+            if s.phase == Phase.PLAY:
                 assert s.hand_size == [5 - s.scored] * n, "hands are 5 / 4 / 3 in rounds 1 / 2 / 3"
             assert rules.returns(s) == [0.0] * n
-            last_round_top = s.scored == 2 and s.phase == PLAY and s.deck[-1] == SCORING
+            last_round_top = s.scored == 2 and s.phase == Phase.PLAY and s.deck[-1] == SCORING
             rules.apply(s, legal[int(rng.integers(len(legal)))])
             steps += 1
             assert steps <= rules.info.max_game_length
-            assert (s.phase == OVER) == last_round_top, "the game ends exactly at the third scoring"
+            assert (s.phase == Phase.OVER) == last_round_top, "the game ends exactly at the third scoring"
         assert s.scored == 3 and rules.current_player(s) == -1 and rules.legal_actions(s) == []
         ret = rules.returns(s)
         assert abs(sum(ret)) < 1e-9 and all(-1.0 <= r <= 1.0 for r in ret)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from jericho_env.core.rules import StateFormatError
+from jericho_env.games.walls.actions import WallsActions
 from jericho_env.games.walls.cards import (
     COLOURS,
     NUM_CARDS,
@@ -20,10 +21,11 @@ from jericho_env.games.walls.cards import (
     parse_cards,
     str_to_card,
 )
-from jericho_env.games.walls.rules import SUPPLY_BASE, TRUMPET_BASE, WallsRules, pile_sizes
-from jericho_env.games.walls.state import DONATE, OPEN_SUPPLY, OPEN_WALL, OVER, PLAY, WallsState
+from jericho_env.games.walls.rules import WallsRules, pile_sizes
+from jericho_env.games.walls.state import PHASE_NAMES, Phase, WallsState
 
-PHASES = {"opening-wall": OPEN_WALL, "opening-supply": OPEN_SUPPLY, "play": PLAY, "donation": DONATE, "over": OVER}
+PHASES = {name: Phase(i) for i, name in enumerate(PHASE_NAMES)}
+ACTIONS = WallsActions()
 
 
 def position(
@@ -142,7 +144,7 @@ def test_deal_and_piles(n: int, sizes: list[int]) -> None:
         for k, pos in enumerate(positions):
             pile = 2 * k + 1
             assert starts[pile] <= pos < starts[pile] + sizes[pile], (k, pos)
-        assert s.phase == OPEN_WALL and s.to_move == s.first_player
+        assert s.phase == Phase.OPEN_WALL and s.to_move == s.first_player
         firsts.add(s.first_player)
         assert sorted(c for z in rules.card_zones(s).values() for c in z) == all_cards()
     assert firsts == set(range(n))
@@ -161,9 +163,9 @@ def test_opening_choices_hidden_until_revealed_together() -> None:
     s.first_player = 1
     before_1 = rules.observe(s, 1)
     act(rules, s, "red-7")  # seat 1: first wall card
-    assert s.phase == OPEN_SUPPLY and s.to_move == 1
+    assert s.phase == Phase.OPEN_SUPPLY and s.to_move == 1
     act(rules, s, "supply-T")
-    assert s.phase == OPEN_WALL and s.to_move == 2
+    assert s.phase == Phase.OPEN_WALL and s.to_move == 2
     view = rules.layout.split(rules.observe(s, 0))
     assert view["walls"].sum() == 0, "a face-down first wall card must not show"
     assert view["own_opening"].sum() == 0 and view["own_supply"].sum() == 0
@@ -177,7 +179,7 @@ def test_opening_choices_hidden_until_revealed_together() -> None:
     act(rules, s, "red-5")
     assert all(sum(w) == 0 for w in s.walls), "nothing is revealed before the last choice"
     act(rules, s, "supply-yellow-1")
-    assert s.phase == PLAY and s.to_move == 1  # the first player starts
+    assert s.phase == Phase.PLAY and s.to_move == 1  # the first player starts
     assert (
         walls_text(rules, s, 0) == ["red-5"]
         and walls_text(rules, s, 1) == ["red-7"]
@@ -195,13 +197,13 @@ def test_opening_order_of_choices_and_reasons() -> None:
         phase="opening-wall",
         phase_left=3,
     )
-    assert rules.legal_actions(s) == [str_to_card("red-5")]
-    assert "not a trumpet" in rules.why_illegal(s, TRUMPET_BASE)
-    assert "supply card comes next" in rules.why_illegal(s, SUPPLY_BASE + TRUMPET)
-    assert "you hold no blue-1" in rules.why_illegal(s, str_to_card("blue-1"))
+    assert rules.legal_actions(s) == [ACTIONS.build(str_to_card("red-5"))]
+    assert "not a trumpet" in rules.why_illegal(s, ACTIONS.opening_trumpet)
+    assert "supply card comes next" in rules.why_illegal(s, ACTIONS.supply(TRUMPET))
+    assert "you hold no blue-1" in rules.why_illegal(s, ACTIONS.build(str_to_card("blue-1")))
     act(rules, s, "red-5")
-    assert rules.legal_actions(s) == [SUPPLY_BASE + TRUMPET]
-    assert "face down into the supply" in rules.why_illegal(s, str_to_card("red-5"))
+    assert rules.legal_actions(s) == [ACTIONS.supply(TRUMPET)]
+    assert "face down into the supply" in rules.why_illegal(s, ACTIONS.build(str_to_card("red-5")))
 
 
 def test_seven_trumpets_open_with_a_trumpet_that_collapses() -> None:
@@ -209,15 +211,17 @@ def test_seven_trumpets_open_with_a_trumpet_that_collapses() -> None:
     s = position(
         rules, ["T T T T T T T", "red-1 T T T T T T", "blue-1 T T T T T T"], phase="opening-wall", phase_left=3
     )
-    assert rules.legal_actions(s) == [TRUMPET] and rules.action_to_str(s, TRUMPET) == "T"
-    assert "action 25 ('T')" in rules.why_illegal(s, TRUMPET_BASE + 1)
-    assert "supply card comes next" in rules.why_illegal(s, SUPPLY_BASE + TRUMPET)
+    assert (
+        rules.legal_actions(s) == [ACTIONS.opening_trumpet] and rules.action_to_str(s, ACTIONS.opening_trumpet) == "T"
+    )
+    assert "action 25 ('T')" in rules.why_illegal(s, ACTIONS.trumpet(1))
+    assert "supply card comes next" in rules.why_illegal(s, ACTIONS.supply(TRUMPET))
     act(rules, s, "T")
     assert s.opening[0] == TRUMPET and s.hand_size[0] == 6
     act(rules, s, "supply-T")
     for text in ("red-1", "supply-T", "blue-1", "supply-T"):
         act(rules, s, text)
-    assert s.phase == PLAY
+    assert s.phase == Phase.PLAY
     assert walls_text(rules, s, 0) == [] and s.discard == 1  # a trumpet-only wall cannot stand
     assert s.hand_size == [5, 5, 5]
     assert sorted(c for z in rules.card_zones(s).values() for c in z) == all_cards()
@@ -350,7 +354,7 @@ def test_scoring_tie_odd_remainder_and_colour_nobody_builds() -> None:
     # the drawer took a replacement: same hand size, one trumpet swapped for brown-3
     assert s.hand_size[2] == 5 and sum(s.hands[2]) == 5 and s.hands[2][str_to_card("brown-3")] == 1
     assert s.hands[2][TRUMPET] == hand_before[TRUMPET] - 1
-    assert s.scored == 1 and s.drawer == 2 and s.phase == DONATE and s.to_move == 3
+    assert s.scored == 1 and s.drawer == 2 and s.phase == Phase.DONATE and s.to_move == 3
 
 
 @pytest.mark.parametrize("scorings", [0, 1])
@@ -360,16 +364,16 @@ def test_donations_after_scorings_one_and_two(scorings: int) -> None:
     hands = [" ".join(["red-3"] * 2 + ["T"] * (size - 2)), "T " * size, "T " * size, "T " * size]
     s = position(rules, hands, ["red-1", "", "", ""], deck_top="S yellow-1 blue-1", to_move=1, scorings=scorings)
     act(rules, s, "supply-T")
-    assert s.scored == scorings + 1 and s.phase == DONATE and s.to_move == 2 and s.phase_left == 4
-    assert "face down into the supply" in rules.why_illegal(s, TRUMPET_BASE)
+    assert s.scored == scorings + 1 and s.phase == Phase.DONATE and s.to_move == 2 and s.phase_left == 4
+    assert "face down into the supply" in rules.why_illegal(s, ACTIONS.trumpet(0))
     seat_0_view = rules.observe(s, 0)
     order = []
     for _ in range(4):
         order.append(s.to_move)
-        assert rules.legal_actions(s) == sorted({SUPPLY_BASE + c for c in range(26) if s.hands[s.to_move][c]})
+        assert rules.legal_actions(s) == sorted({ACTIONS.supply(c) for c in range(26) if s.hands[s.to_move][c]})
         act(rules, s, rules.action_to_str(s, rules.legal_actions(s)[-1]))
     assert order == [2, 3, 0, 1]
-    assert s.phase == PLAY and s.to_move == 2  # the drawer's left neighbour plays
+    assert s.phase == Phase.PLAY and s.to_move == 2  # the drawer's left neighbour plays
     assert s.hand_size == [size - 1] * 4 and s.hidden_count == [1, 1, 1, 1]
     # seat 0 sees that each seat donated one card, never which
     view = rules.layout.split(rules.observe(s, 0))
@@ -394,7 +398,12 @@ def test_third_scoring_ends_game_with_bonus_and_tie_break() -> None:
         scorings=2,
     )
     act(rules, s, "supply-T")
-    assert s.phase == OVER and rules.is_terminal(s) and rules.current_player(s) == -1 and rules.legal_actions(s) == []
+    assert (
+        s.phase == Phase.OVER
+        and rules.is_terminal(s)
+        and rules.current_player(s) == -1
+        and rules.legal_actions(s) == []
+    )
     assert [rules.won_count(s, p) for p in range(4)] == [4, 4, 4, 2]
     assert [rules.wall_card_count(s, p) for p in range(4)] == [2, 2, 3, 0]
     assert walls_text(rules, s, 3) == [] and s.discard == 2  # supply-T at the scoring + the lone trumpet
@@ -444,8 +453,8 @@ def test_action_texts() -> None:
         "supply-red-5",
         "supply-T",
     ]
-    assert rules.describe_action(TRUMPET_BASE + 3) == "T-red: trumpet naming red"
-    assert "supply" in rules.describe_action(SUPPLY_BASE) and "out of range" in rules.describe_action(56)
+    assert rules.describe_action(ACTIONS.trumpet(3)) == "T-red: trumpet naming red"
+    assert "supply" in rules.describe_action(ACTIONS.supply(0)) and "out of range" in rules.describe_action(56)
 
 
 def test_state_dict_round_trip_of_a_scripted_position() -> None:

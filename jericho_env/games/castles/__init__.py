@@ -30,7 +30,8 @@ Properties
 | observation | `Box(0, 1, (74,), float32)` plus `action_mask` (sizes vary with `ranks`) |
 | rewards | +1 win, -1 loss, at the end (there are no draws) |
 | max_game_length | 90 steps: `2 * (deck size + 3)`; 50 (A-5), 114 (A-K), 48 (small deck) |
-| random game | 46 steps on average (A-10, uniformly random play) |
+
+Game lengths under random play: ``docs/benchmarks.md``.
 
 Observation (default options; ``K = ranks + 1`` rank slots, joker last)
 ------------------------------------------------------------------------
@@ -56,6 +57,7 @@ Never in the observation: the opponent's hand, the opponent's saves, and the ord
 
 Actions
 -------
+Written once, in ``actions.py`` (``CastlesActions``: offsets, ``play`` / ``save`` / ..., ``decode``, text).
 ``R`` = ``ranks``; ``C`` = copies of a rank per deck (4, or 2 with ``small_deck``); rank code
 ``r`` runs 0..R-1 for A..top rank and ``R`` is the joker. Default offsets in brackets; ``T`` is the ten.
 
@@ -86,8 +88,7 @@ with their counts, the card(s) to beat with who played them (and the joker's ext
 played and discarded piles, and each player's cards gone out per rank. ``agents.make("greedy",
 "castles")`` (``agents/greedy_castles.py``) plays the lowest legal rank with all its copies, one
 step higher when that makes the opponent markedly likelier to be stuck, keeps jokers for when
-nothing else is legal and saves the strongest cards; it beats uniformly random play about 70% of
-the time over seat-swapped deals.
+nothing else is legal and saves the strongest cards (how strong it plays: ``docs/agents.md``).
 
 Version History
 ---------------

@@ -6,7 +6,7 @@ import numpy as np
 
 from jericho_env.core.layout import Field, ObsLayout
 from jericho_env.games.castles.deck import DeckSpec
-from jericho_env.games.castles.state import CHOOSE_SAVES, DISCARD, OVER, PLAY, PLAY_SAVE, CastlesState
+from jericho_env.games.castles.state import CastlesState, Phase
 
 SETUP_DRAW = 8
 HAND_SIZE = 5
@@ -60,7 +60,7 @@ class ObsEncoder:
         self.deck_scale = 1.0 / deck.size
         self.beat_scale = 1.0 / deck.copies
         self.joker = deck.joker
-        self.phase_slot = {CHOOSE_SAVES: 0, PLAY: 1, DISCARD: 2, PLAY_SAVE: 3}
+        self.over = Phase.OVER
 
     def encode(self, s: CastlesState, seat: int) -> np.ndarray:
         """A new float32 observation of ``s`` from ``seat``'s point of view."""
@@ -91,10 +91,10 @@ class ObsEncoder:
             o[off["to_beat"] + s.beat] = 1.0
             o[off["to_beat_count"]] = s.beat_n * self.beat_scale
             o[off["to_beat_by"] + (0 if s.beat_by == seat else 1)] = 1.0
-            if s.beat == self.joker and s.phase != OVER:
+            if s.beat == self.joker and s.phase != self.over:
                 o[off["joker_turn"]] = 1.0
-        if s.phase != OVER:
-            o[off["phase"] + self.phase_slot[s.phase]] = 1.0
+        if s.phase != self.over:
+            o[off["phase"] + s.phase] = 1.0  # one-hot in Phase order
             o[off["pending"]] = s.pending / HAND_SIZE
             o[off["to_move"] + (0 if s.to_move == seat else 1)] = 1.0
         o[off["first_player"] + (0 if s.first == seat else 1)] = 1.0

@@ -8,7 +8,7 @@ import numpy as np
 
 from jericho_env.core.image import GOLD, Canvas, font  # Pillow itself is imported only when drawing
 from jericho_env.games.castles.deck import DeckSpec
-from jericho_env.games.castles.state import CHOOSE_SAVES, DISCARD, EMPTIED, OVER, PLAY, PLAY_SAVE, CastlesState
+from jericho_env.games.castles.state import EMPTIED, CastlesState, Phase
 
 
 def counts_text(deck: DeckSpec, counts: list[int]) -> str:
@@ -20,15 +20,15 @@ def counts_text(deck: DeckSpec, counts: list[int]) -> str:
 def status_text(deck: DeckSpec, s: CastlesState) -> str:
     """One line: what happens now, or who won and why."""
     p = f"player_{s.to_move}"
-    if s.phase == CHOOSE_SAVES:
+    if s.phase == Phase.CHOOSE_SAVES:
         return f"set-up: {p} puts a card face down as a save ({s.pending} to go)"
-    if s.phase == PLAY:
+    if s.phase == Phase.PLAY:
         if s.beat == deck.joker:
             return f"{p} to play: extra turn after a joker, any card"
         return f"{p} to play"
-    if s.phase == DISCARD:
+    if s.phase == Phase.DISCARD:
         return f"{p} cannot play and the deck is short: discard {s.pending} more, then draw the rest of the deck"
-    if s.phase == PLAY_SAVE:
+    if s.phase == Phase.PLAY_SAVE:
         return f"{p} could not play, so swapped the hand for new cards as far as the deck allowed: turn over one save"
     w = f"player_{s.winner}"
     if s.reason == EMPTIED:
@@ -42,9 +42,9 @@ def table_text(deck: DeckSpec, s: CastlesState) -> str:
         return "to beat: nothing yet (set-up)"
     top = f"{deck.name(s.beat)}x{s.beat_n}" if s.beat_n > 1 else deck.name(s.beat)
     line = f"to beat: {top} (played by player_{s.beat_by})"
-    if s.phase == OVER:
+    if s.phase == Phase.OVER:
         return line
-    if s.phase == PLAY_SAVE:
+    if s.phase == Phase.PLAY_SAVE:
         return line + "; a save goes on it whatever its rank"
     if s.beat == deck.joker:
         return line + "; anything may follow"
@@ -134,10 +134,10 @@ def _draw_player(canvas: Any, deck: DeckSpec, s: CastlesState, p: int, seat: int
     )
     name = f"player_{p}" + (f" ({', '.join(tags)})" if tags else "")
     flag = ""
-    if s.phase != OVER and s.to_move == p:
+    if s.phase != Phase.OVER and s.to_move == p:
         canvas.rect((3, y - 4, IMAGE_W - 3, y + _ROW_H - 2))
         flag = "to move"
-    elif s.phase == OVER and s.winner == p:
+    elif s.phase == Phase.OVER and s.winner == p:
         canvas.rect((3, y - 4, IMAGE_W - 3, y + _ROW_H - 2), outline=(120, 220, 120))
         flag = "WINNER"
     canvas.text(_HAND_X, y, name, size=14, bold=True)
@@ -205,7 +205,7 @@ def _draw_middle(canvas: Any, deck: DeckSpec, s: CastlesState, seat: int | None)
     by = f"player_{s.beat_by}" + (" (you)" if seat == s.beat_by else " (opponent)" if seat is not None else "")
     what = f"{s.beat_n} x {card_label(deck, s.beat)}" if s.beat != deck.joker else "a joker"
     canvas.text(x, y + 28, f"{what}, played by {by}", size=14, bold=True)
-    if s.phase == OVER:
+    if s.phase == Phase.OVER:
         how = "emptied deck and hand" if s.reason == EMPTIED else f"player_{1 - s.winner} is stuck with no save"
         canvas.text(x, y + 56, f"GAME OVER: player_{s.winner} wins ({how})", size=15, bold=True, fill=GOLD)
         return
@@ -222,9 +222,9 @@ def _draw_middle(canvas: Any, deck: DeckSpec, s: CastlesState, seat: int | None)
 
 def _phase_line(s: CastlesState) -> str:
     p = f"player_{s.to_move}"
-    if s.phase == DISCARD:
+    if s.phase == Phase.DISCARD:
         return f"{p} cannot play, deck short: discard {s.pending} more, then take the rest of the deck"
-    if s.phase == PLAY_SAVE:
+    if s.phase == Phase.PLAY_SAVE:
         return f"{p} cannot play: hand swapped, now turns over a save"
     return f"{p} to play"
 

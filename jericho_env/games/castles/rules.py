@@ -1,18 +1,4 @@
-"""Castles (Working Title): rules engine (state machine, action codec, dict codec, determinize).
-
-Action encoding (``R`` = ``ranks``, ``C`` = copies of a rank per deck: 4, or 2 with ``small_deck``;
-rank codes ``0..R-1`` are A..top rank, code ``R`` is the joker):
-
-===========================  ============================  =====================================
-actions                      meaning                       text
-===========================  ============================  =====================================
-``r*C + k-1``                play k cards of rank r        ``"7"``, ``"7x2"`` ... ``"Tx4"``
-``R*C``                      play a joker                  ``"joker"``
-``R*C+1 + code``             set-up: choose a save         ``"save 7"``, ``"save joker"``
-``R*C+R+2 + code``           stuck: turn over a save       ``"play save 7"``
-``R*C+2R+3 + code``          short deck: discard a card    ``"discard 7"``
-===========================  ============================  =====================================
-"""
+"""Castles (Working Title): rules engine (state machine, determinize); the action encoding is ``actions.py``."""
 
 from __future__ import annotations
 
@@ -23,19 +9,21 @@ import numpy as np
 
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.rules import GameInfo, Rules, choice_option
-from jericho_env.games.castles import codec
+from jericho_env.games.castles import serialize
+from jericho_env.games.castles.actions import CastlesActions
 from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
 from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW, ObsEncoder, build_layout
 from jericho_env.games.castles.render import render, render_image
-from jericho_env.games.castles.state import (
-    CHOOSE_SAVES,
-    DISCARD,
-    EMPTIED,
-    OVER,
-    PLAY,
-    PLAY_SAVE,
-    STUCK,
-    CastlesState,
+from jericho_env.games.castles.state import EMPTIED, STUCK, CastlesState, Phase
+
+# Phase members as module globals: the hot path compares against them every step, and a global is
+# several times cheaper to read than an attribute of the enum class.
+_CHOOSE_SAVES, _PLAY, _DISCARD, _PLAY_SAVE, _OVER = (
+    Phase.CHOOSE_SAVES,
+    Phase.PLAY,
+    Phase.DISCARD,
+    Phase.PLAY_SAVE,
+    Phase.OVER,
 )
 
 
@@ -53,22 +41,25 @@ class CastlesRules(Rules[CastlesState]):
     )
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)  # validates the options, then calls build_layout and build_info
+        super().__init__(**options)  # validates the options, then calls build_parts, build_layout, build_info
         self.encoder = ObsEncoder(self.deck, self.layout)
 
     # ----------------------------------------------------------------- metadata
-    def build_layout(self) -> ObsLayout:
-        """The observation layout; also builds the deck and action offsets, the first things every part needs."""
+    def build_parts(self) -> None:
+        """The deck under the options and its action encoding."""
         o = self.options
         small = o["small_deck"]
         self.deck = DeckSpec(o["ranks"], 2 if small else 4, 1 if small else 2, o["reversed_order"])
-        d = self.deck
-        self.a_joker = d.ranks * d.copies
-        self.a_save = self.a_joker + 1
-        self.a_play_save = self.a_save + d.ranks + 1
-        self.a_discard = self.a_play_save + d.ranks + 1
-        self.num_actions = self.a_discard + d.ranks + 1
-        return build_layout(d)
+        self.actions = CastlesActions(self.deck)
+        self.num_actions = self.actions.num_actions
+        # the offsets bound on the rules for the hot path (legal_actions, apply): one attribute read each
+        a = self.actions
+        self._joker, self._copies = a.joker, a.copies
+        self._save, self._play_save, self._discard = a.save_base, a.play_save_base, a.discard_base
+
+    def build_layout(self) -> ObsLayout:
+        """The observation layout for the deck."""
+        return build_layout(self.deck)
 
     def build_info(self) -> GameInfo:
         """Metadata; ``max_game_length`` is a proven bound (see ``seeds/castles.md``)."""
@@ -109,22 +100,22 @@ class CastlesRules(Rules[CastlesState]):
             beat_by=-1,
             first=first,
             to_move=first,
-            phase=CHOOSE_SAVES,
+            phase=_CHOOSE_SAVES,
             pending=NUM_SAVES,
         )
 
     # ----------------------------------------------------------------- queries
     def current_player(self, state: CastlesState) -> int:
         """The seat to act, -1 once over."""
-        return -1 if state.phase == OVER else state.to_move
+        return -1 if state.phase == _OVER else state.to_move
 
     def is_terminal(self, state: CastlesState) -> bool:
         """Whether someone has won."""
-        return state.phase == OVER
+        return state.phase == _OVER
 
     def returns(self, state: CastlesState) -> list[float]:
         """+1 for the winner, -1 for the loser (there are no draws); zeros before the end."""
-        if state.phase != OVER:
+        if state.phase != _OVER:
             return [0.0, 0.0]
         return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]
 
@@ -139,45 +130,45 @@ class CastlesRules(Rules[CastlesState]):
         """Legal actions of the seat to move, ascending."""
         phase = state.phase
         p = state.to_move
-        if phase == PLAY:
+        if phase == _PLAY:
             hand = state.hands[p]
-            c = self.deck.copies
+            c = self._copies
             out: list[int] = []
             for r in self.deck.allowed[state.beat]:
                 n = hand[r]
                 if n:
-                    out.extend(range(r * c, r * c + n))
+                    out.extend(range(r * c, r * c + n))  # play 1..n cards of rank r
             if hand[self.deck.joker]:
-                out.append(self.a_joker)
+                out.append(self._joker)
             return out
-        if phase == OVER:
+        if phase == _OVER:
             return []
-        if phase == CHOOSE_SAVES:
-            base, counts = self.a_save, state.hands[p]
-        elif phase == PLAY_SAVE:
-            base, counts = self.a_play_save, state.saves[p]
+        if phase == _CHOOSE_SAVES:
+            base, counts = self._save, state.hands[p]
+        elif phase == _PLAY_SAVE:
+            base, counts = self._play_save, state.saves[p]
         else:
-            base, counts = self.a_discard, state.hands[p]
+            base, counts = self._discard, state.hands[p]
         return [base + r for r, n in enumerate(counts) if n]
 
     # ----------------------------------------------------------------- transitions
     def apply(self, state: CastlesState, action: int) -> None:
         """Play ``action`` (assumed legal) for the seat to move."""
         p = state.to_move
-        if action < self.a_joker:
-            r, k = divmod(action, self.deck.copies)
+        if action < self._joker:
+            r, k = divmod(action, self._copies)
             self._play_from_hand(state, p, r, k + 1)
-        elif action == self.a_joker:
+        elif action == self._joker:
             self._play_from_hand(state, p, self.deck.joker, 1)
-        elif action < self.a_play_save:
-            self._choose_save(state, p, action - self.a_save)
-        elif action < self.a_discard:
-            r = action - self.a_play_save
+        elif action < self._play_save:
+            self._choose_save(state, p, action - self._save)
+        elif action < self._discard:
+            r = action - self._play_save
             state.saves[p][r] -= 1
             state.save_n[p] -= 1
             self._put_on_table(state, p, r, 1)
         else:
-            self._discard_one(state, p, action - self.a_discard)
+            self._discard_one(state, p, action - self._discard)
 
     def _play_from_hand(self, s: CastlesState, p: int, r: int, k: int) -> None:
         s.hands[p][r] -= k
@@ -192,7 +183,7 @@ class CastlesRules(Rules[CastlesState]):
         if s.hand_n[p] == 0:  # the refill found the deck empty too
             self._finish(s, p, EMPTIED)
         elif r == self.deck.joker:
-            s.phase = PLAY  # extra turn: any card may follow a joker
+            s.phase = _PLAY  # extra turn: any card may follow a joker
             s.to_move = p
         else:
             self._start_turn(s, 1 - p)
@@ -208,7 +199,7 @@ class CastlesRules(Rules[CastlesState]):
         """Seat ``p`` answers the card(s) to beat; if it cannot, the save sequence starts (or it loses)."""
         s.to_move = p
         if self.can_play(s, p):
-            s.phase = PLAY
+            s.phase = _PLAY
         elif s.save_n[p] == 0:
             self._finish(s, 1 - p, STUCK)
         else:
@@ -219,9 +210,9 @@ class CastlesRules(Rules[CastlesState]):
                 if left:
                     self._discard_hand(s, p)
                     self._refill(s, p)
-                s.phase = PLAY_SAVE
+                s.phase = _PLAY_SAVE
             else:
-                s.phase = DISCARD  # short deck: the player chooses which cards to swap out
+                s.phase = _DISCARD  # short deck: the player chooses which cards to swap out
                 s.pending = min(left, s.hand_n[p])
 
     def _discard_hand(self, s: CastlesState, p: int) -> None:
@@ -242,7 +233,7 @@ class CastlesRules(Rules[CastlesState]):
             while deck:  # draw the rest of the deck
                 hand[deck.pop()] += 1
                 s.hand_n[p] += 1
-            s.phase = PLAY_SAVE
+            s.phase = _PLAY_SAVE
 
     def _choose_save(self, s: CastlesState, p: int, r: int) -> None:
         s.hands[p][r] -= 1
@@ -262,12 +253,12 @@ class CastlesRules(Rules[CastlesState]):
         s.pile[f][top] += 1
         s.beat, s.beat_n, s.beat_by = top, 1, f
         if top == self.deck.joker:
-            s.phase, s.to_move = PLAY, f  # a turned-over joker is a joker play: f plays again
+            s.phase, s.to_move = _PLAY, f  # a turned-over joker is a joker play: f plays again
         else:
             self._start_turn(s, 1 - f)
 
     def _finish(self, s: CastlesState, winner: int, reason: int) -> None:
-        s.phase = OVER
+        s.phase = _OVER
         s.winner = winner
         s.reason = reason
         s.pending = 0
@@ -276,64 +267,36 @@ class CastlesRules(Rules[CastlesState]):
     # ----------------------------------------------------------------- text
     def describe_action(self, action: int) -> str:
         """State-free name of ``action``."""
-        if not 0 <= action < self.num_actions:
-            return f"action {action} (out of range)"
-        if action < self.a_save:
-            return "play " + self._action_text(action)
-        if action < self.a_play_save:
-            return f"choose a save: {self.deck.name(action - self.a_save)}"
-        return self._action_text(action)
-
-    def _action_text(self, action: int) -> str:
-        d = self.deck
-        if action < self.a_joker:
-            r, k = divmod(action, d.copies)
-            return d.name(r) if k == 0 else f"{d.name(r)}x{k + 1}"
-        if action == self.a_joker:
-            return "joker"
-        if action < self.a_play_save:
-            return f"save {d.name(action - self.a_save)}"
-        if action < self.a_discard:
-            return f"play save {d.name(action - self.a_play_save)}"
-        return f"discard {d.name(action - self.a_discard)}"
+        return self.actions.describe(action)
 
     def action_to_str(self, state: CastlesState, action: int) -> str:
         """Short typeable text: ``"7"``, ``"7x2"``, ``"joker"``, ``"save 7"``, ``"play save 7"``, ``"discard 7"``."""
-        return self._action_text(action)
+        return self.actions.to_str(action)
 
     def illegal_reason(self, state: CastlesState, action: int) -> str | None:
         """Why ``action`` is illegal in ``state``, in words."""
         d, p, phase = self.deck, state.to_move, state.phase
         wanted = {
-            CHOOSE_SAVES: "choose a save card (set-up)",
-            PLAY: "play from your hand",
-            DISCARD: f"discard {state.pending} more card(s) (you cannot play and your deck is short)",
-            PLAY_SAVE: "turn over one of your saves (you cannot play)",
+            Phase.CHOOSE_SAVES: "choose a save card (set-up)",
+            Phase.PLAY: "play from your hand",
+            Phase.DISCARD: f"discard {state.pending} more card(s) (you cannot play and your deck is short)",
+            Phase.PLAY_SAVE: "turn over one of your saves (you cannot play)",
         }[phase]
-        kind = (
-            PLAY
-            if action <= self.a_joker
-            else CHOOSE_SAVES
-            if action < self.a_play_save
-            else PLAY_SAVE
-            if action < self.a_discard
-            else DISCARD
-        )
-        if kind != phase:
+        move = self.actions.decode(action)
+        if _PHASE_OF_KIND[move.kind] != phase:
             return f"you must {wanted} now"
-        if phase == PLAY:
-            if action == self.a_joker:
-                return "you hold no joker"
-            r, k = divmod(action, d.copies)
+        if move.kind == "joker":
+            return "you hold no joker"
+        if move.kind == "play":
+            r, k = move.rank, move.n_cards
             have = state.hands[p][r]
-            if have < k + 1:
-                return f"you hold {have} card(s) of rank {d.name(r)}, not {k + 1}"
+            if have < k:
+                return f"you hold {have} card(s) of rank {d.name(r)}, not {k}"
             ok = " ".join(d.name(x) for x in d.allowed[state.beat])
             return f"{d.name(r)} does not beat {d.name(state.beat)}: play one of {ok}, or a joker"
-        if phase == PLAY_SAVE:
-            return f"you have no save of rank {d.name(action - self.a_play_save)}"
-        base = self.a_save if phase == CHOOSE_SAVES else self.a_discard
-        return f"you hold no {d.name(action - base)}"
+        if move.kind == "play_save":
+            return f"you have no save of rank {d.name(move.rank)}"
+        return f"you hold no {d.name(move.rank)}"
 
     def render_text(self, state: CastlesState, seat: int | None) -> str:
         """The table from ``seat``'s view (``None``: everything, deck order included)."""
@@ -374,12 +337,12 @@ class CastlesRules(Rules[CastlesState]):
 
     # ----------------------------------------------------------------- dicts and cards
     def to_dict(self, state: CastlesState) -> dict[str, Any]:
-        """A JSON-able dict (decks bottom to top, counts per rank code)."""
-        return codec.to_dict(state)
+        """A JSON-able dict (decks bottom to top, counts per rank code; see ``serialize``)."""
+        return serialize.to_dict(state)
 
     def from_dict(self, data: Mapping[str, Any]) -> CastlesState:
         """Rebuild a state; ``StateFormatError`` saying what is wrong otherwise."""
-        return codec.from_dict(self.deck, data)
+        return serialize.from_dict(self.deck, data)
 
     def card_zones(self, state: CastlesState) -> dict[str, list[int]]:
         """Every card by zone, as ``16 * owner + rank code``."""
@@ -400,3 +363,13 @@ class CastlesRules(Rules[CastlesState]):
         """Both decks as ``16 * owner + rank code`` (84 cards by default), sorted."""
         one = self.deck.ordered_cards()
         return sorted(one + [OWNER_STRIDE + r for r in one])
+
+
+# The phase in which each kind of action is played.
+_PHASE_OF_KIND: dict[str, Phase] = {
+    "play": Phase.PLAY,
+    "joker": Phase.PLAY,
+    "save": Phase.CHOOSE_SAVES,
+    "play_save": Phase.PLAY_SAVE,
+    "discard": Phase.DISCARD,
+}

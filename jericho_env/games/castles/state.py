@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-# Phases of the game (what the seat to move is asked to do).
-CHOOSE_SAVES = 0  # set-up: put one hand card face down as a save (three times per player)
-PLAY = 1  # play cards from hand (or, on a joker's extra turn, any card)
-DISCARD = 2  # stuck with a short deck: discard one hand card (as many times as cards left in the deck)
-PLAY_SAVE = 3  # stuck: turn over one save of your choice
-OVER = 4
+from enum import IntEnum
 
+
+class Phase(IntEnum):
+    """Phases of the game: what the seat to move is asked to do (the observation's one-hot order)."""
+
+    CHOOSE_SAVES = 0  # set-up: put one hand card face down as a save (three times per player)
+    PLAY = 1  # play cards from hand (or, on a joker's extra turn, any card)
+    DISCARD = 2  # stuck with a short deck: discard one hand card (as many times as cards left in the deck)
+    PLAY_SAVE = 3  # stuck: turn over one save of your choice
+    OVER = 4
+
+
+#: text of each phase (``to_dict``, ``repr``), indexed by ``Phase``
 PHASE_NAMES = ("choose_saves", "play", "discard", "play_save", "over")
 
 # Why the game ended.
@@ -59,7 +66,7 @@ class CastlesState:
         beat_by: int,
         first: int,
         to_move: int,
-        phase: int,
+        phase: Phase,
         pending: int,
         winner: int = -1,
         reason: int = NO_REASON,

@@ -35,8 +35,8 @@ Properties
 | observation | `Box(0, 1, (8731,), float32)` = `19 * board_size**2 + 352`, plus `action_mask` |
 | rewards | +1 more points, -1 fewer, 0 equal, at the end of the game |
 | max_game_length | 155 steps, any board size (51 placements + 51 chain ends + 53 passes; see `rules.py`) |
-| random game | 50.7 steps on average, 64 at most (1000 uniformly random games) |
-| speed (2-core machine) | bare `legal_actions` + `apply` ~60k steps/s; AEC loop (obs + mask) 30k raw, 17-19k wrapped |
+
+Game lengths under random play and the speed of the engine: ``docs/benchmarks.md``.
 
 Observation (default board_size 21)
 -----------------------------------
@@ -69,6 +69,7 @@ Never in the observation: the opponent's hand, the order of the draw pile, the b
 
 Actions
 -------
+The encoding is written once, in ``actions.py`` (``GridActions``: offsets, ``place``, ``decode``, text).
 ``C = board_size**2`` cells, ``cell = row * board_size + col`` (row 0 at the top). The hand is kept
 sorted by card number, so slot ``i`` is the ``i``-th lowest card held (``hand_slots`` shows it).
 
@@ -90,23 +91,16 @@ Options
 | --- | --- | --- |
 | `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
 
-How the default was chosen: ``python -m jericho_env.games.grid.edge_study`` plays games on a 41x41
+How the default was chosen: ``python -m experiments.grid_edge_study`` plays games on a 41x41
 window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement
 ever offered; a window of side ``k`` would have cut off some legal placement in that game iff that
-distance exceeds ``(k - 1) / 2``. Over 20,000 uniformly random games (seed 1): reach mean 6.8,
-median 7, max 14; games affected by a window of 15: 29.9%, 17: 9.8%, 19: 2.6%, **21: 0.56%**,
-23: 0.14%, 25: 0.02%, 27: 0.01% (5,000 games with seed 0 agree: 21 at 0.42%). The smallest odd
-size under 1% is 21, the default. The greedy-capture agent (``agents/greedy_grid.py``) keeps the table
-more compact: 3,000 greedy-vs-greedy games (``--policy greedy``, seed 0) reach mean 5.96, median 6,
-max 9; affected by a window of 13: 19.5%, 15: 3.07%, 17: 0.23%, 19 and 21: none. Greedy against
-random (``--policy greedy,random``, 3,000 games, seed 0): mean 5.91, max 9; 15: 3.83%, 17: 0.47%,
-19 and 21: none. So 21 also leaves every greedy game untouched. A policy that builds steadily in
-one direction reaches much farther (always playing the lowest legal action reaches 12-29 cells; an
-early greedy that broke ties by the lowest action id drifted the same way and was cut off by 21 in
-26 of 50 games, which is why greedy breaks ties at random and leans towards the base); on any
-window such placements are simply illegal, and the game stays well defined. The study takes any
-policy ``(rules, state, rng) -> action`` (``--policy module:callable``) or agents by name, one per
-seat (``--policy greedy,random``), to repeat it for other agents.
+distance exceeds ``(k - 1) / 2``. The default, 21, is the smallest odd size that cuts a legal
+placement from fewer than 1% of uniformly random games; it also cuts none from the greedy games
+studied (the figures: ``docs/benchmarks.md``). A policy that builds steadily in one direction reaches
+much farther, which is why greedy breaks ties at random and leans towards the base; on any window
+such placements are simply illegal, and the game stays well defined. The study takes any policy
+``(rules, state, rng) -> action`` (``--policy module:callable``) or agents by name, one per seat
+(``--policy greedy,random``), to repeat it for other agents.
 
 Rendering
 ---------

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from jericho_env.core.cards import NUM_CARDS, card_to_str, str_to_card
+from jericho_env.core.cards import NUM_CARDS, card_to_str
 from jericho_env.core.layout import ObsLayout
-from jericho_env.core.rules import GameInfo, Rules, StateFormatError, int_option
+from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.games.grid import serialize
+from jericho_env.games.grid.actions import GridActions
 from jericho_env.games.grid.observation import Encoder, build_layout
 from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
@@ -19,7 +21,6 @@ from jericho_env.games.grid.state import (
     EMPTY,
     HAND_SIZE,
     POINTS,
-    Board,
     GridState,
     captures_at,
     capturing_cells,
@@ -29,7 +30,7 @@ from jericho_env.games.grid.state import (
     remove,
 )
 
-DEFAULT_BOARD_SIZE = 21  # measured: see edge_study.py and the game page
+DEFAULT_BOARD_SIZE = 21  # chosen by experiments/grid_edge_study.py (see the game page)
 # A true bound on agent steps, whatever the board size. Every placement uses up a card that entered a
 # hand, and only the 51 non-base cards ever do: at most 51 placements, hence at most 51 turns with a
 # placement. Each such turn has at most one explicit "end" (only after a capture). Two passes in a
@@ -59,24 +60,28 @@ class GridRules(Rules[GridState]):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.board = Board(self.options["board_size"])
-        self.cells = self.board.cells
-        self.pass_action = HAND_SIZE * self.cells
         self.encoder = Encoder(self.layout, self.board)
 
     # ----------------------------------------------------------------- metadata
+    def build_parts(self) -> None:
+        """The action encoding and the table geometry it carries, for the chosen board size."""
+        self.actions = GridActions(self.options["board_size"])
+        self.board = self.actions.board
+        # bound from the encoding for the hot path (legal_actions, apply)
+        self.cells = self.actions.cells
+        self.pass_action = self.actions.pass_action
+
     def build_layout(self) -> ObsLayout:
         """Observation layout for the chosen board size."""
         return build_layout(self.options["board_size"])
 
     def build_info(self) -> GameInfo:
         """Metadata: 2 players, ``5 * size**2 + 1`` actions, at most 155 steps."""
-        size = self.options["board_size"]
         return GameInfo(
             game_id=self.game_id,
             version=self.version,
             num_players=2,
-            num_actions=HAND_SIZE * size * size + 1,
+            num_actions=self.actions.num_actions,
             max_game_length=MAX_GAME_LENGTH,
             observation_size=self.layout.size,
             options=dict(self.options),
@@ -219,27 +224,18 @@ class GridRules(Rules[GridState]):
     # ----------------------------------------------------------------- text
     def action_to_str(self, state: GridState, action: int) -> str:
         """``"Th@1,0"`` (card at x,y relative to the base), ``"pass"`` or, in a capture chain, ``"end"``."""
-        if action == self.pass_action:
-            return "end" if state.in_chain else "pass"
-        slot, cell = divmod(action, self.cells)
-        hand = state.hands[state.to_move]
-        card = card_to_str(hand[slot]) if slot < len(hand) else f"slot{slot}"
-        return f"{card}@{self.board.cell_name(cell)}"
+        return self.actions.to_str(action, state.hands[state.to_move], state.in_chain)
 
     def describe_action(self, action: int) -> str:
         """State-free name: ``"hand slot 2 at 1,0"`` or ``"pass/end turn"``."""
-        if action == self.pass_action:
-            return "pass/end turn"
-        if not 0 <= action < self.pass_action:
-            return f"action {action}"
-        slot, cell = divmod(action, self.cells)
-        return f"hand slot {slot} at {self.board.cell_name(cell)}"
+        return self.actions.describe(action)
 
     def illegal_reason(self, state: GridState, action: int) -> str | None:
         """Why a placement is illegal, in words."""
-        if action == self.pass_action:
+        move = self.actions.decode(action)
+        if move.kind == "stop":
             return None
-        slot, cell = divmod(action, self.cells)
+        slot, cell = move.slot, move.cell
         hand = state.hands[state.to_move]
         where = self.board.cell_name(cell)
         if slot >= len(hand):
@@ -291,85 +287,12 @@ class GridRules(Rules[GridState]):
 
     # ----------------------------------------------------------------- serialisation
     def to_dict(self, state: GridState) -> dict[str, Any]:
-        """JSON-able position: cards as text, table as ``{"x,y": card}``."""
-
-        def cs(cards: list[int]) -> list[str]:
-            return [card_to_str(c) for c in cards]
-
-        table = {self.board.cell_name(cell): card_to_str(state.faceup[cell]) for cell in sorted(state.faceup)}
-        return {
-            "board_size": self.board.size,
-            "base": card_to_str(state.base_card),
-            "table": table,
-            "hands": [cs(state.hands[0]), cs(state.hands[1])],
-            "draw_bottom_to_top": cs(state.draw),
-            "discard": cs(state.discard),
-            "captured": [cs(state.captured[0]), cs(state.captured[1])],
-            "to_move": state.to_move,
-            "in_chain": state.in_chain,
-            "passes_in_row": state.passes_in_row,
-            "last_pass": list(state.last_pass),
-        }
+        """JSON-able position: cards as text, table as ``{"x,y": card}`` (see ``serialize``)."""
+        return serialize.to_dict(self.board, state)
 
     def from_dict(self, data: Mapping[str, Any]) -> GridState:
         """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong otherwise."""
-        try:
-            return self._from_dict(data)
-        except StateFormatError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-            raise StateFormatError(f"not a grid state: {type(e).__name__}: {e}") from e
-
-    def _from_dict(self, d: Mapping[str, Any]) -> GridState:
-        if not isinstance(d, Mapping):
-            raise StateFormatError(f"a grid state must be a dict, got {type(d).__name__}")
-        if d["board_size"] != self.board.size:
-            raise StateFormatError(f"state is for board_size={d['board_size']}, these rules use {self.board.size}")
-
-        def cards(v: Any, what: str) -> list[int]:
-            if not isinstance(v, list):
-                raise StateFormatError(f"{what} must be a list of cards like 'Ah', got {v!r}")
-            return [str_to_card(t) for t in v]
-
-        hands = [sorted(cards(h, "a hand")) for h in d["hands"]]
-        captured = [cards(c, "a capture pile") for c in d["captured"]]
-        if len(hands) != 2 or len(captured) != 2:
-            raise StateFormatError("hands and captured must each hold two lists (one per seat)")
-        if any(len(h) > HAND_SIZE for h in hands):
-            raise StateFormatError(f"a hand holds at most {HAND_SIZE} cards")
-        base = str_to_card(d["base"])
-        draw = cards(d["draw_bottom_to_top"], "the draw pile")
-        discard = cards(d["discard"], "the discard pile")
-        table: dict[int, int] = {}
-        for name, text in dict(d["table"]).items():
-            x, y = (int(t) for t in str(name).split(","))
-            cell = self.board.cell_of(x, y)
-            if cell == self.board.center or cell in table:
-                raise StateFormatError(f"table cell {name} is the base's cell or given twice")
-            table[cell] = str_to_card(text)
-        every = sorted([base, *table.values(), *hands[0], *hands[1], *draw, *discard, *captured[0], *captured[1]])
-        if every != list(range(NUM_CARDS)):
-            raise StateFormatError("the zones must hold each of the 52 cards exactly once")
-        to_move, passes = d["to_move"], d["passes_in_row"]
-        if (
-            type(to_move) is not int
-            or to_move not in (0, 1)
-            or passes not in (0, 1, 2)
-            or not isinstance(d["in_chain"], bool)
-        ):
-            raise StateFormatError("to_move must be 0 or 1, passes_in_row 0..2, in_chain a boolean")
-        if not (isinstance(d["last_pass"], list) and len(d["last_pass"]) == 2):
-            raise StateFormatError("last_pass must be a list of two booleans (one per seat)")
-        state = new_state(self.board, hands, draw, base, int(to_move))
-        for cell in sorted(table):
-            place(self.board, state, cell, table[cell])
-        state.discard = discard
-        state.captured = captured
-        state.points = [sum(POINTS[c] for c in pile) for pile in captured]
-        state.in_chain = d["in_chain"]
-        state.passes_in_row = int(passes)
-        state.last_pass = [bool(v) for v in d["last_pass"]]
-        return state
+        return serialize.from_dict(self.board, data)
 
     def card_zones(self, state: GridState) -> dict[str, list[int]]:
         """Every card by zone: base, table, both hands, draw, discard, both capture piles."""

@@ -35,10 +35,13 @@ Properties
 | rewards | at the end only; zero-sum: winners share +1 (each +1/w), the others share -1 (each -1/(n-w)); all 0 if every seat ties |
 | render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image, 1228 px wide, 90 + 86n high: own hand face up, others' as backs, each wall a row of small cards one per value with `xN` for several, trumpets dark with a gold T, supply and pile counts, cards won, the seat to move framed) |
 | max game length | 108 - 3n steps (opening 2n, donations 2n, at most 110 - 7n - 2 play turns) |
-| mean game length (random play) | about 92 / 89.5 / 87 steps for 3 / 4 / 5 players |
+
+Game lengths under random play: ``docs/benchmarks.md``.
 
 Action encoding
 ---------------
+Written once, in ``actions.py`` (``WallsActions``: offsets, ``build`` / ``trumpet`` / ``supply``, ``decode``, text).
+
 | actions | meaning | text |
 | --- | --- | --- |
 | 0..24 | build the wall card of type `a` = colour*5 + value index (values 1,3,4,5,7; colours brown, yellow, blue, red, white); in the opening: lay it face down as the first wall card | `red-5` |
@@ -46,8 +49,8 @@ Action encoding
 | 25..29 | trumpet naming colour `a-25` | `T-red` |
 | 30..55 | put a card of type `a-30` (25 wall card types, then 25 = trumpet) face down into the supply; also the opening supply card and the round-start donations | `supply-red-5`, `supply-T` |
 
-Phases: opening wall card, opening supply card (each seat in turn from the first player, its choices
-hidden until the reveal), play, donation (after scorings 1 and 2, each seat from the drawer's left).
+Phases (``state.Phase``): opening wall card, opening supply card (each seat in turn from the first player,
+its choices hidden until the reveal), play, donation (after scorings 1 and 2, each seat from the drawer's left).
 
 Observation layout (4 players; `n` rows for per-seat fields, the observer first, then `(seat+k) % n`)
 ---------------------------------------------------------------------------------------------------
@@ -83,8 +86,7 @@ Baseline agent
 --------------
 ``agents.make("greedy", "walls", num_players=n)`` simulates each legal move on the observed table
 (trumpets included) and keeps the one that most raises the cards its seat would hold if a scoring
-came now (see ``agents/greedy_walls.py`` for the rule and its measurements). Alone against random
-players it wins about 98 / 95 / 91% of 3 / 4 / 5-player games.
+came now (see ``agents/greedy_walls.py`` for the rule, ``docs/agents.md`` for how strong it plays).
 
 Cards as text (``jericho_env.games.walls.cards``): ``red-5``, ``T`` (trumpet), ``S`` (scoring card);
 a trumpet in a wall is ``T-red``.

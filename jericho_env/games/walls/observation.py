@@ -10,13 +10,14 @@ import numpy as np
 
 from jericho_env.core.layout import Field, ObsLayout
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_TRUMPETS
-from jericho_env.games.walls.state import OVER, WALL_SIZE, WallsState
+from jericho_env.games.walls.state import WALL_SIZE, Phase, WallsState
 
 MAX_HAND = 7
 MAX_WALL_LENGTH = 57 + 2 * NUM_TRUMPETS  # every card of one colour and every trumpet: 101
 WINDOW_SCALE = 40  # longer than any stretch of the pile the window field measures
 _ONE_HOT_26 = [[1 if i == k else 0 for i in range(26)] for k in range(26)]
 _ZERO_26 = [0] * 26
+_OVER = Phase.OVER  # a module global: cheaper to read per call than the enum attribute
 
 
 def build_layout(n: int) -> ObsLayout:
@@ -96,9 +97,9 @@ def encode(s: WallsState, seat: int, order: list[int], scale: np.ndarray, window
     rnd = [0, 0, 0]
     phase = [0, 0, 0, 0]
     to_move = [0] * s.n
-    if s.phase != OVER:
+    if s.phase != _OVER:
         rnd[s.scored] = 1
-        phase[s.phase] = 1
+        phase[s.phase] = 1  # one-hot in Phase order
         to_move[(s.to_move - seat) % s.n] = 1
     raw += rnd
     raw += phase

@@ -1,8 +1,12 @@
-"""Text rendering of a walls table from one seat's point of view."""
+"""Text and image of a walls table from one seat's point of view.
+
+Rendering reads the state and the deck constants only; what the rules derive from the set-up (the
+scoring window, the winners) is passed in, so this module does not import the rules.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -15,10 +19,7 @@ from jericho_env.games.walls.cards import (
     cards_to_str,
     counts_to_cards,
 )
-from jericho_env.games.walls.state import LENGTH_AT, OVER, PHASE_NAMES, TRUMPETS_AT, WALL_STRIDE, WallsState
-
-if TYPE_CHECKING:
-    from jericho_env.games.walls.rules import WallsRules
+from jericho_env.games.walls.state import LENGTH_AT, PHASE_NAMES, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
 
 
 def wall_text(wall: list[int]) -> str:
@@ -34,23 +35,29 @@ def wall_text(wall: list[int]) -> str:
     return " | ".join(parts) if parts else "-"
 
 
-def render_text(rules: WallsRules, s: WallsState, seat: int | None) -> str:
-    """The table as text; hidden cards as counts unless ``seat`` is ``None``."""
+def won_count(s: WallsState, seat: int) -> int:
+    """Cards ``seat`` has won so far."""
+    return sum(s.won[seat])
+
+
+def render_text(s: WallsState, seat: int | None, window: tuple[int, int]) -> str:
+    """The table as text; hidden cards as counts unless ``seat`` is ``None``; ``window`` is the scoring window."""
     n = s.n
-    if s.phase == OVER:
+    over = s.phase == Phase.OVER
+    if over:
         head = "game over after the third scoring"
     else:
         head = f"round {s.scored + 1} of 3, {PHASE_NAMES[s.phase]}, player_{s.to_move} to move"
-    before, left = rules.scoring_window(s)
+    before, left = window
     lines = [
         f"walls ({n} players): {head}",
         f"draw pile {len(s.deck)} cards; scoring cards to come {NUM_SCORING - s.scored}"
-        + _window_text(before, left, s.phase == OVER),
+        + _window_text(before, left, over),
         _supply_line(s, seat),
     ]
     order = range(n) if seat is None else [(seat + k) % n for k in range(n)]
     for o in order:
-        lines.extend(_seat_lines(rules, s, o, seat))
+        lines.extend(_seat_lines(s, o, seat))
     return "\n".join(lines)
 
 
@@ -75,11 +82,11 @@ def _supply_line(s: WallsState, seat: int | None) -> str:
     return text + f"; trumpets discarded {s.discard}"
 
 
-def _seat_lines(rules: WallsRules, s: WallsState, o: int, seat: int | None) -> list[str]:
+def _seat_lines(s: WallsState, o: int, seat: int | None) -> list[str]:
     visible = seat is None or seat == o
     name = f"player_{o}" + (" (you)" if seat == o else "")
     hand = f"hand [{cards_to_str(counts_to_cards(s.hands[o]))}]" if visible else f"hand {s.hand_size[o]} cards"
-    line = f"{name}: {hand}; won {rules.won_count(s, o)}"
+    line = f"{name}: {hand}; won {won_count(s, o)}"
     if s.hidden_count[o] and not visible:
         line += f"; face down in supply {s.hidden_count[o]}"
     if s.opening[o] >= 0:
@@ -119,15 +126,18 @@ def image_height(n: int) -> int:
     return _HEADER_H + n * _ROW_H + 6
 
 
-def render_image(rules: WallsRules, s: WallsState, seat: int | None) -> np.ndarray:
-    """The table as an RGB array of fixed size: hands, face-down cards as backs, walls as stacks of cards."""
+def render_image(s: WallsState, seat: int | None, window: tuple[int, int], winners: list[int]) -> np.ndarray:
+    """The table as an RGB array of fixed size: hands, face-down cards as backs, walls as stacks of cards.
+
+    ``window`` is the scoring window and ``winners`` the seats sharing the best result (shown once the game is over).
+    """
     from jericho_env.core.image import Canvas  # Pillow is imported only when an image is asked for
 
     canvas = Canvas(IMAGE_W, image_height(s.n))
-    _draw_header(rules, canvas, s, seat)
+    _draw_header(canvas, s, seat, window, winners)
     order = list(range(s.n)) if seat is None else [(seat + k) % s.n for k in range(s.n)]
     for row, o in enumerate(order):
-        _draw_seat(rules, canvas, s, o, seat, _HEADER_H + row * _ROW_H)
+        _draw_seat(canvas, s, o, seat, _HEADER_H + row * _ROW_H)
     return canvas.to_array()
 
 
@@ -158,10 +168,9 @@ def _draw_mini_stack(
         canvas.text(x + _MINI_W / 2 + 2, y + _MINI_H + 7, f"x{count}", size=11, fill=_LIGHT, bold=True, anchor="mm")
 
 
-def _draw_header(rules: WallsRules, canvas: Any, s: WallsState, seat: int | None) -> None:
-    if s.phase == OVER:
-        winners = ", ".join(f"player_{w}" for w in rules.winners(s))
-        head = f"game over - most cards won: {winners}"
+def _draw_header(canvas: Any, s: WallsState, seat: int | None, window: tuple[int, int], winners: list[int]) -> None:
+    if s.phase == Phase.OVER:
+        head = "game over - most cards won: " + ", ".join(f"player_{w}" for w in winners)
     else:
         head = f"round {s.scored + 1}/3 - {PHASE_NAMES[s.phase]} - player_{s.to_move} to move"
     canvas.text(8, 6, head, size=15, bold=True)
@@ -173,8 +182,8 @@ def _draw_header(rules: WallsRules, canvas: Any, s: WallsState, seat: int | None
         f"{NUM_SCORING - s.scored} scoring card{'' if NUM_SCORING - s.scored == 1 else 's'} to come",
         size=11,
     )
-    if s.phase != OVER:
-        before, left = rules.scoring_window(s)
+    if s.phase != Phase.OVER:
+        before, left = window
         canvas.text(8 + _SMALL_W + 14, 64, f"next within draws {before + 1}-{before + left}", size=11)
     face_down = sum(s.hidden_count)
     sx = 250
@@ -194,10 +203,10 @@ def _draw_header(rules: WallsRules, canvas: Any, s: WallsState, seat: int | None
         canvas.text(_WALLS_X + 420, 32, f"yours face down: {mine}"[:64], size=11)
 
 
-def _draw_seat(rules: WallsRules, canvas: Any, s: WallsState, o: int, seat: int | None, y: int) -> None:
+def _draw_seat(canvas: Any, s: WallsState, o: int, seat: int | None, y: int) -> None:
     visible = seat is None or seat == o
     name = f"player_{o}" + (" (you)" if seat == o else "")
-    if s.phase != OVER and s.to_move == o:
+    if s.phase != Phase.OVER and s.to_move == o:
         canvas.rect((3, y + 1, IMAGE_W - 3, y + _ROW_H - 3))
         name += "  to move"
     canvas.text(_HAND_X, y + 6, name, size=13, bold=True)
@@ -220,7 +229,7 @@ def _draw_seat(rules: WallsRules, canvas: Any, s: WallsState, o: int, seat: int 
         canvas.slot(_OPEN_X, y + 28, w=_SMALL_W, h=_SMALL_H)
     for colour in range(5):
         _draw_wall(canvas, s.walls[o], colour, _WALLS_X + colour * (_WALL_W + 6), y + 12)
-    canvas.text(_WON_X, y + 24, f"won {rules.won_count(s, o)}", size=15, bold=True)
+    canvas.text(_WON_X, y + 24, f"won {won_count(s, o)}", size=15, bold=True)
     if s.hidden_count[o]:
         canvas.text(_WON_X, y + 48, f"supply +{s.hidden_count[o]}", size=11)
 

@@ -1,13 +1,6 @@
 """Rules of walls (Tom Lehmann's Jericho, Abacus Spiele 2006) as a state machine.
 
-Action encoding (56 actions)::
-
-    0..24   build: lay the wall card of type a (colour*5 + value index) on your wall of its colour;
-            in the opening, lay it face down as your first wall card (25 there: a trumpet, only
-            when the hand holds no wall card)
-    25..29  trumpet naming colour a-25
-    30..55  supply: put a card of type a-30 (25 wall card types, then the trumpet) face down
-            into the supply; also the opening supply card and the round-start donations
+The action encoding is ``actions.py``; the state and its phases ``state.py``.
 """
 
 from __future__ import annotations
@@ -19,9 +12,9 @@ import numpy as np
 
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.rules import GameInfo, Rules, int_option
-from jericho_env.games.walls import render, serial
+from jericho_env.games.walls import render, serialize
+from jericho_env.games.walls.actions import SUPPLY_BASE, TRUMPET_BASE, WallsActions
 from jericho_env.games.walls.cards import (
-    COLOURS,
     NUM_CARDS,
     NUM_SCORING,
     NUM_WALL_TYPES,
@@ -34,25 +27,21 @@ from jericho_env.games.walls.cards import (
     counts_to_cards,
 )
 from jericho_env.games.walls.observation import build_layout, build_scale, encode
-from jericho_env.games.walls.state import (
-    DONATE,
-    LENGTH_AT,
-    OPEN_SUPPLY,
-    OPEN_WALL,
-    OVER,
-    PLAY,
-    TRUMPETS_AT,
-    WALL_STRIDE,
-    WallsState,
-)
+from jericho_env.games.walls.state import LENGTH_AT, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
 
-TRUMPET_BASE = 25
-SUPPLY_BASE = 30
-NUM_ACTIONS = 56
 HAND_SIZE = 7
 NUM_PILES = 6
 _TRUMPET_ACTIONS = list(range(TRUMPET_BASE, SUPPLY_BASE))
 _VALUES_DESC = (4, 3, 2, 1, 0)
+# Phase members as module globals: the hot path compares against them every step, and a global is
+# several times cheaper to read than an attribute of the enum class.
+_OPEN_WALL, _OPEN_SUPPLY, _PLAY, _DONATE, _OVER = (
+    Phase.OPEN_WALL,
+    Phase.OPEN_SUPPLY,
+    Phase.PLAY,
+    Phase.DONATE,
+    Phase.OVER,
+)
 
 
 def pile_sizes(n: int) -> list[int]:
@@ -89,6 +78,10 @@ class WallsRules(Rules[WallsState]):
         self.scoring_piles = [(starts[p], starts[p] + self.piles[p]) for p in (1, 3, 5)]
 
     # ----------------------------------------------------------------- metadata
+    def build_parts(self) -> None:
+        """The action encoding (the same for every number of players)."""
+        self.actions = WallsActions()
+
     def build_layout(self) -> ObsLayout:
         """The observation layout for the chosen number of players."""
         return build_layout(int(self.options["num_players"]))
@@ -100,7 +93,9 @@ class WallsRules(Rules[WallsState]):
         # 2n opening steps, 2n donations, and play turns: each draws one card, the two scoring
         # cards that are not last draw two, so at most deck - 2 play turns.
         max_len = 4 * n + deck - 2
-        return GameInfo("walls", self.version, n, NUM_ACTIONS, max_len, self.layout.size, options=dict(self.options))
+        return GameInfo(
+            "walls", self.version, n, self.actions.num_actions, max_len, self.layout.size, options=dict(self.options)
+        )
 
     # ----------------------------------------------------------------- set-up
     def initial_state(self, rng: np.random.Generator) -> WallsState:
@@ -133,25 +128,25 @@ class WallsRules(Rules[WallsState]):
     # ----------------------------------------------------------------- state machine
     def current_player(self, state: WallsState) -> int:
         """The seat to act, -1 when the game is over."""
-        return -1 if state.phase == OVER else state.to_move
+        return -1 if state.phase == _OVER else state.to_move
 
     def is_terminal(self, state: WallsState) -> bool:
         """The game ends at the third scoring."""
-        return state.phase == OVER
+        return state.phase == _OVER
 
     def legal_actions(self, state: WallsState) -> list[int]:
         """Legal actions of the seat to move, ascending."""
         phase = state.phase
-        if phase == OVER:
+        if phase == _OVER:
             return []
         h = state.hands[state.to_move]
-        if phase == PLAY:
+        if phase == _PLAY:
             out = [k for k in range(NUM_WALL_TYPES) if h[k]]
             if h[TRUMPET]:
                 out += _TRUMPET_ACTIONS
             out += [SUPPLY_BASE + k for k in range(26) if h[k]]
             return out
-        if phase == OPEN_WALL:
+        if phase == _OPEN_WALL:
             out = [k for k in range(NUM_WALL_TYPES) if h[k]]
             # A hand of seven trumpets lays a trumpet; it collapses at the reveal (see seeds/walls.md).
             return out or [TRUMPET]
@@ -162,7 +157,7 @@ class WallsRules(Rules[WallsState]):
         s = state
         seat = s.to_move
         phase = s.phase
-        if phase == PLAY:
+        if phase == _PLAY:
             if action < TRUMPET_BASE:
                 self._build(s, seat, action)
             elif action < SUPPLY_BASE:
@@ -170,24 +165,24 @@ class WallsRules(Rules[WallsState]):
             else:
                 self._to_supply(s, seat, action - SUPPLY_BASE)
             self._draw(s, seat)
-        elif phase == OPEN_WALL:
+        elif phase == _OPEN_WALL:
             s.hands[seat][action] -= 1
             s.hand_size[seat] -= 1
             s.opening[seat] = action
-            s.phase = OPEN_SUPPLY
+            s.phase = _OPEN_SUPPLY
         else:
             self._to_supply(s, seat, action - SUPPLY_BASE)
             s.hand_size[seat] -= 1  # no draw after an opening supply card or a donation
             s.phase_left -= 1
             s.to_move = (seat + 1) % s.n
-            if phase == OPEN_SUPPLY:
+            if phase == _OPEN_SUPPLY:
                 if s.phase_left:
-                    s.phase = OPEN_WALL
+                    s.phase = _OPEN_WALL
                 else:
                     self._reveal_openings(s)
-                    s.phase = PLAY
+                    s.phase = _PLAY
             elif not s.phase_left:
-                s.phase = PLAY  # the donation went round once: the drawer's left neighbour plays
+                s.phase = _PLAY  # the donation went round once: the drawer's left neighbour plays
 
     def _build(self, s: WallsState, seat: int, card: int) -> None:
         s.hands[seat][card] -= 1
@@ -248,10 +243,10 @@ class WallsRules(Rules[WallsState]):
         self._score(s)
         if s.scored == NUM_SCORING:
             self._end_bonus(s)
-            s.phase = OVER
+            s.phase = _OVER
             s.to_move = -1
         else:
-            s.phase = DONATE
+            s.phase = _DONATE
             s.phase_left = s.n
             s.to_move = (seat + 1) % s.n
 
@@ -334,7 +329,7 @@ class WallsRules(Rules[WallsState]):
     def returns(self, state: WallsState) -> list[float]:
         """Winners share +1, the others share -1; all 0 if everyone ties or before the end."""
         n = state.n
-        if state.phase != OVER:
+        if state.phase != _OVER:
             return [0.0] * n
         win = self.winners(state)
         if len(win) == n:
@@ -346,43 +341,32 @@ class WallsRules(Rules[WallsState]):
     # ----------------------------------------------------------------- text
     def action_to_str(self, state: WallsState, action: int) -> str:
         """``red-5`` (build, first wall card), ``T-red`` (trumpet), ``supply-red-5``; ``T`` in the opening."""
-        if action == TRUMPET and state.phase == OPEN_WALL:
-            return "T"
-        return self.describe_short(action)
+        return self.actions.to_str(action, opening=state.phase == Phase.OPEN_WALL)
 
     def describe_short(self, action: int) -> str:
         """The short text of ``action`` outside the opening."""
-        if action < TRUMPET_BASE:
-            return card_to_str(action)
-        if action < SUPPLY_BASE:
-            return "T-" + COLOURS[action - TRUMPET_BASE]
-        return "supply-" + card_to_str(action - SUPPLY_BASE)
+        return self.actions.to_str(action)
 
     def describe_action(self, action: int) -> str:
         """A state-free name of ``action``."""
-        if not 0 <= action < NUM_ACTIONS:
-            return f"action {action} (out of range 0..{NUM_ACTIONS - 1})"
-        if action < TRUMPET_BASE:
-            return f"{card_to_str(action)}: build it (in the opening: first wall card)"
-        if action < SUPPLY_BASE:
-            return f"T-{COLOURS[action - TRUMPET_BASE]}: trumpet naming {COLOURS[action - TRUMPET_BASE]}"
-        return f"supply-{card_to_str(action - SUPPLY_BASE)}: put it face down into the supply"
+        return self.actions.describe(action)
 
     def illegal_reason(self, state: WallsState, action: int) -> str | None:
         """Why ``action`` is illegal, in words."""
         h = state.hands[state.to_move]
         phase = state.phase
-        card = action if action < TRUMPET_BASE else (TRUMPET if action < SUPPLY_BASE else action - SUPPLY_BASE)
-        if phase == OPEN_WALL:
-            if action >= SUPPLY_BASE:
+        move = self.actions.decode(action)
+        card = move.card
+        if phase == Phase.OPEN_WALL:
+            if move.kind == "supply":
                 return "in the opening you first lay your face-down first wall card; the supply card comes next"
-            if action > TRUMPET_BASE and not any(h[:NUM_WALL_TYPES]):
+            if move.kind == "trumpet" and action != self.actions.opening_trumpet and not any(h[:NUM_WALL_TYPES]):
                 return "with no wall card in hand you lay a trumpet face down: action 25 ('T')"
-            if action >= TRUMPET_BASE and any(h[:NUM_WALL_TYPES]):
+            if move.kind == "trumpet" and any(h[:NUM_WALL_TYPES]):
                 return "the first wall card must be a wall card, not a trumpet (you hold one)"
-        elif phase in (OPEN_SUPPLY, DONATE):
-            what = "the opening" if phase == OPEN_SUPPLY else "the round-start donation"
-            if action < SUPPLY_BASE:
+        elif phase in (Phase.OPEN_SUPPLY, Phase.DONATE):
+            what = "the opening" if phase == Phase.OPEN_SUPPLY else "the round-start donation"
+            if move.kind != "supply":
                 return f"in {what} you put a card face down into the supply (a supply-... action)"
         if not h[card]:
             return f"you hold no {'trumpet' if card == TRUMPET else card_to_str(card)}"
@@ -390,11 +374,12 @@ class WallsRules(Rules[WallsState]):
 
     def render_text(self, state: WallsState, seat: int | None) -> str:
         """The table as text from ``seat``'s point of view (``None``: everything face up)."""
-        return render.render_text(self, state, seat)
+        return render.render_text(state, seat, self.scoring_window(state))
 
     def render_image(self, state: WallsState, seat: int | None) -> np.ndarray:
         """The table as an RGB array whose size depends only on the number of players."""
-        return render.render_image(self, state, seat)
+        winners = self.winners(state) if state.phase == Phase.OVER else []
+        return render.render_image(state, seat, self.scoring_window(state), winners)
 
     # ----------------------------------------------------------------- observation
     def observe(self, state: WallsState, seat: int) -> np.ndarray:
@@ -468,12 +453,12 @@ class WallsRules(Rules[WallsState]):
 
     # ----------------------------------------------------------------- serialisation and cards
     def to_dict(self, state: WallsState) -> dict[str, Any]:
-        """A JSON-able dictionary with cards as text (see ``serial``)."""
-        return serial.to_dict(state)
+        """A JSON-able dictionary with cards as text (see ``serialize``)."""
+        return serialize.to_dict(state)
 
     def from_dict(self, data: Mapping[str, Any]) -> WallsState:
         """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` naming the problem otherwise."""
-        return serial.from_dict(data, self.n)
+        return serialize.from_dict(data, self.n)
 
     def card_zones(self, state: WallsState) -> dict[str, list[int]]:
         """Every card by zone: hands, face-down openings, walls, won, supply, discard, scoring cards, pile."""

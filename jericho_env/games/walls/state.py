@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from jericho_env.games.walls.cards import NUM_COLOURS
 
-# Phases of the game, in the order a round goes through them.
-OPEN_WALL = 0  # opening: the seat to move lays its first wall card face down
-OPEN_SUPPLY = 1  # opening: the same seat puts a card face down into the supply
-PLAY = 2  # ordinary turns: play one card, draw one
-DONATE = 3  # start of rounds 2 and 3: every seat puts one card face down into the supply
-OVER = 4
+
+class Phase(IntEnum):
+    """Phases of the game, in the order a round goes through them (the observation's one-hot order)."""
+
+    OPEN_WALL = 0  # opening: the seat to move lays its first wall card face down
+    OPEN_SUPPLY = 1  # opening: the same seat puts a card face down into the supply
+    PLAY = 2  # ordinary turns: play one card, draw one
+    DONATE = 3  # start of rounds 2 and 3: every seat puts one card face down into the supply
+    OVER = 4
+
+
+#: text of each phase (render, ``to_dict``), indexed by ``Phase``
 PHASE_NAMES: tuple[str, ...] = ("opening-wall", "opening-supply", "play", "donation", "over")
 
 # A seat's walls are one flat list: colour c occupies [c*7, c*7+7) holding the counts of values
@@ -50,7 +58,7 @@ class WallsState:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.phase = OPEN_WALL
+        self.phase = Phase.OPEN_WALL
         self.to_move = 0
         self.first_player = 0
         self.drawer = -1  # seat that drew the latest scoring card (-1 before the first)

@@ -7,10 +7,10 @@ placement offered in any state of the game. A window of odd side ``k`` would hav
 placement in that game iff that distance exceeds ``(k - 1) / 2``. The chosen default is the smallest
 odd ``k`` for which fewer than 1% of games are affected.
 
-    python -m jericho_env.games.grid.edge_study --games 5000 --seed 0
-    python -m jericho_env.games.grid.edge_study --policy greedy --games 3000
-    python -m jericho_env.games.grid.edge_study --policy greedy,random
-    python -m jericho_env.games.grid.edge_study --policy mypackage.agents:greedy_policy
+    python -m experiments.grid_edge_study --games 5000 --seed 0
+    python -m experiments.grid_edge_study --policy greedy --games 3000
+    python -m experiments.grid_edge_study --policy greedy,random
+    python -m experiments.grid_edge_study --policy mypackage.agents:greedy_policy
 
 A policy is a callable ``(rules, state, rng) -> action`` returning a legal action of the seat to move.
 Agents of the ``agents`` package are wrapped into one (``agent_policy``): each decides from the
@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+import agents
 from jericho_env.games.grid.rules import GridRules
 from jericho_env.games.grid.state import GridState
 
@@ -41,13 +42,7 @@ def random_policy(rules: GridRules, state: GridState, rng: np.random.Generator) 
 
 
 def agent_policy(names: list[str], board_size: int, seed: int = 0) -> Policy:
-    """A policy playing ``agents.make(names[seat % len(names)], "grid")`` in each seat, from observations only.
-
-    The study is a script at the top of the stack, so it may use the ``agents`` package; the import
-    happens here, only when an agent is asked for (the rules engine itself never imports agents).
-    """
-    import agents
-
+    """A policy playing ``agents.make(names[seat % len(names)], "grid")`` in each seat, from observations only."""
     players = [agents.make(n, "grid", seed=seed + i, board_size=board_size) for i, n in enumerate(names)]
 
     def policy(rules: GridRules, state: GridState, rng: np.random.Generator) -> int:
@@ -90,13 +85,14 @@ class EdgeStudy:
 def game_reach(rules: GridRules, policy: Policy, deal_rng: np.random.Generator, play_rng: np.random.Generator) -> int:
     """Play one game with ``policy`` for both seats; the farthest legal placement ever offered."""
     distance = rules.board.distance
-    cells, pass_action = rules.cells, rules.pass_action
+    decode = rules.actions.decode
     state = rules.initial_state(deal_rng)
     reach = 0
     while not rules.is_terminal(state):
         for a in rules.legal_actions(state):
-            if a != pass_action:
-                d = distance[a % cells]
+            move = decode(a)
+            if move.kind == "place":
+                d = distance[move.cell]
                 if d > reach:
                     reach = d
         rules.apply(state, policy(rules, state, play_rng))
@@ -127,7 +123,7 @@ def load_policy(spec: str, board_size: int = 41, seed: int = 0) -> Policy:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: run the study and print the table and the smallest window under 1%."""
-    p = argparse.ArgumentParser(prog="python -m jericho_env.games.grid.edge_study", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.grid_edge_study", description=__doc__.splitlines()[0])
     p.add_argument("--games", type=int, default=5000, help="games to play (default 5000)")
     p.add_argument("--board-size", type=int, default=41, help="window used for the study (default 41)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the policy")

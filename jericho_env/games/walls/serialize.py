@@ -22,7 +22,7 @@ from jericho_env.games.walls.cards import (
     counts_to_cards,
     str_to_card,
 )
-from jericho_env.games.walls.state import LENGTH_AT, OVER, PHASE_NAMES, TRUMPETS_AT, WALL_STRIDE, WallsState
+from jericho_env.games.walls.state import LENGTH_AT, PHASE_NAMES, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
 
 KEYS = (
     "num_players",
@@ -149,13 +149,14 @@ def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
     if data["phase"] not in PHASE_NAMES:
         raise StateFormatError(f"walls state: phase must be one of {', '.join(PHASE_NAMES)}, got {data['phase']!r}")
     s = WallsState(n)
-    s.phase = PHASE_NAMES.index(data["phase"])
-    s.to_move = _int(data, "to_move", -1 if s.phase == OVER else 0, -1 if s.phase == OVER else n - 1)
+    s.phase = Phase(PHASE_NAMES.index(data["phase"]))
+    over = s.phase == Phase.OVER
+    s.to_move = _int(data, "to_move", -1 if over else 0, -1 if over else n - 1)
     s.first_player = _int(data, "first_player", 0, n - 1)
     s.drawer = _int(data, "drawer", -1, n - 1)
     s.phase_left = _int(data, "phase_left", 0, n)
     s.scored = _int(data, "scorings", 0, NUM_SCORING)
-    if (s.scored == NUM_SCORING) != (s.phase == OVER):
+    if (s.scored == NUM_SCORING) != over:
         raise StateFormatError("walls state: the game is over exactly when all 3 scorings are done")
     hand_types = range(TRUMPET + 1)
     s.hands = [_counts(h, f"hands[{i}]", hand_types, 26) for i, h in enumerate(_seat_lists(data, "hands", n))]

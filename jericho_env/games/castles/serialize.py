@@ -1,4 +1,4 @@
-"""``to_dict`` / ``from_dict`` of castles states: JSON-able, checked on the way in."""
+"""A castles state to and from a JSON-able dictionary (``to_dict`` / ``from_dict``), checked on the way in."""
 
 from __future__ import annotations
 
@@ -7,17 +7,7 @@ from typing import Any
 
 from jericho_env.core.rules import StateFormatError
 from jericho_env.games.castles.deck import DeckSpec
-from jericho_env.games.castles.state import (
-    CHOOSE_SAVES,
-    DISCARD,
-    NO_REASON,
-    OVER,
-    PHASE_NAMES,
-    PLAY,
-    PLAY_SAVE,
-    REASON_NAMES,
-    CastlesState,
-)
+from jericho_env.games.castles.state import NO_REASON, PHASE_NAMES, REASON_NAMES, CastlesState, Phase
 
 KEYS = (
     "hands",
@@ -103,7 +93,7 @@ def from_dict(deck: DeckSpec, data: Mapping[str, Any]) -> CastlesState:
     hands, saves = _counts(data, "hands", k), _counts(data, "saves", k)
     pile, discard = _counts(data, "pile", k), _counts(data, "discard", k)
     decks = _decks(data, k)
-    phase = _name(data, "phase", PHASE_NAMES)
+    phase = Phase(_name(data, "phase", PHASE_NAMES))
     reason = _name(data, "reason", REASON_NAMES)
     s = CastlesState(
         hands=hands,
@@ -141,16 +131,16 @@ def _check(deck: DeckSpec, s: CastlesState) -> None:
             raise StateFormatError(
                 f"castles state: player {p} has {s.hand_n[p]} hand cards and {s.save_n[p]} saves (at most 8 and 3)"
             )
-    over = s.phase == OVER
+    over = s.phase == Phase.OVER
     if over != (s.winner >= 0) or over != (s.reason != NO_REASON) or over != (s.to_move < 0):
         raise StateFormatError("castles state: phase 'over' goes with a winner, a reason and to_move -1, and only it")
-    if not over and s.phase != CHOOSE_SAVES and (s.beat < 0 or s.beat_by < 0 or s.beat_n < 1):
+    if not over and s.phase != Phase.CHOOSE_SAVES and (s.beat < 0 or s.beat_by < 0 or s.beat_n < 1):
         raise StateFormatError(
             f"castles state: phase {PHASE_NAMES[s.phase]!r} needs card(s) to beat (beat, beat_n, beat_by)"
         )
-    if s.phase in (CHOOSE_SAVES, DISCARD) and s.pending < 1:
+    if s.phase in (Phase.CHOOSE_SAVES, Phase.DISCARD) and s.pending < 1:
         raise StateFormatError(f"castles state: phase {PHASE_NAMES[s.phase]!r} needs pending >= 1")
-    if s.phase == PLAY_SAVE and s.save_n[s.to_move] == 0:
+    if s.phase == Phase.PLAY_SAVE and s.save_n[s.to_move] == 0:
         raise StateFormatError("castles state: phase 'play_save' but the player to move has no save")
-    if s.phase == PLAY and s.hand_n[s.to_move] == 0:
+    if s.phase == Phase.PLAY and s.hand_n[s.to_move] == 0:
         raise StateFormatError("castles state: phase 'play' but the player to move has no hand card")

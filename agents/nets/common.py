@@ -1,0 +1,177 @@
+"""Policy plumbing shared by every game: a shared first layer, a logits-first maskable policy, the prior bonus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.type_aliases import Schedule
+from torch import nn
+
+
+class SharedLinearExtractor(BaseFeaturesExtractor):
+    """One linear layer + ReLU shared by the policy and the value heads.
+
+    With SB3's default MLP each head owns a first layer as wide as the observation; here both heads
+    read the output of this one layer (``net_arch`` then holds the per-head layers). Subclasses can
+    append fixed features computed from the observation (``derived_features``).
+    """
+
+    def __init__(
+        self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int | None = None
+    ) -> None:
+        super().__init__(observation_space, features_dim)
+        # input_size: read only the first floats (the game's observation, without the prior's hint)
+        n_in = int(observation_space.shape[0]) if input_size is None else input_size
+        self.derived = self.derived_features(n_in)
+        extra = self.derived.size if self.derived is not None else 0
+        self.net = torch.nn.Sequential(torch.nn.Linear(n_in + extra, features_dim), torch.nn.ReLU())
+
+    def derived_features(self, observation_size: int) -> Any:
+        """A fixed module whose output (``.size`` floats) joins the observation; None here, see ``WallsExtractor``."""
+        return None
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        if self.derived is not None:
+            observations = torch.cat([observations, self.derived(observations)], dim=1)
+        return self.net(observations)
+
+
+class _LogitsPolicy(MaskableActorCriticPolicy):
+    """A maskable actor-critic whose subclasses compute logits and values in one ``_run(obs)``.
+
+    Implements SB3's ``forward``, ``evaluate_actions``, ``get_distribution`` and ``predict_values`` on
+    top of it, and the optional prior bonus (``agents.prior``): with ``prior`` set, the observation's
+    last float names the prior agent's move, and ``prior_weight`` (a trained scalar) is added to its logit;
+    with ``prior="greedy-scores"`` the last ``num_actions`` floats score every action, and ``prior_weight``
+    times those scores is added to the logits.
+    """
+
+    prior: str | None
+    prior_init: float
+
+    def _init_prior(self, prior: str | None, prior_weight: float) -> None:
+        self.prior = None if prior in (None, "none") else prior
+        self.prior_init = float(prior_weight)
+
+    def _build_prior(self) -> None:
+        """Create the prior weight (call in ``_build`` before the optimizer is made)."""
+        if self.prior is not None:
+            self.prior_weight = nn.Parameter(torch.tensor(self.prior_init))
+
+    def _prior_parameters(self) -> dict[str, Any]:
+        return {"prior": self.prior, "prior_weight": self.prior_init}
+
+    def _hint_size(self, action_space: gym.spaces.Space) -> int:
+        """Floats of the prior's hint at the end of the observation (``agents.prior.hint_size``)."""
+        from agents.prior import hint_size
+
+        assert isinstance(action_space, gym.spaces.Discrete)
+        return hint_size(self.prior, int(action_space.n))
+
+    def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the game's observation, the prior bonus per action or None)."""
+        if self.prior is None:
+            return obs, None
+        from agents.prior import decode_hint
+
+        assert isinstance(self.action_space, gym.spaces.Discrete)
+        n = int(self.action_space.n)
+        if self.prior == "greedy-scores":  # one score per action in [0, 1]
+            return obs[:, :-n], obs[:, -n:] * self.prior_weight
+        bonus = torch.nn.functional.one_hot(decode_hint(obs[:, -1], n), n).to(obs.dtype) * self.prior_weight
+        return obs[:, :-1], bonus
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def preprocess(self, obs: Any) -> torch.Tensor:
+        """Observations as a float tensor (SB3's preprocessing for a Box space)."""
+        out = preprocess_obs(obs, self.observation_space, normalize_images=False)
+        assert isinstance(out, torch.Tensor)
+        return out.float()
+
+    def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits (batch, num_actions), prior bonus included."""
+        return self._run(self.preprocess(obs))[0]
+
+    def _distribution(self, logits: torch.Tensor, action_masks: Any) -> Any:
+        distribution = self.action_dist.proba_distribution(action_logits=logits)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return distribution
+
+    def forward(
+        self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Actions, values and log-probabilities (as SB3's ``forward``)."""
+        logits, values = self._run(self.preprocess(obs))
+        distribution = self._distribution(logits, action_masks)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions, values, distribution.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-probabilities of ``actions`` and entropies (as SB3's ``evaluate_actions``)."""
+        logits, values = self._run(self.preprocess(obs))
+        distribution = self._distribution(logits, action_masks)
+        return values, distribution.log_prob(actions), distribution.entropy()
+
+    def get_distribution(self, obs: Any, action_masks: np.ndarray | None = None) -> Any:
+        """The masked action distribution."""
+        return self._distribution(self.action_logits(obs), action_masks)
+
+    def predict_values(self, obs: Any) -> torch.Tensor:
+        """Value estimates (batch, 1)."""
+        return self._run(self.preprocess(obs))[1]
+
+
+class PriorMlpPolicy(_LogitsPolicy):
+    """SB3's MLP actor-critic (features extractor, ``net_arch`` heads) plus the prior bonus of ``agents.prior``.
+
+    The extractor and heads see the game's observation without the hint float.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        prior: str | None = "greedy",
+        prior_weight: float = 5.0,
+        **kwargs: Any,
+    ) -> None:
+        self._init_prior(prior, prior_weight)
+        assert isinstance(observation_space, gym.spaces.Box) and observation_space.shape is not None
+        n = observation_space.shape[0] - self._hint_size(action_space)
+        # the extractor is built on the game's observation (SB3 builds it from the space it is given)
+        kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
+        shared = kwargs.get("share_features_extractor", True)
+        if not issubclass(kwargs["features_extractor_class"], SharedLinearExtractor) or not shared:
+            raise ValueError("PriorMlpPolicy runs on a SharedLinearExtractor (or subclass), shared by both heads")
+        kwargs["features_extractor_kwargs"] = {
+            **kwargs.get("features_extractor_kwargs", {}),
+            "input_size": n,
+        }
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        self._build_prior()
+        super()._build(lr_schedule)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self._prior_parameters())
+        return data
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        game_obs, bonus = self._split(obs)
+        latent_pi, latent_vf = self.mlp_extractor(self.features_extractor(game_obs))
+        logits = self.action_net(latent_pi)
+        return (logits if bonus is None else logits + bonus), self.value_net(latent_vf)

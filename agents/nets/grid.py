@@ -1,0 +1,273 @@
+"""Grid's networks: fixed capture/fit planes, a convolutional actor-critic body and its policy.
+
+``GridConvPolicy`` takes the game's options (``game_options``, saved with the checkpoint) and builds
+the network for that board. Checkpoints written before it took them load through
+``grid_board_size``, which finds the board from the observation size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import torch
+from stable_baselines3.common.type_aliases import Schedule
+from torch import nn
+
+from agents.nets.common import _LogitsPolicy
+
+GRID_TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
+
+
+def grid_board_size(observation_size: int) -> int:
+    """The grid ``board_size`` whose observation has ``observation_size`` floats (``ValueError`` if none).
+
+    Only for checkpoints saved without ``game_options``; new ones name their options.
+    """
+    from jericho_env.registry import make_rules
+
+    small = make_rules("grid", board_size=3).layout
+    planes = sum(small.fields[small.index(n)].size for n in GRID_TABLE_FIELDS) // 9
+    rest = small.size - 9 * planes
+    side = math.isqrt(max(observation_size - rest, 0) // planes)
+    try:
+        if make_rules("grid", board_size=side).layout.size == observation_size:
+            return side
+    except ValueError:  # not an allowed board_size (even, or out of range)
+        pass
+    raise ValueError(f"no grid board_size gives observations of {observation_size} floats")
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Sorted indices as (start, stop) runs of consecutive values."""
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+class GridFeatures(nn.Module):
+    """Fixed (untrained) cell planes of a grid observation: what a placement captures and which cards fit.
+
+    Per cell, from the table planes and the public card piles: the points a card placed there would
+    capture now (neighbours with their other three sides covered) / 30; the share of the unseen cards
+    (not in our hand, on the table, in a capture pile or the discard) that fit the cell (match every
+    face-up neighbour's suit or rank) and the number of our hand cards that fit it / 5; the chance that
+    the opponent holds an unseen card that fits (1 - (1 - fits/unseen) ** opponent's hand size); that
+    chance times the capture points (the cell's danger); and the capture points if we hold a fitting
+    card. Zero on occupied cells and cells with no occupied neighbour. 6 planes.
+    """
+
+    planes = 6
+
+    def __init__(self, side: int, layout: Any) -> None:
+        super().__init__()
+        from jericho_env.games.grid.state import POINTS
+
+        self.side = side
+        sl = layout.slices
+        self.sl = {k: sl[k] for k in ("table_occupied", "table_base", "table_suit", "table_rank", "hand")}
+        self.seen = [sl[k] for k in ("hand", "own_captured", "opp_captured", "table_cards", "discard")]
+        self.opp_hand = sl["opp_hand_size"].start
+        self.rank_points: torch.Tensor
+        self.register_buffer("rank_points", torch.tensor(POINTS[:13], dtype=torch.float32), persistent=False)
+
+    @staticmethod
+    def _around(x: torch.Tensor) -> torch.Tensor:
+        """Per cell, the sum of ``x`` over its four orthogonal neighbours (zero outside the window)."""
+        p = torch.nn.functional.pad(x, (1, 1, 1, 1))
+        return p[..., :-2, 1:-1] + p[..., 2:, 1:-1] + p[..., 1:-1, :-2] + p[..., 1:-1, 2:]
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        b, side = obs.shape[0], self.side
+        occ = obs[:, self.sl["table_occupied"]].reshape(b, side, side)
+        base = obs[:, self.sl["table_base"]].reshape(b, side, side)
+        suit = obs[:, self.sl["table_suit"]].reshape(b, 4, side, side)
+        rank = obs[:, self.sl["table_rank"]].reshape(b, 13, side, side)
+        face = occ - base
+        n_occ = self._around(occ)
+        empty_front = (1.0 - occ) * (n_occ > 0.5).float()
+        pts = torch.einsum("brxy,r->bxy", rank, self.rank_points)
+        # capture points: neighbours holding a face-up card whose other three sides are covered
+        takeable = face * (n_occ > 2.5).float() * (n_occ < 3.5).float() * pts
+        capture = self._around(takeable) * empty_front
+        # fits[b, card, cell]: the card matches every face-up neighbour of the cell. A card u = (s, r) not
+        # on the table matches a neighbour by suit or by rank, never both (that neighbour would be u), so it
+        # fits when (neighbours of suit s) + (neighbours of rank r) = (face-up neighbours).
+        by_suit = self._around(suit)  # (b, 4, side, side)
+        by_rank = self._around(rank)  # (b, 13, side, side)
+        n_face = self._around(face)
+        matched = by_suit[:, :, None] + by_rank[:, None, :]  # (b, 4, 13, side, side), card = suit * 13 + rank
+        fits = (matched == n_face[:, None, None]).reshape(b, 52, side * side).to(obs.dtype)  # exact small integers
+        seen = torch.stack([obs[:, s] for s in self.seen]).sum(dim=0)
+        unseen = (1.0 - seen).clamp(min=0.0)  # (b, 52)
+        n_unseen = unseen.sum(dim=1).clamp(min=1.0)
+        weights = torch.stack([unseen, obs[:, self.sl["hand"]]], dim=1)  # (b, 2, 52)
+        unseen_fit, own_fit = (torch.bmm(weights, fits).reshape(b, 2, side, side) * empty_front[:, None]).unbind(1)
+        hand = (obs[:, self.opp_hand] * 5.0).round()
+        p_opp = 1.0 - (1.0 - unseen_fit / n_unseen[:, None, None]).clamp(0.0, 1.0) ** hand[:, None, None]
+        planes = [
+            capture / 30.0,
+            unseen_fit / n_unseen[:, None, None],
+            own_fit / 5.0,
+            p_opp,
+            p_opp * capture / 30.0,
+            (own_fit > 0.5).float() * capture / 30.0,
+        ]
+        return torch.stack(planes, dim=1)
+
+
+class GridConvNet(nn.Module):
+    """Translation-equivariant actor-critic body for grid: conv cell features x hand-slot embeddings.
+
+    The table planes (occupied, base, suit, rank) plus a constant "inside the window" plane go through
+    ``layers`` 3x3 convolutions (padding 1), the non-table fields (hands, piles, scores, flags) through
+    a linear layer whose output is added to the first conv layer as a per-channel bias. Placing hand
+    slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s>`` (``f_c`` a 1x1 projection of the cell
+    features, ``g_s`` an MLP of the slot's card and the global features): one filter bank is shared by
+    every cell, so a pattern learned on one cell holds on all of them. Pass/end and the value come
+    from the global features and the mean and max of the cell features.
+
+    Built for the layout of ``game_options`` (the grid game's options, ``board_size`` among them).
+    """
+
+    def __init__(
+        self,
+        game_options: Mapping[str, Any],
+        channels: int = 16,
+        layers: int = 3,
+        embed: int = 32,
+        hidden: int = 64,
+        features: bool = False,
+    ):
+        super().__init__()
+        from jericho_env.registry import make_rules
+
+        rules = make_rules("grid", **game_options)
+        self.side = int(rules.options["board_size"])
+        layout = rules.layout
+        table = [i for n in GRID_TABLE_FIELDS for i in range(layout.slices[n].start, layout.slices[n].stop)]
+        other = sorted(set(range(layout.size)) - set(table))
+        self.table_runs = _runs(table)
+        self.global_runs = _runs(other)
+        self.observation_size = layout.size
+        self.slots = layout.slices["hand_slots"]
+        self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
+        planes = len(table) // self.side**2
+        self.features = GridFeatures(self.side, layout) if features else None
+        planes += GridFeatures.planes if features else 0
+        self.inside: torch.Tensor
+        self.register_buffer("inside", torch.ones(1, 1, self.side, self.side), persistent=False)
+        self.glob = nn.Sequential(nn.Linear(len(other), hidden), nn.ReLU())
+        self.glob_bias = nn.Linear(hidden, channels)
+        self.convs = nn.ModuleList(
+            [nn.Conv2d(planes + 1 if i == 0 else channels, channels, 3, padding=1) for i in range(layers)]
+        )
+        self.cell_proj = nn.Conv2d(channels, embed, 1)
+        self.slot_mlp = nn.Sequential(nn.Linear(self.slot_dim + hidden, hidden), nn.ReLU(), nn.Linear(hidden, embed))
+        self.stop_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.value_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.num_actions = self.num_slots * self.side**2 + 1
+        for head in (self.slot_mlp[-1], self.stop_head[-1]):  # near-uniform policy at the start
+            assert isinstance(head, nn.Linear)
+            nn.init.orthogonal_(head.weight, gain=0.01)
+            nn.init.zeros_(head.bias)
+
+    @staticmethod
+    def _gather(obs: torch.Tensor, runs: list[tuple[int, int]]) -> torch.Tensor:
+        parts = [obs[:, a:b] for a, b in runs]
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits (batch, num_actions) and values (batch, 1)."""
+        b, side = obs.shape[0], self.side
+        glob = self.glob(self._gather(obs, self.global_runs))
+        x = self._gather(obs, self.table_runs).reshape(b, -1, side, side)
+        extra = [self.features(obs)] if self.features is not None else []
+        x = torch.cat([x, self.inside.expand(b, -1, -1, -1), *extra], dim=1)
+        for i, conv in enumerate(self.convs):
+            x = conv(x)
+            if i == 0:
+                x = x + self.glob_bias(glob)[:, :, None, None]
+            x = torch.relu(x)
+        cells = self.cell_proj(x).flatten(2)  # (b, embed, C)
+        slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
+        g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
+        place = torch.bmm(g, cells).flatten(1)  # (b, slots * C), action = slot * C + cell
+        pooled = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3)), glob], dim=1)
+        logits = torch.cat([place, self.stop_head(pooled)], dim=1)
+        return logits, self.value_head(pooled)
+
+
+class GridConvPolicy(_LogitsPolicy):
+    """MaskablePPO policy for grid built on ``GridConvNet`` for the board of ``game_options``.
+
+    Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
+    and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits. With
+    ``prior`` (``agents.prior``) the observation carries the prior's hint (``agents.prior.hint_size`` floats).
+    ``game_id`` and ``game_options`` are saved with the checkpoint; ``game_options=None`` (checkpoints from
+    before they were saved) finds the board from the observation size.
+    """
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        channels: int = 16,
+        layers: int = 3,
+        embed: int = 32,
+        hidden: int = 64,
+        features: bool = False,
+        prior: str | None = None,
+        prior_weight: float = 5.0,
+        game_id: str = "grid",
+        game_options: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if game_id != "grid":
+            raise ValueError(f"GridConvPolicy plays grid only, not {game_id!r}")
+        self.game_id = game_id
+        self.game_options = None if game_options is None else dict(game_options)
+        self.net_kwargs: dict[str, Any] = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
+        self.net_kwargs["features"] = features
+        self._init_prior(prior, prior_weight)
+        kwargs.setdefault("net_arch", [])
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
+        obs_shape = self.observation_space.shape
+        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
+        size = int(obs_shape[0]) - self._hint_size(self.action_space)
+        options = {"board_size": grid_board_size(size)} if self.game_options is None else self.game_options
+        self.body = GridConvNet(options, **self.net_kwargs)
+        if self.body.observation_size != size:
+            raise ValueError(
+                f"GridConvPolicy: grid with options {options} has observations of {self.body.observation_size} "
+                f"floats, the observation space {size} (other options?)"
+            )
+        n_actions = int(self.action_space.n)
+        if self.body.num_actions != n_actions:
+            raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")
+        self._build_prior()
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self.net_kwargs)
+        data.update(self._prior_parameters())
+        data.update(game_id=self.game_id, game_options=self.game_options)
+        return data
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        game_obs, bonus = self._split(obs)
+        logits, values = self.body(game_obs)
+        return (logits if bonus is None else logits + bonus), values

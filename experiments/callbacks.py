@@ -1,0 +1,95 @@
+"""The SB3 callback of ``experiments.train``: a progress bar and actions run at step intervals."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+
+@dataclasses.dataclass
+class Every:
+    """Run ``action(model, steps)`` each time the step count passes a multiple of ``steps``.
+
+    The action may return a short message (an evaluation's result) for the progress bar.
+    """
+
+    steps: int
+    action: Callable[[Any, int], str | None]
+
+
+def next_multiple(x: int, k: int) -> int:
+    """The first multiple of ``k`` above ``x``."""
+    return (x // k + 1) * k
+
+
+class TrainCallback(BaseCallback):
+    """A tqdm bar from ``start`` to ``total`` steps (unless quiet), and the ``Every`` actions in their order."""
+
+    def __init__(self, start: int, total: int, desc: str, quiet: bool, actions: Sequence[Every]) -> None:
+        super().__init__()
+        self.start, self.total, self.desc, self.quiet = start, total, desc, quiet
+        self.actions = list(actions)
+        self.due = [next_multiple(start, a.steps) for a in self.actions]
+        self.bar: Any = None
+        self.last = start
+
+    def _on_training_start(self) -> None:
+        if not self.quiet:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, initial=self.start, desc=self.desc, unit="step", dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        n = self.num_timesteps
+        if self.bar is not None:
+            self.bar.update(n - self.last)
+        self.last = n
+        for i, every in enumerate(self.actions):
+            if n >= self.due[i]:
+                message = every.action(self.model, n)
+                if message and self.bar is not None:
+                    self.bar.set_postfix_str(message)
+                elif message and not self.quiet:
+                    print(f"{n} steps: {message}")
+                self.due[i] += every.steps
+        return True
+
+    def close(self) -> None:
+        """Close the progress bar."""
+        if self.bar is not None:
+            self.bar.close()
+
+
+def evaluate_against(
+    model: Any, steps: int, game_id: str, options: dict[str, Any], opponent: str, deals: int, scratch: Path
+) -> dict[str, Any]:
+    """The learner against ``opponent`` on ``deals`` seat-swapped deals (saved to ``scratch``/eval.zip to play).
+
+    Returns training.json's evaluation row: ``steps``, ``opponent``, ``vs_<opponent>`` (the win rate),
+    ``ci95`` and ``games``.
+    """
+    from experiments.tournament import AgentSpec, run_games, tabulate
+
+    path = str(Path(scratch) / "eval.zip")
+    model.save(path)
+    specs = [AgentSpec("ppo", "ppo", {"path": path}), AgentSpec(opponent, opponent, {})]
+    records = run_games(game_id, specs, deals, seed=10_000 + steps, options=options)
+    cell = tabulate(records, ["ppo", opponent])[("ppo", opponent)]
+    lo, hi = cell.interval
+    return {
+        "steps": steps,
+        "opponent": opponent,
+        f"vs_{opponent}": cell.win_rate,
+        "ci95": [lo, hi],
+        "games": cell.games,
+    }
+
+
+def eval_text(row: dict[str, Any]) -> str:
+    """An evaluation row as ``"vs greedy 61% [45, 75]"``."""
+    rate, (lo, hi) = row[f"vs_{row['opponent']}"], row["ci95"]
+    return f"vs {row['opponent']} {100 * rate:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"

@@ -1,0 +1,153 @@
+"""Training presets as data: a ``default`` entry and, per game, only what differs from it.
+
+In the manner of rl-baselines3-zoo's ``hyperparams/ppo.yml``: ``resolve`` merges ``default``, the
+game's entry and the values given on the command line, once, into every value a run uses (the
+``experiments.train.TrainConfig`` that config.json records). Any registered game trains on
+``default``; a game's entry states what its measurements changed (``docs/results.md``, "Why the
+presets are what they are"). Opponents the game lacks (``greedy`` for a game without a greedy agent)
+are dropped from the preset's pool and evaluation opponent, with one printed line saying so; named
+explicitly, they are an error.
+
+The table is a Python dict rather than a YAML or TOML file: no new dependency (PyYAML is not a core
+dependency and ``tomllib`` arrives only with Python 3.11), and the values keep their Python types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agents.nets import check_policy, parse_net
+from agents.prior import check_prior
+from agents.registry import AGENT_NAMES, available, baselines
+from jericho_env.registry import make_rules
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {
+        "timesteps": 200_000,
+        "seed": 0,
+        "n_envs": 4,
+        "vec": "dummy",
+        "policy": "mlp",
+        "net": "256,128",
+        "learning_rate": 3e-4,
+        "lr_schedule": "constant",
+        "n_steps": 512,
+        "batch_size": 512,
+        "n_epochs": 5,
+        "gamma": 0.997,
+        "gae_lambda": 0.95,
+        "ent_coef": 0.01,
+        "prior": "none",
+        "prior_weight": 5.0,
+        "init": None,
+        "pool": "random,greedy",
+        "snapshot_every": 40_000,
+        "max_snapshots": 5,
+        "eval_every": 50_000,
+        "eval_opponent": "greedy",
+        "eval_deals": 40,
+        "checkpoint_every": 25_000,
+        "final_deals": 250,
+        "workers": 2,
+    },
+    "grid": {
+        "timesteps": 150_000,
+        "policy": "grid-features",
+        "learning_rate": 1e-4,
+        "n_epochs": 2,
+        "prior": "greedy-scores",
+    },
+    "walls": {
+        "timesteps": 400_000,
+        "prior": "greedy-scores",
+        "pool": "random,greedy,greedy",
+    },
+    "castles": {
+        "timesteps": 900_000,
+        "learning_rate": 1e-3,
+        "lr_schedule": "linear",
+        "pool": "random,random,greedy,greedy",
+    },
+}
+LR_SCHEDULES = ("constant", "linear")
+VEC_ENVS = ("dummy", "subproc")
+
+
+def preset(game_id: str) -> dict[str, Any]:
+    """``default`` updated with the game's entry, as written in the table (not yet checked against the game)."""
+    return {**PRESETS["default"], **PRESETS.get(game_id, {})}
+
+
+def per_game(key: str) -> str:
+    """``key``'s default and the games that change it, for ``--help``: ``"200000; grid: 150000, ..."``."""
+    default = PRESETS["default"][key]
+    games = [f"{g}: {entry[key]}" for g, entry in PRESETS.items() if g != "default" and key in entry]
+    return ("none" if default is None else str(default)) + (f"; {', '.join(games)}" if games else "")
+
+
+def parse_pool(text: str, game_id: str) -> list[str]:
+    """``"random,greedy"`` -> ["random", "greedy"]: agents that need no checkpoint and play ``game_id``."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [n for n in names if n not in AGENT_NAMES or n == "ppo"]
+    if not names or bad:
+        allowed = ", ".join(a for a in AGENT_NAMES if a != "ppo")
+        raise ValueError(f"--pool takes agent names from {allowed}, got {text!r}")
+    missing = [n for n in names if not available(n, game_id)]
+    if missing:
+        raise ValueError(
+            f"--pool: {', '.join(missing)} does not play {game_id!r} (it has: {', '.join(baselines(game_id))})"
+        )
+    return names
+
+
+def resolve(
+    game_id: str,
+    given: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+    report: Callable[[str], object] = print,
+) -> dict[str, Any]:
+    """Every training value for ``game_id``: its preset, then the ``given`` values that are not None.
+
+    Checks each value against the game (options, network, prior, pool, evaluation opponent); the
+    preset's opponents that the game lacks are dropped and ``report`` says which.
+    """
+    make_rules(game_id, **dict(options or {}))  # unknown games and bad options fail here
+    values = preset(game_id)
+    unknown = sorted(set(given) - set(values))
+    if unknown:
+        raise ValueError(f"unknown training settings {', '.join(unknown)}; known: {', '.join(values)}")
+    explicit = {k: v for k, v in given.items() if v is not None}
+    values.update(explicit)
+    if values["init"] == "":  # config.json of runs before the presets wrote "" for no checkpoint
+        values["init"] = None
+    dropped = []
+    if "pool" not in explicit:
+        kept = [n for n in values["pool"].split(",") if available(n, game_id)]
+        if kept != values["pool"].split(","):
+            dropped.append(f"pool {values['pool']} -> {','.join(kept) or 'random'}")
+            values["pool"] = ",".join(kept) or "random"
+    if "eval_opponent" not in explicit and not available(values["eval_opponent"], game_id):
+        strongest = baselines(game_id)[-1]
+        dropped.append(f"evaluation opponent {values['eval_opponent']} -> {strongest}")
+        values["eval_opponent"] = strongest
+    if dropped:
+        report(f"{game_id}: agents it lacks are dropped from the preset: {'; '.join(dropped)}")
+    check(game_id, values)
+    return values
+
+
+def check(game_id: str, values: Mapping[str, Any]) -> None:
+    """A clear ``ValueError`` for the first value that ``game_id`` cannot train with."""
+    check_policy(values["policy"], game_id)
+    parse_net(values["net"])
+    check_prior(values["prior"], game_id)
+    parse_pool(values["pool"], game_id)
+    if values["eval_opponent"] not in baselines(game_id):
+        raise ValueError(
+            f"the evaluation opponent must be one of {', '.join(baselines(game_id))}, got {values['eval_opponent']!r}"
+        )
+    if values["lr_schedule"] not in LR_SCHEDULES:
+        raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
+    if values["vec"] not in VEC_ENVS:
+        raise ValueError(f"--vec takes one of {', '.join(VEC_ENVS)}, got {values['vec']!r}")

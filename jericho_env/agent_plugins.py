@@ -1,0 +1,162 @@
+"""Agents for the engine's own front ends (``python -m jericho_env.play``, a web server), found as plugins.
+
+Why this module exists: the engine package ``jericho_env`` never imports ``agents`` or
+``experiments`` (layers flow one way, ``experiments -> agents -> jericho_env``, and an
+import-linter contract checks it, imports inside functions included). Yet the terminal game needs
+opponents. So agent packages announce themselves instead of being imported by name: a
+distribution declares an entry point in the group ``jericho_env.agents`` whose object (usually a
+module) provides
+
+* ``make(name, game_id, **kwargs)``: an agent with ``act(observation) -> int`` and ``reset(seed)``;
+* ``agent_names(game_id)``: the names it can build for that game;
+* optionally ``parse_spec(spec)``: ``(label, name, kwargs)`` from a command-line spec such as
+  ``"ppo=runs/x/model.zip"`` (without it, a spec is a bare name, optionally ``LABEL:NAME``).
+
+This project's ``agents`` package is such a provider (``pyproject.toml``)::
+
+    [project.entry-points."jericho_env.agents"]
+    agents = "agents.registry"
+
+so after ``pip install -e .`` the terminal game offers every agent of ``agents.make``. With no
+provider installed, ``random`` still works: ``UniformRandomAgent``, built in. Asking for any other
+name then raises an error naming what is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+import numpy as np
+
+from jericho_env.core.rules import OptionError
+from jericho_env.registry import rules_class
+
+GROUP = "jericho_env.agents"
+BUILTIN_RANDOM = "random"
+
+
+class PlayingAgent(Protocol):
+    """What a front end needs of an agent: a legal action from an observation dict, and a re-seed."""
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """A legal action: ``observation["action_mask"][action] == 1``."""
+        ...
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game, re-seeding any randomness."""
+        ...
+
+
+class UniformRandomAgent:
+    """The built-in player: uniform over the legal actions, from its own seeded generator."""
+
+    name = BUILTIN_RANDOM
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the generator (``None`` draws fresh entropy)."""
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """A uniformly random legal action; ``ValueError`` if the mask has none."""
+        legal = np.flatnonzero(observation["action_mask"])
+        if len(legal) == 0:
+            raise ValueError("random: the action mask has no legal action (is it this agent's turn?)")
+        return int(legal[int(self.rng.integers(len(legal)))])
+
+
+_registered: dict[str, Any] = {}
+
+
+def register_provider(name: str, provider: Any) -> None:
+    """Add an agent provider in this process (as an entry point would); ``name`` labels it in messages."""
+    for attr in ("make", "agent_names"):
+        if not callable(getattr(provider, attr, None)):
+            raise TypeError(f"agent provider {name!r} must have a callable {attr}(...)")
+    _registered[name] = provider
+
+
+def providers() -> dict[str, Any]:
+    """Every installed agent provider by name: the entry points of ``GROUP``, then ``register_provider``'s."""
+    found: dict[str, Any] = {}
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        try:
+            found[ep.name] = ep.load()
+        except Exception as e:  # a broken plugin is named, whatever it raised
+            raise OptionError(
+                f"agent provider {ep.name!r} ({ep.value}) of group {GROUP!r} failed to load: {e!r}"
+            ) from e
+    found.update(_registered)
+    return found
+
+
+def agent_names(game_id: str) -> list[str]:
+    """The agent names available for ``game_id``: each provider's, in provider order, then the built-in random."""
+    rules_class(game_id)  # unknown game ids fail here, naming the known ones
+    names: list[str] = []
+    for provider in providers().values():
+        names += [n for n in provider.agent_names(game_id) if n not in names]
+    if BUILTIN_RANDOM not in names:
+        names.append(BUILTIN_RANDOM)
+    return names
+
+
+def _provider_of(name: str, game_id: str) -> Any | None:
+    """The first provider offering ``name`` for ``game_id``, or ``None``."""
+    for provider in providers().values():
+        if name in provider.agent_names(game_id):
+            return provider
+    return None
+
+
+def _unknown(name: str, game_id: str) -> OptionError:
+    installed = providers()
+    if not installed:
+        return OptionError(
+            f"unknown agent {name!r}: no agent provider is installed (entry-point group {GROUP!r}; "
+            f"'pip install -e .' in a checkout installs this project's agents), so only the built-in "
+            f"{BUILTIN_RANDOM!r} is available"
+        )
+    return OptionError(
+        f"unknown agent {name!r} for game {game_id!r}; known agents: {', '.join(agent_names(game_id))} "
+        f"(providers installed: {', '.join(installed)})"
+    )
+
+
+def make_agent(name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
+    """The agent ``name`` for ``game_id`` from the first provider offering it (``random``: built in if none does).
+
+    ``kwargs`` are the agent's own arguments (``seed``, ``path``...) and the game's options, passed on to
+    the provider; the built-in random player uses only ``seed``.
+    """
+    rules_class(game_id)
+    provider = _provider_of(name, game_id)
+    if provider is not None:
+        agent: PlayingAgent = provider.make(name, game_id, **kwargs)
+        return agent
+    if name == BUILTIN_RANDOM:
+        return UniformRandomAgent(seed=kwargs.get("seed"))
+    raise _unknown(name, game_id)
+
+
+def parse_spec(spec: str, game_id: str) -> tuple[str, str, dict[str, Any]]:
+    """Split a command-line agent spec into (label, name, kwargs), by the provider of its name.
+
+    ``"random"`` -> ``("random", "random", {})``; ``"LABEL:NAME"`` labels an agent; arguments such as
+    ``"ppo=PATH"`` are understood by the provider's own ``parse_spec``.
+    """
+    head = spec.split("=", 1)[0]
+    label, name = head.split(":", 1) if ":" in head else ("", head)
+    provider = _provider_of(name, game_id)
+    parse: Callable[[str], tuple[str, str, dict[str, Any]]] | None = getattr(provider, "parse_spec", None)
+    if parse is not None:
+        return parse(spec)
+    if provider is None and name != BUILTIN_RANDOM:
+        raise _unknown(name, game_id)
+    if "=" in spec:
+        raise OptionError(f"agent {name!r} takes no argument (got {spec!r})")
+    return label or name, name, {}

@@ -1,0 +1,110 @@
+"""Training presets (experiments.presets): one table, resolved once, for any registered game."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.registry import available, baselines
+from experiments import presets, train
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_default_entry_names_every_setting_and_games_state_only_differences() -> None:
+    fields = {f.name for f in dataclasses.fields(train.TrainConfig)} - {"game", "options"}
+    assert set(presets.PRESETS["default"]) == fields
+    for game, entry in presets.PRESETS.items():
+        if game == "default":
+            continue
+        assert set(entry) <= fields, game
+        same = [k for k, v in entry.items() if presets.PRESETS["default"][k] == v]
+        assert not same, f"{game} restates the default for {same}"
+
+
+def test_per_game_values_are_the_ones_measured_before_the_table() -> None:
+    """The per-game defaults that experiments.train held as DEFAULT_* dicts (their reasons: docs/results.md)."""
+    before = {
+        "timesteps": {"grid": 150_000, "walls": 400_000, "castles": 900_000},
+        "n_epochs": {"grid": 2, "walls": 5, "castles": 5},
+        "learning_rate": {"grid": 1e-4, "walls": 3e-4, "castles": 1e-3},
+        "pool": {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"},
+        "lr_schedule": {"grid": "constant", "walls": "constant", "castles": "linear"},
+        "prior": {"grid": "greedy-scores", "walls": "greedy-scores", "castles": "none"},
+        "policy": {"grid": "grid-features", "walls": "mlp", "castles": "mlp"},
+    }
+    for key, per_game in before.items():
+        for game, value in per_game.items():
+            assert presets.resolve(game, {})[key] == value, (game, key)
+
+
+def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
+    said: list[str] = []
+    values = presets.resolve("toy", {}, report=said.append)
+    assert values["pool"] == "random" and values["eval_opponent"] == "random"
+    assert values["policy"] == "mlp" and values["prior"] == "none"
+    assert values["timesteps"] == presets.PRESETS["default"]["timesteps"]
+    assert said == [
+        "toy: agents it lacks are dropped from the preset: pool random,greedy -> random; "
+        "evaluation opponent greedy -> random"
+    ]
+    said.clear()
+    presets.resolve("castles", {}, report=said.append)
+    assert not said, "nothing to drop for a game with greedy"
+
+
+@pytest.mark.parametrize(
+    ("game", "given", "message"),
+    [
+        ("toy", {"pool": "random,greedy"}, "--pool: greedy does not play 'toy' (it has: random)"),
+        ("toy", {"eval_opponent": "greedy"}, "evaluation opponent must be one of random, got 'greedy'"),
+        ("toy", {"prior": "greedy"}, "--prior greedy needs a greedy agent, and 'toy' has none"),
+        ("toy", {"policy": "grid-conv"}, "--policy grid-conv is for grid only, not 'toy'"),
+        ("castles", {"pool": "ppo"}, "--pool takes agent names from random, greedy, greedy-capture"),
+        ("castles", {"batch": 3}, "unknown training settings batch"),
+        ("castles", {"lr_schedule": "cosine"}, "--lr-schedule takes one of constant, linear"),
+        ("castles", {"vec": "ray"}, "--vec takes one of dummy, subproc"),
+        ("castles", {"net": "0"}, "--net needs positive layer sizes"),
+    ],
+)
+def test_bad_values_are_clear_errors(game: str, given: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        presets.resolve(game, given, report=lambda _: None)
+
+
+def test_unknown_games_and_bad_options_fail_in_resolve() -> None:
+    with pytest.raises(ValueError, match="unknown game id 'chess'"):
+        presets.resolve("chess", {})
+    with pytest.raises(ValueError, match="num_players"):
+        presets.resolve("walls", {}, {"num_players": 9})
+
+
+def test_given_none_means_the_preset_and_old_configs_resolve() -> None:
+    assert presets.resolve("grid", {"timesteps": None, "n_epochs": None}) == presets.resolve("grid", {})
+    old = presets.resolve("walls", {"init": ""})  # config.json before the presets wrote "" for no checkpoint
+    assert old["init"] is None
+
+
+def test_help_lists_each_games_differences() -> None:
+    assert presets.per_game("timesteps") == "200000; grid: 150000, walls: 400000, castles: 900000"
+    assert presets.per_game("gamma") == "0.997"
+    assert presets.per_game("init") == "none"
+
+
+def test_baselines_follow_the_agents_a_game_has() -> None:
+    assert baselines("grid") == ["random", "greedy"] and baselines("toy") == ["random"]
+    assert available("greedy-capture", "grid") and not available("greedy-capture", "walls")
+    assert available("ppo", "toy") and not available("greedy", "toy")
+    with pytest.raises(ValueError, match="unknown agent 'oracle'"):
+        available("oracle", "grid")
+
+
+def test_no_code_outside_the_tests_names_the_test_game() -> None:
+    """The toy game trains with no per-game code for it: no package module names its id."""
+    sources = [p for d in ("jericho_env", "agents", "experiments") for p in (ROOT / d).rglob("*.py")]
+    assert len(sources) > 20
+    named = [str(p.relative_to(ROOT)) for p in sources if re.search(r"[\"']toy[\"']", p.read_text(encoding="utf-8"))]
+    assert not named
