@@ -32,15 +32,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from agents.greedy_walls import GreedyAgent
-from jericho_env.games.walls.cards import COPIES_PER_VALUE, NUM_TRUMPETS, TRUMPET_VALUE, VALUES
+from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE
+from jericho_env.games.walls.cards import COPIES_PER_VALUE, NUM_TRUMPETS, NUM_WALL_TYPES, TRUMPET, TRUMPET_VALUE, VALUES
 
-# The walls action encoding (the numbers of jericho_env.games.walls.rules; point these at
-# jericho_env.games.walls.actions once it exists).
-NUM_WALL_TYPES = 25  # actions 0..24: build wall card type a = colour * 5 + value index
-TRUMPET_BASE = 25  # actions 25..29: trumpet naming colour a - 25 (25 alone in the opening: a face-down trumpet)
-SUPPLY_BASE = 30  # actions 30..55: card type a - 30 face down into the supply
-SUPPLY_TRUMPET = SUPPLY_BASE + 25  # 55: a trumpet into the supply
-NUM_ACTIONS = 56
+SUPPLY_TRUMPET = SUPPLY_BASE + TRUMPET  # 55: a trumpet into the supply
 
 NUM_COLOURS = 5
 CARDS_PER_COLOUR = sum(COPIES_PER_VALUE)  # 17

@@ -26,15 +26,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     "default": {
         "timesteps": 200_000,
         "seed": 0,
-        "n_envs": 4,
-        "vec": "dummy",
+        "n_envs": 64,
+        "vec": "selfplay",
         "policy": "mlp",
         "net": "256,128",
         "learning_rate": 3e-4,
         "lr_schedule": "constant",
-        "n_steps": 512,
-        "batch_size": 512,
-        "n_epochs": 5,
+        "n_steps": 64,
+        "batch_size": 2048,
+        "n_epochs": 4,
         "gamma": 0.997,
         "gae_lambda": 0.95,
         "ent_coef": 0.01,
@@ -71,7 +71,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 LR_SCHEDULES = ("constant", "linear")
-VEC_ENVS = ("dummy", "subproc")
+VEC_ENVS = ("selfplay", "dummy", "subproc")
 
 
 def preset(game_id: str) -> dict[str, Any]:

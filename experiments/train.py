@@ -45,8 +45,8 @@ class TrainConfig:
     options: dict[str, Any]  # the game's options as given (the game's defaults for the others)
     timesteps: int  # learner steps to train for
     seed: int  # seeds torch, numpy, the envs, the opponents and the final tournament
-    n_envs: int  # parallel envs feeding PPO
-    vec: str  # "dummy" (envs in this process) or "subproc" (one process per env)
+    n_envs: int  # games played at once (in lockstep with "selfplay") feeding PPO
+    vec: str  # "selfplay" (batched games, batched opponents), or single-agent views: "dummy" or "subproc"
     policy: str  # the network: a name in agents.nets.POLICIES
     net: str  # mlp layer sizes: the first shared by the policy and value heads, the rest per head
     learning_rate: float  # Adam's learning rate (its start, with the linear schedule)
@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--net", "net", "mlp hidden layer sizes, the first shared by both heads")
     add("--learning-rate", "learning_rate", "Adam learning rate", type=positive_float)
     add("--lr-schedule", "lr_schedule", "constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
+    add("--n-steps", "n_steps", "rollout length per env between updates", type=positive_int)
+    add("--batch-size", "batch_size", "PPO minibatch size", type=positive_int)
     add("--n-epochs", "n_epochs", "PPO epochs per update", type=positive_int)
     add("--ent-coef", "ent_coef", "entropy bonus", type=float)
     prior = "start from greedy's move and learn where to depart (agents.prior); greedy-scores: from greedy's score"
@@ -111,42 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
-
-
-def make_opponents(cfg: TrainConfig, snapshots: list[str]) -> list[Any]:
-    """The pool the learner's opponents are drawn from: the preset's agents, then the saved snapshots."""
-    import agents
-
-    pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in cfg.pool.split(",")]
-    return pool + [snapshot_opponent(cfg, path) for path in snapshots]
-
-
-def snapshot_opponent(cfg: TrainConfig, path: str) -> Any:
-    """A saved snapshot of the learner as an opponent (loaded on first use, in whichever process plays it)."""
-    from agents.ppo import LazyPPOOpponent
-
-    return LazyPPOOpponent(cfg.game, path, cfg.options)
-
-
-def make_vec_env(cfg: TrainConfig, opponents: list[Any]) -> Any:
-    """``n_envs`` single-agent views (the learner in a random seat, the prior's hint appended) as an SB3 VecEnv."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    import jericho_env
-    from agents.prior import PriorHintEnv
-
-    def factory(rank: int) -> Any:
-        def make() -> Any:
-            env = jericho_env.single_agent(cfg.game, opponents=list(opponents), seat="random", **cfg.options)
-            if cfg.prior != "none":
-                env = PriorHintEnv(env, cfg.prior, cfg.game, **cfg.options)
-            env.reset(seed=cfg.seed * 1000 + rank)
-            return env
-
-        return make
-
-    fns = [factory(i) for i in range(cfg.n_envs)]
-    return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
 
 
 def make_model(cfg: TrainConfig, vec: Any) -> Any:
@@ -172,35 +138,33 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     from stable_baselines3.common.utils import set_random_seed
 
     from agents.ppo import load_model
-    from experiments.callbacks import Every, TrainCallback, eval_text, evaluate_against
+    from experiments.callbacks import Every, TrainCallback, eval_text
+    from experiments.selfplay import add_snapshot, evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
     run = RunFolder(folder)
     done = run.restore() if resume else 0
-    vec = make_vec_env(cfg, make_opponents(cfg, run.snapshots))
+    vec = make_vec_env(cfg, run.snapshots)
     if resume:
         load_model(run.latest)  # a clear error if the checkpoint is damaged
         model = MaskablePPO.load(str(run.latest), env=vec, device="cpu")
         model.num_timesteps = done
     else:
         model = make_model(cfg, vec)
-        if cfg.init or cfg.prior != "none":
-            model.save(str(run.initial))  # the starting policy joins the final tournament
+        model.save(str(run.initial))  # the starting policy joins the final tournament as "untrained"
     model.set_logger(run.logger(done))
 
     def snapshot(model: Any, steps: int) -> None:
-        path = run.save_snapshot(model, steps, cfg.max_snapshots)
-        model.get_env().env_method("add_opponent", snapshot_opponent(cfg, path), cfg.max_snapshots)
+        add_snapshot(vec, cfg, model, run.save_snapshot(model, steps, cfg.max_snapshots), steps)
 
-    def evaluate(model: Any, steps: int) -> str:
-        row = evaluate_against(model, steps, cfg.game, cfg.options, cfg.eval_opponent, cfg.eval_deals, run.ckpt_dir)
-        run.evals.append(row)
-        return eval_text(row)
+    def evaluation(model: Any, steps: int) -> str:
+        run.evals.append(evaluate(model, cfg, steps))
+        return eval_text(run.evals[-1])
 
     actions = [
         Every(cfg.snapshot_every, snapshot),
-        Every(cfg.eval_every, evaluate),
+        Every(cfg.eval_every, evaluation),
         Every(cfg.checkpoint_every, run.save_checkpoint),
     ]
     t0 = time.perf_counter()
@@ -232,7 +196,7 @@ def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool) -> dict
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = train(cfg, folder, quiet, resume)
-    initial = folder / "checkpoints" / "initial.zip"  # with a prior or --init: what PPO started from
+    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
     summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained)

@@ -10,13 +10,15 @@ Needs the ``train`` extra (stable-baselines3, sb3-contrib). MaskablePPO reads th
     model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=1024)
     model.learn(100_000)
 
-Opponents are batch policies (``jericho_env.envs.selfplay``); ``agents.batch_policy(agent)`` turns
-any agent of the ``agents`` package into one, and ``add_opponent`` grows the pool during training.
+Opponents are batch policies (``jericho_env.envs.selfplay``); ``agents.batch.make_batch_policy`` builds
+one for any agent of the ``agents`` package, and ``add_opponent`` grows the pool during training.
+``hint`` (with ``hint_size``) appends floats computed from the learners' observations and masks, as
+the prior of ``agents.prior`` needs; without it the observation is the game's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -36,11 +38,16 @@ class SelfPlayVecEnv(VecEnv):
         opponents: Any | Sequence[Any] = "random",
         seat: int | str = "random",
         seed: int | None = None,
+        hint: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+        hint_size: int = 0,
         **options: Any,
     ) -> None:
         self.vector = SelfPlayVector(game_id, num_envs, opponents=opponents, seat=seat, seed=seed, **options)
         info = self.vector.rules.info
-        obs_space = gym.spaces.Box(0.0, 1.0, (info.observation_size,), dtype=np.float32)
+        if (hint is None) != (hint_size == 0):
+            raise ValueError("hint and hint_size go together: a hint callable and the number of floats it appends")
+        self.hint, self.hint_size = hint, int(hint_size)
+        obs_space = gym.spaces.Box(0.0, 1.0, (info.observation_size + self.hint_size,), dtype=np.float32)
         super().__init__(num_envs, obs_space, gym.spaces.Discrete(info.num_actions))
         self.rules = self.vector.rules
         self._actions: np.ndarray | None = None
@@ -48,10 +55,10 @@ class SelfPlayVecEnv(VecEnv):
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
-        obs, _ = self.vector.reset(seed=seed)
+        obs, masks = self.vector.reset(seed=seed)
         self._reset_seeds()
         self._reset_options()
-        return obs
+        return self._hinted(obs, masks)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = actions
@@ -60,9 +67,20 @@ class SelfPlayVecEnv(VecEnv):
         assert self._actions is not None, "step_async() first"
         obs, rewards, dones, infos = self.vector.step(self._actions)
         self._actions = None
+        if self.hint is not None:
+            obs = self._hinted(obs, self.vector.action_masks())
+            for i in np.flatnonzero(dones):  # a finished game has no move to hint: zeros, as PriorHintEnv does
+                terminal = infos[i]["terminal_observation"]
+                infos[i]["terminal_observation"] = np.concatenate([terminal, np.zeros(self.hint_size, np.float32)])
         return obs, rewards, dones, infos
 
-    def seed(self, seed: int | None = None) -> Sequence[None | int]:  # type: ignore[override]
+    def _hinted(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The learners' observations with the hint floats appended (unchanged without a hint)."""
+        if self.hint is None:
+            return obs
+        return np.concatenate([obs, self.hint(obs, masks).astype(np.float32, copy=False)], axis=1)
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:  # type: ignore[override]
         """Seed game ``i`` with ``seed + i`` at the next reset."""
         if seed is None:
             seed = int(np.random.randint(0, 2**31 - 1))

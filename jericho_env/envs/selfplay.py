@@ -69,6 +69,8 @@ def _as_batch_policy(p: Any) -> Any:
 class SelfPlayVector:
     """``num_envs`` games of ``game_id`` in lockstep, each with one learner seat; see the module docstring."""
 
+    render_mode = None  # nothing to render: Stable-Baselines3's VecEnv asks
+
     def __init__(
         self,
         game_id: str,
@@ -105,6 +107,7 @@ class SelfPlayVector:
         self.seats = np.zeros(n, dtype=np.int64)
         # the opponent policy of each game and seat (None in the learner's seat)
         self.opponents: list[list[Any]] = [[None] * self.num_players for _ in range(n)]
+        self.deal_seeds = np.zeros(n, dtype=np.int64)  # the env seed of each game's deal (replays it exactly)
         self.episode_lengths = np.zeros(n, dtype=np.int64)
         self.episode_starts = np.zeros(n, dtype=np.float64)
         self._obs = np.zeros((n, self.observation_size), dtype=np.float32)
@@ -161,8 +164,8 @@ class SelfPlayVector:
             if s != seat:
                 row[s] = self.pool[int(rng.integers(len(self.pool)))]
                 rng.integers(2**62)  # the single-agent view reseeds each opponent here: keep the streams equal
-        deal = np.random.default_rng(int(rng.integers(2**62)))
-        self.states[i] = self.rules.initial_state(deal)
+        self.deal_seeds[i] = int(rng.integers(2**62))
+        self.states[i] = self.rules.initial_state(np.random.default_rng(int(self.deal_seeds[i])))
         self.episode_lengths[i] = 0
         self.episode_starts[i] = time.perf_counter()
 
