@@ -126,7 +126,8 @@ class GameInfo:
 class Rules(ABC, Generic[S]):
     """The rules protocol: a game's state machine, observation and text, free of any RL API.
 
-    Subclasses set ``game_id``, ``version`` and ``OPTIONS`` and implement the abstract methods.
+    Subclasses set ``game_id``, ``version`` (the env version, bumped when play changes),
+    ``observation_version`` and ``OPTIONS`` and implement the abstract methods.
     ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over. Games implement
     ``apply_unchecked``; the public ``apply`` checks legality first (``is_legal``, which games make
     cheap) and raises ``IllegalActionError``. The constructor validates the options, then calls
@@ -136,6 +137,9 @@ class Rules(ABC, Generic[S]):
 
     game_id: ClassVar[str]
     version: ClassVar[int]
+    # Bumped when the observation's layout or the meaning of a field changes (not when only the rules
+    # do): saved policies record it and refuse to play observations of another version.
+    observation_version: ClassVar[int] = 0
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
