@@ -28,7 +28,7 @@ import json
 import os
 import warnings
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -256,10 +256,13 @@ def _weights(p: Path) -> dict[str, Any]:
     try:
         state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise UnsafeCheckpointError(
-            f"{str(p)!r}: {WEIGHTS} holds more than tensors and numbers, so it is refused ({first})"
-        ) from None
+        text = str(e)
+        why = text[text.find("WeightsUnpickler error:") :].split("\n")[0].split(" was not")[0] or type(e).__name__
+        if "Unsupported global" in why:  # a pickled object, not a tensor: refused, never run
+            raise UnsafeCheckpointError(
+                f"{str(p)!r}: {WEIGHTS} holds more than tensors and numbers, so it is refused ({why})"
+            ) from None
+        raise CheckpointError(f"{str(p)!r}: {WEIGHTS} is damaged ({why})") from None
     except Exception as e:  # torch raises many kinds on a damaged file
         raise CheckpointError(f"{str(p)!r}: {WEIGHTS} is damaged ({type(e).__name__}: {e})") from None
     if not isinstance(state, dict) or not isinstance(state.get("policy"), dict):
@@ -359,10 +362,17 @@ def load_sb3(path: str | Path, env: Any = None) -> Any:
         raise CheckpointError(f"could not load PPO checkpoint {str(path)!r}: {type(e).__name__}: {e}") from e
 
 
-def learning_rate(rate: float, schedule: str) -> Any:
-    """The learning rate MaskablePPO gets: ``rate``, or a linear decay to 0 (``agents.ppo.linear_to_zero``)."""
-    from agents.ppo import linear_to_zero
+def linear_to_zero(rate: float) -> Callable[[float], float]:
+    """A learning rate falling linearly from ``rate`` to 0 over training (SB3 calls it with the progress remaining)."""
 
+    def schedule(progress_remaining: float) -> float:  # a closure: checkpoints store it by value
+        return rate + (1.0 - progress_remaining) * (0.0 - rate) / 1.0  # SB3's LinearSchedule(rate, 0, 1)
+
+    return schedule
+
+
+def learning_rate(rate: float, schedule: str) -> Any:
+    """The learning rate MaskablePPO gets: ``rate``, or a linear decay to 0 (``linear_to_zero``)."""
     return linear_to_zero(rate) if schedule == "linear" else rate
 
 

@@ -16,13 +16,13 @@ weights into a new model).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import BaseAgent
+from agents.checkpoint import linear_to_zero  # noqa: F401 - experiments.train imports it from here
 from agents.prior import Prior, with_hint
 
 
@@ -42,15 +42,6 @@ def load_model(path: str | Path, trust: bool = False) -> Any:
 
         raise UnsafeCheckpointError(_sb3_refusal(p))
     return load_sb3(p)
-
-
-def linear_to_zero(rate: float) -> Callable[[float], float]:
-    """A learning rate falling linearly from ``rate`` to 0 over training (SB3 calls it with the progress remaining)."""
-
-    def schedule(progress_remaining: float) -> float:  # a closure: checkpoints store it by value
-        return rate + (1.0 - progress_remaining) * (0.0 - rate) / 1.0  # SB3's LinearSchedule(rate, 0, 1)
-
-    return schedule
 
 
 def trained_game(policy: Any) -> str | None:

@@ -114,3 +114,47 @@ def test_the_issues_examples() -> None:
         with pytest.raises(IllegalActionError, match=r"actions are integers in \[0, 74\)"):
             castles.apply(c, bad)
     assert sorted(x for z in castles.card_zones(c).values() for x in z) == castles.all_cards()
+
+
+@pytest.mark.parametrize(
+    ("returns", "error", "message"),
+    [
+        (None, ActionTypeError, "opponent 'broken' in seat 1 returned None: player_1: action must be an int"),
+        ("3", ActionTypeError, "opponent 'broken' in seat 1 returned '3'"),
+        (10_000, ActionTypeError, "opponent 'broken' in seat 1 returned 10000: player_1: action 10000 is outside"),
+        (-1, ActionTypeError, "returned -1"),
+    ],
+)
+def test_an_opponent_that_returns_no_action_is_named(returns: Any, error: type[Exception], message: str) -> None:
+    import jericho_env
+
+    def broken(observation: dict[str, np.ndarray]) -> Any:
+        return returns
+
+    env = jericho_env.single_agent("grid", opponents=[broken], seat=0)
+
+    def play() -> None:
+        for seed in range(20):  # the opponent moves first in some deals, later in the others
+            env.reset(seed=seed)
+            env.step(int(np.flatnonzero(env.action_masks())[-1]))  # pass
+
+    with pytest.raises(error) as err:
+        play()
+    assert message in str(err.value)
+
+
+def test_an_opponent_that_plays_an_illegal_action_is_named() -> None:
+    import jericho_env
+
+    def cheat(observation: dict[str, np.ndarray]) -> int:
+        return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+
+    env = jericho_env.single_agent("castles", opponents=[cheat], seat=0)
+
+    def play() -> None:
+        for seed in range(20):
+            env.reset(seed=seed)
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+    with pytest.raises(IllegalActionError, match="opponent 'cheat' in seat 1 returned"):
+        play()
