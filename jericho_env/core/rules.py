@@ -196,6 +196,8 @@ class Rules(ABC, Generic[S]):
 
     def check_action(self, state: S, action: Any) -> int:
         """``action`` as an int if it is legal now; ``ActionTypeError`` / ``IllegalActionError`` saying why not."""
+        if type(action) is int and self.is_legal(state, action):  # the common case, checked first
+            return action
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
