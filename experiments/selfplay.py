@@ -26,14 +26,18 @@ def hint_of(cfg: Any, seed: int | None = None) -> Any:
     return batch_hint(cfg.prior, cfg.game, seed=seed, **cfg.options)
 
 
-def make_vec_env(cfg: Any, snapshots: list[str]) -> Any:
-    """The learner's SB3 VecEnv: the fixed pool of ``cfg.pool`` plus the saved ``snapshots`` as opponents."""
+def make_vec_env(cfg: Any, snapshots: list[str], trust: bool = False) -> Any:
+    """The learner's SB3 VecEnv: the fixed pool of ``cfg.pool`` plus the saved ``snapshots`` as opponents.
+
+    ``trust``: snapshots saved as Stable-Baselines3 zips (runs from before ``agents.checkpoint``) may be
+    unpickled.
+    """
     if cfg.vec == SELFPLAY:
-        return _selfplay_vec_env(cfg, snapshots)
-    return _single_agent_vec_env(cfg, snapshots)
+        return _selfplay_vec_env(cfg, snapshots, trust)
+    return _single_agent_vec_env(cfg, snapshots, trust)
 
 
-def _selfplay_vec_env(cfg: Any, snapshots: list[str]) -> Any:
+def _selfplay_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
     from agents.batch import make_batch_policy
     from agents.prior import hint_size
     from jericho_env.envs.sb3 import SelfPlayVecEnv
@@ -41,14 +45,16 @@ def _selfplay_vec_env(cfg: Any, snapshots: list[str]) -> Any:
 
     names = cfg.pool.split(",")
     pool = [make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k, **cfg.options) for k, name in enumerate(names)]
-    pool += [saved_snapshot(cfg, path) for path in snapshots]
+    pool += [saved_snapshot(cfg, path, trust) for path in snapshots]
     hint = hint_of(cfg, seed=cfg.seed + 7919)
     size = hint_size(cfg.prior, make_rules(cfg.game, **cfg.options).info.num_actions) if hint else 0
-    vec = SelfPlayVecEnv(cfg.game, cfg.n_envs, opponents=pool, seed=cfg.seed * 1000, hint=hint, hint_size=size, **cfg.options)
+    vec = SelfPlayVecEnv(
+        cfg.game, cfg.n_envs, opponents=pool, seed=cfg.seed * 1000, hint=hint, hint_size=size, **cfg.options
+    )
     return vec
 
 
-def _single_agent_vec_env(cfg: Any, snapshots: list[str]) -> Any:
+def _single_agent_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     import agents
@@ -57,7 +63,7 @@ def _single_agent_vec_env(cfg: Any, snapshots: list[str]) -> Any:
     from agents.prior import PriorHintEnv
 
     opponents: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in cfg.pool.split(",")]
-    opponents += [LazyPPOOpponent(cfg.game, path, cfg.options) for path in snapshots]
+    opponents += [LazyPPOOpponent(cfg.game, path, cfg.options, trust=trust) for path in snapshots]
 
     def factory(rank: int) -> Any:
         def make() -> Any:
@@ -73,12 +79,13 @@ def _single_agent_vec_env(cfg: Any, snapshots: list[str]) -> Any:
     return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
 
 
-def saved_snapshot(cfg: Any, path: str) -> Any:
+def saved_snapshot(cfg: Any, path: str, trust: bool = False) -> Any:
     """A snapshot saved in the run folder as a batch policy (sampling from its masked distribution)."""
     from agents.batch import NetworkBatchPolicy
-    from agents.ppo import load_model
+    from agents.checkpoint import load_policy
 
-    return NetworkBatchPolicy(load_model(path).policy, seed=len(path), name="snapshot", hint=hint_of(cfg))
+    policy, _ = load_policy(path, trust=trust, game_id=cfg.game, options=cfg.options)
+    return NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg))
 
 
 def add_snapshot(vec: Any, cfg: Any, model: Any, path: str, steps: int) -> None:

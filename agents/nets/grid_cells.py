@@ -185,7 +185,9 @@ class GridCellsNet(nn.Module):
         slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
         g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
         gathered = torch.bmm(g, out[..., :-1].transpose(1, 2)) + out[..., -1][:, None, :]  # (b, slots, K)
-        place = obs.new_zeros(b, self.num_slots, cells).scatter(2, idx[:, None].expand(-1, self.num_slots, -1), gathered)
+        place = obs.new_zeros(b, self.num_slots, cells).scatter(
+            2, idx[:, None].expand(-1, self.num_slots, -1), gathered
+        )
         pooled = torch.cat([h.sum(dim=1) / count, h.amax(dim=1), glob], dim=1)
         logits = torch.cat([place.flatten(1), self.stop_head(pooled)], dim=1)  # action = slot * cells + cell
         return logits, self.value_head(pooled)

@@ -219,7 +219,7 @@ class SelfPlayVector:
                     f"opponent {getattr(policy, 'name', policy)!r} chose illegal action {a} "
                     f"({rules.describe_action(a) if 0 <= a < self.num_actions else 'out of range'}) in game {i}"
                 )
-            rules.apply(states[i], a)
+            rules.apply_unchecked(states[i], a)  # checked against the mask above
 
     def _encode(self, ids: Any) -> None:
         rules, states, seats = self.rules, self.states, self.seats
@@ -259,7 +259,7 @@ class SelfPlayVector:
             )
         rules, states = self.rules, self.states
         for i in range(n):
-            rules.apply(states[i], int(acts[i]))
+            rules.apply_unchecked(states[i], int(acts[i]))  # checked against the masks above
         self.episode_lengths += 1
         self._advance(list(range(n)))
         rewards = np.zeros(n, dtype=np.float32)
