@@ -87,6 +87,7 @@ def test_every_legal_placement_gets_the_logit_of_its_cell(sample: list[tuple[np.
 def test_the_policy_trains_saves_and_plays(tmp_path: object) -> None:
     from sb3_contrib import MaskablePPO
 
+    from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta, save_checkpoint
     from agents.nets import build_policy
     from jericho_env.envs.sb3 import SelfPlayVecEnv
 
@@ -95,7 +96,8 @@ def test_the_policy_trains_saves_and_plays(tmp_path: object) -> None:
     model = MaskablePPO(policy, venv, n_steps=16, batch_size=64, n_epochs=1, policy_kwargs=kwargs, device="cpu")
     model.learn(256)
     path = f"{tmp_path}/cells.zip"
-    model.save(path)
+    meta = CheckpointMeta("grid", {"board_size": 11}, PolicySpec("grid-cells", "64", "none", 5.0))
+    save_checkpoint(attach_meta(model, meta), path)  # the safe format: JSON and tensors only
     agent = agents.make("ppo", "grid", path=path, board_size=11)
     (obs, mask), *_ = positions(1, board_size=11)
     assert mask[agent.act({"observation": obs, "action_mask": mask})] == 1

@@ -114,7 +114,7 @@ def test_random_opponents_read_no_observation_and_play_legal_moves() -> None:
 
 def test_an_illegal_learner_action_is_refused_and_nothing_changes() -> None:
     vector = SelfPlayVector("castles", 4, seed=5)
-    obs, masks = vector.reset()
+    _, masks = vector.reset()
     before = [vector.rules.to_dict(s) for s in vector.states]
     bad = first_legal(None, masks)
     illegal = int(np.flatnonzero(~masks[2])[0])
