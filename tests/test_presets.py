@@ -66,7 +66,7 @@ def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
         ("castles", {"pool": "ppo"}, "--pool takes agent names from random, greedy, greedy-capture"),
         ("castles", {"batch": 3}, "unknown training settings batch"),
         ("castles", {"lr_schedule": "cosine"}, "--lr-schedule takes one of constant, linear"),
-        ("castles", {"vec": "ray"}, "--vec takes one of dummy, subproc"),
+        ("castles", {"vec": "ray"}, "--vec takes one of selfplay, dummy, subproc"),
         ("castles", {"net": "0"}, "--net needs positive layer sizes"),
     ],
 )
