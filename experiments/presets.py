@@ -39,6 +39,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "gamma": 0.997,
         "gae_lambda": 0.95,
         "ent_coef": 0.01,
+        "shaping": 0.0,
         "prior": "none",
         "prior_weight": 5.0,
         "init": None,
@@ -168,6 +169,7 @@ NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
     "ent_coef": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "shaping": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "prior_weight": (False, math.isfinite, "a finite number"),
 }
 
@@ -201,3 +203,5 @@ def check(game_id: str, values: Mapping[str, Any]) -> None:
         raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
     if values["vec"] not in VEC_ENVS:
         raise ValueError(f"--vec takes one of {', '.join(VEC_ENVS)}, got {values['vec']!r}")
+    if values["shaping"] and values["vec"] != "selfplay":
+        raise ValueError(f"--shaping needs --vec selfplay (the batched env pays it), not {values['vec']!r}")

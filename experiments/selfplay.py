@@ -48,10 +48,10 @@ def _selfplay_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
     pool += [saved_snapshot(cfg, path, trust) for path in snapshots]
     hint = hint_of(cfg, seed=cfg.seed + 7919)
     size = hint_size(cfg.prior, make_rules(cfg.game, **cfg.options).info.num_actions) if hint else 0
-    vec = SelfPlayVecEnv(
-        cfg.game, cfg.n_envs, opponents=pool, seed=cfg.seed * 1000, hint=hint, hint_size=size, **cfg.options
+    seed, shaping = cfg.seed * 1000, cfg.shaping
+    return SelfPlayVecEnv(
+        cfg.game, cfg.n_envs, opponents=pool, seed=seed, hint=hint, hint_size=size, shaping=shaping, **cfg.options
     )
-    return vec
 
 
 def _single_agent_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:

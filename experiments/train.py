@@ -66,6 +66,7 @@ class TrainConfig:
     gamma: float  # discount (rewards come only at the end of a game)
     gae_lambda: float  # GAE's lambda
     ent_coef: float  # entropy bonus
+    shaping: float  # weight of the potential-based shaping reward (Rules.potential; "selfplay" vec only)
     prior: str  # "none", or the prior the policy starts from: "greedy", "greedy-scores" (agents.prior)
     prior_weight: float  # initial logit bonus of the prior's move (trained with the rest)
     init: str | None  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
@@ -108,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--ent-coef", "ent_coef", "entropy bonus, >= 0", type=nonnegative_float)
     prior = "start from greedy's move and learn where to depart (agents.prior); greedy-scores: from greedy's score"
     add("--prior", "prior", f"{prior} of every move (grid: passing included); none: from scratch", choices=PRIORS)
+    add(
+        "--shaping",
+        "shaping",
+        "weight of the shaping reward (the game's potential, e.g. grid's points lead)",
+        type=nonnegative_float,
+    )
     add("--prior-weight", "prior_weight", "initial logit bonus of the prior's move", type=finite_float)
     add("--pool", "pool", "fixed opponents, comma-separated")
     add("--init", "init", "start from this checkpoint's policy weights (same game and --policy)", metavar="CHECKPOINT")

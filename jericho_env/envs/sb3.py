@@ -40,9 +40,12 @@ class SelfPlayVecEnv(VecEnv):
         seed: int | None = None,
         hint: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
         hint_size: int = 0,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
-        self.vector = SelfPlayVector(game_id, num_envs, opponents=opponents, seat=seat, seed=seed, **options)
+        self.vector = SelfPlayVector(
+            game_id, num_envs, opponents=opponents, seat=seat, seed=seed, shaping=shaping, **options
+        )
         info = self.vector.rules.info
         if (hint is None) != (hint_size == 0):
             raise ValueError("hint and hint_size go together: a hint callable and the number of floats it appends")

@@ -14,6 +14,12 @@ draws to reset its opponents), then the deal's seed; a game that ends before the
 dealt again; the reward is the learner's return, paid on the step that ends the game. With the same
 seeds and deterministic opponents both views play the same games (a test checks it).
 
+With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
+learner's ``rules.potential`` since its previous decision (grid: its points lead), the potential
+counting as 0 at the start and at the end of a game: potential-based shaping (Ng, Harada and Russell,
+1999), which moves credit earlier in the game without changing any episode's return (``episode["r"]``
+stays the game's outcome).
+
 Games restart on their own (as in Stable-Baselines3's vector envs): the step that ends a game
 returns the first observation of the next one, and ``infos[i]`` carries ``terminal_observation``,
 the learner's ``seat``, and ``episode`` (return, length in learner steps). ``SelfPlayVecEnv`` in
@@ -79,6 +85,7 @@ class SelfPlayVector:
         seat: int | str = "random",
         seed: int | None = None,
         rules: Rules[Any] | None = None,
+        shaping: float = 0.0,
         **options: Any,
     ) -> None:
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
@@ -114,6 +121,10 @@ class SelfPlayVector:
         self._masks = np.zeros((n, self.num_actions), dtype=bool)
         self.opponent_calls = 0  # batched calls made (for profiling)
         self.opponent_decisions = 0
+        if not (isinstance(shaping, (int, float)) and np.isfinite(shaping) and shaping >= 0):
+            raise OptionError(f"shaping must be a finite number >= 0, got {shaping!r}")
+        self.shaping = float(shaping)
+        self._potential = np.zeros(n)  # the learner's potential at its last decision (shaping)
         self._seed = seed
         self._needs_reset = True
 
@@ -168,6 +179,7 @@ class SelfPlayVector:
         self.states[i] = self.rules.initial_state(np.random.default_rng(int(self.deal_seeds[i])))
         self.episode_lengths[i] = 0
         self.episode_starts[i] = time.perf_counter()
+        self._potential[i] = 0.0
 
     def _redeal_finished(self, ids: list[int]) -> None:
         """Deal again every game in ``ids`` that ended before its learner moved."""
@@ -266,13 +278,18 @@ class SelfPlayVector:
         dones = np.zeros(n, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
         finished = [i for i in range(n) if rules.is_terminal(states[i])]
+        if self.shaping:  # potential-based: the change of the learner's potential since its last move
+            for i in range(n):
+                now = 0.0 if rules.is_terminal(states[i]) else rules.potential(states[i], int(self.seats[i]))
+                rewards[i] = self.shaping * (now - self._potential[i])
+                self._potential[i] = now
         if finished:
             now = time.perf_counter()
             for i in finished:
                 s = states[i]
                 seat = int(self.seats[i])
                 r = float(rules.returns(s)[seat])
-                rewards[i] = r
+                rewards[i] += r
                 dones[i] = True
                 infos[i] = {
                     "terminal_observation": rules.observe(s, seat),

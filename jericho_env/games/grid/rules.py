@@ -215,6 +215,11 @@ class GridRules(Rules[GridState]):
         state.last_pass[p] = False
         state.to_move = 1 - p
 
+    def potential(self, state: GridState, seat: int) -> float:
+        """The points lead of ``seat`` / 100, clipped to [-1, 1] (reward shaping; see ``Rules.potential``)."""
+        lead = (state.points[seat] - state.points[1 - seat]) / 100.0
+        return max(-1.0, min(1.0, lead))
+
     def returns(self, state: GridState) -> list[float]:
         """+1 to the player with more points, -1 to the other, 0 each on equal points or before the end."""
         if state.passes_in_row < 2 or state.points[0] == state.points[1]:
