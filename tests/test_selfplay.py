@@ -222,3 +222,27 @@ def test_sb3_vec_env_appends_the_hint_and_zeros_it_after_a_game() -> None:
             assert np.array_equal(infos[i]["terminal_observation"][size:], np.zeros(2))
     with pytest.raises(ValueError, match="hint"):
         SelfPlayVecEnv("castles", 4, hint=hint)
+
+
+def test_shaping_moves_credit_earlier_without_changing_any_episode_return() -> None:
+    """Potential-based shaping (grid: the points lead): every episode's shaped rewards sum to its outcome."""
+    vector = SelfPlayVector("grid", 8, seed=3, shaping=2.0, board_size=11)
+    _, masks = vector.reset()
+    policy = RandomBatchPolicy(seed=1)
+    total = np.zeros(8)
+    finished = shaped_steps = 0
+    for _ in range(1500):
+        _, rewards, dones, infos = vector.step(policy(None, masks))
+        masks = vector.action_masks()
+        shaped_steps += int(np.count_nonzero(rewards[~dones]))
+        total += rewards
+        for i in np.flatnonzero(dones):
+            assert total[i] == pytest.approx(infos[i]["episode"]["r"], abs=1e-5)
+            total[i] = 0.0
+            finished += 1
+    assert finished > 50 and shaped_steps > 100  # captures pay during the game, and it all adds up at the end
+    unshaped = SelfPlayVector("castles", 2, seed=0)
+    unshaped.reset()
+    assert unshaped.rules.potential(unshaped.states[0], 0) == 0.0  # games without a potential: no shaping
+    with pytest.raises(OptionError, match="shaping"):
+        SelfPlayVector("grid", 2, shaping=-1.0)
