@@ -54,7 +54,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "workers": 2,
     },
     "grid": {
-        "timesteps": 2_000_000,
+        "timesteps": 1_000_000,
         "policy": "grid-cells",
         "n_steps": 32,
         "batch_size": 1024,
@@ -74,8 +74,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "castles": {
         "timesteps": 8_000_000,
         "net": "128,64",
-        "n_envs": 128,
-        "n_steps": 32,
+        "n_envs": 256,
+        "n_steps": 16,
         "n_epochs": 3,
         "learning_rate": 1e-3,
         "lr_schedule": "linear",

@@ -7,8 +7,8 @@ pool of baseline agents and frozen snapshots of the learner, a snapshot being ad
 greedy, or the game's strongest baseline (mask-aware, through the tournament code). Checkpoints go
 to the run folder every ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER``
 continues from the last one.
-At the end: a tournament of the baselines and the trained agent (with a prior or ``--init``, also the
-untrained starting policy, as "untrained"), printed and saved. With a prior (``--prior greedy`` or
+At the end: a tournament of the baselines, the trained agent and its starting policy (as "untrained"),
+printed and saved. With a prior (``--prior greedy`` or
 ``greedy-scores``) the policy starts from greedy's judgement and learns where to depart from it
 (``agents.prior``). Every default comes from ``experiments.presets`` (a default entry plus what each
 game changes). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
@@ -168,6 +168,9 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
+    # torch checks every distribution's arguments (a simplex test per masked Categorical, per call); the
+    # masks and logits come from our own code, so the training process skips those checks
+    torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
     done, checkpoint = run.restore(trust) if resume else (0, None)
     vec = make_vec_env(cfg, run.snapshots, trust)
