@@ -54,7 +54,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "workers": 2,
     },
     "grid": {
-        "timesteps": 1_000_000,
         "policy": "grid-cells",
         "n_steps": 32,
         "batch_size": 1024,
