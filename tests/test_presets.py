@@ -91,7 +91,7 @@ def test_given_none_means_the_preset_and_old_configs_resolve() -> None:
 
 
 def test_help_lists_each_games_differences() -> None:
-    assert presets.per_game("timesteps") == "200000; grid: 150000, walls: 400000, castles: 900000"
+    assert presets.per_game("timesteps") == "1000000; walls: 4000000, castles: 8000000"
     assert presets.per_game("gamma") == "0.997"
     assert presets.per_game("init") == "none"
 
