@@ -90,7 +90,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
 
 @pytest.mark.parametrize(
     ("game", "prior", "policy"),
-    [("grid", "greedy-scores", "grid-features"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
+    [("grid", "none", "grid-cells"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
 )
 def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, policy: str) -> None:
     parser = train.build_parser()
@@ -109,8 +109,8 @@ def test_train_help() -> None:
     )
     assert res.returncode == 0 and "--timesteps" in res.stdout and "--resume" in res.stdout
     help_text = " ".join(res.stdout.split())  # argparse wraps the lines
-    assert "(default 200000; grid: 150000, walls: 400000, castles: 900000)" in help_text, "per-game defaults"
-    assert "(default mlp; grid: grid-features)" in help_text
+    assert "(default 1000000; walls: 4000000, castles: 8000000)" in help_text, "per-game defaults"
+    assert "(default mlp; grid: grid-cells)" in help_text
 
 
 def test_a_registered_game_without_its_own_preset_or_greedy_trains(
