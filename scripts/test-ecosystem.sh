@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Create the venv of one RL library (.venv-<lib>) with jericho-env and that library, then run the tests
+# marked requires_<lib> (the default test run deselects them; see pyproject.toml and docs/ecosystem.md).
+#
+#   bash scripts/test-ecosystem.sh rllib|torchrl|tianshou [extra pytest args]
+#   bash scripts/test-ecosystem.sh all
+#
+# Each library gets its own venv because each pins shared packages differently (docs/ecosystem.md
+# lists the pins). torch: the CPU build is installed first, because a plain `torch` requirement
+# pulls a multi-GB CUDA build. SETUP_ONLY=1 creates the venv without running the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LIBS=(rllib torchrl tianshou)
+usage() { echo "usage: $0 {$(IFS='|'; echo "${LIBS[*]}")|all} [pytest args]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+lib=$1
+shift
+if [ "$lib" = all ]; then
+  for l in "${LIBS[@]}"; do "$0" "$l" "$@"; done
+  exit 0
+fi
+case " ${LIBS[*]} " in *" $lib "*) ;; *) echo "unknown library '$lib'" >&2; usage ;; esac
+
+PY=${PYTHON:-python3}
+venv=".venv-$lib"
+start=$(date +%s)
+[ -d "$venv" ] || "$PY" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  "$venv/bin/python" -m pip install -q "torch==2.13.0"
+fi
+"$venv/bin/python" -m pip install -q -e ".[$lib]" "pytest>=7.4" "pytest-xdist>=3.3"
+echo "== $lib: venv $venv ready in $(($(date +%s) - start)) s"
+"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(gymnasium|pettingzoo|numpy|torch|ray|torchrl|tensordict|tianshou) " || true
+[ "${SETUP_ONLY:-0}" = 1 ] && exit 0
+start=$(date +%s)
+"$venv/bin/python" -m pytest -m "requires_$lib" -p no:cacheprovider "$@"
+echo "== $lib: tests ran in $(($(date +%s) - start)) s"
