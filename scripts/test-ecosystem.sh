@@ -11,6 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIBS=(rllib torchrl tianshou)
+# engine tests that need no training extra: run in every library's venv too (its gymnasium, numpy, pettingzoo)
+CORE_TESTS=(tests/test_conformance.py tests/test_illegal_action.py tests/test_play_hidden.py tests/test_gymnasium_registry.py)
 usage() { echo "usage: $0 {$(IFS='|'; echo "${LIBS[*]}")|all} [pytest args]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 lib=$1
@@ -34,5 +36,7 @@ echo "== $lib: venv $venv ready in $(($(date +%s) - start)) s"
 "$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(gymnasium|pettingzoo|numpy|torch|ray|torchrl|tensordict|tianshou) " || true
 [ "${SETUP_ONLY:-0}" = 1 ] && exit 0
 start=$(date +%s)
-"$venv/bin/python" -m pytest -m "requires_$lib" -p no:cacheprovider "$@"
+# the library's own tests, then the engine's conformance tests on the versions this library pins
+"$venv/bin/python" -m pytest -p no:cacheprovider -m "requires_$lib" "tests/test_$lib.py" "$@"
+"$venv/bin/python" -m pytest -p no:cacheprovider -n 2 -q "${CORE_TESTS[@]}" -k "not masked_ppo and not sb3"
 echo "== $lib: tests ran in $(($(date +%s) - start)) s"

@@ -25,8 +25,13 @@ def pytest_deselected(items: list[Any]) -> None:
                 _deselected[lib] = _deselected.get(lib, 0) + 1
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for lib, n in sorted(_deselected.items()):
-        terminalreporter.write_line(
-            f"deselected {n} requires_{lib} test(s): run them with `bash scripts/test-ecosystem.sh {lib}`"
-        )
+def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    # Under pytest-xdist the workers deselect, so the count is known only in a run without -n.
+    expr = config.getoption("markexpr") or ""
+    for lib in _ECOSYSTEM:
+        if f"not requires_{lib}" in expr:
+            n = _deselected.get(lib)
+            terminalreporter.write_line(
+                f"deselected {f'{n} ' if n else ''}requires_{lib} tests (-m {expr!r}): "
+                f"run them with `bash scripts/test-ecosystem.sh {lib}`"
+            )

@@ -81,9 +81,11 @@ def test_mask_under_next_step_autoreset_is_empty_only_on_the_ignored_step() -> N
 
 
 def _masked_ppo(env: Any, steps: int) -> Any:
+    import torch
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=2, seed=0, device="cpu")
+    torch.set_num_threads(1)  # more threads only contend for the cores at this size
+    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=128, n_epochs=1, seed=0, device="cpu")
     return model.learn(steps)
 
 
@@ -140,3 +142,18 @@ def test_sb3_adapter_refuses_next_step_autoreset_and_passes_terminal_observation
             assert rewards[i] in (-1.0, 1.0)
     assert done_seen >= 2
     assert venv.get_attr("seat", indices=[1]) == [venv.get_attr("seat")[1]]
+
+
+def test_import_registers_the_ids_and_loads_no_adapter_or_optional_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gymnasium, jericho_env\n"
+        "ids = sorted(i for i in gymnasium.registry if i.startswith('jericho/'))\n"
+        "loaded = sorted(m for m in ('jericho_env.wrappers', 'ray', 'torchrl', 'tianshou', 'stable_baselines3',"
+        " 'jericho_env.games.grid.rules') if m in sys.modules)\n"
+        "print(ids, loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == f"{sorted(ENV_IDS)} []"

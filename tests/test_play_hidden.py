@@ -119,7 +119,7 @@ def _castles_swap(rules: Any, seed: int, human: int) -> tuple[Any, list[int], An
             s2.hands[opp][a] -= 1
             s2.hands[opp][b] += 1
             s2.decks[opp][pos] = a
-            m2 = moves[:idx] + [rules.actions.save(b)] + moves[idx + 1 :]
+            m2 = [*moves[:idx], rules.actions.save(b), *moves[idx + 1 :]]
             replay(rules, s2, m2)
             return start, moves, s2, m2
     return None
@@ -128,9 +128,7 @@ def _castles_swap(rules: Any, seed: int, human: int) -> tuple[Any, list[int], An
 @pytest.mark.parametrize("human", [0, 1])
 def test_castles_transcript_hides_the_opponents_saves(human: int) -> None:
     rules = JerichoEnv("castles").rules
-    found = next(
-        (r for seed in range(200) if (r := _castles_swap(rules, seed, human)) is not None), None
-    )
+    found = next((r for seed in range(200) if (r := _castles_swap(rules, seed, human)) is not None), None)
     assert found is not None, "no seed gave a save that stays face down to the end"
     s1, m1, s2, m2 = found
     text = assert_same_transcript("castles", {}, human, (s1, m1), (s2, m2))
@@ -221,7 +219,11 @@ def test_walls_opening_hides_the_first_wall_cards_until_the_reveal(players: int)
     rules = JerichoEnv("walls", **options).rules
     for seed in range(50):
         start, moves, before = random_game(rules, seed)
-        laid = {b.to_move: (i, a) for i, (a, b) in enumerate(zip(moves, before)) if b.phase == WallsPhase.OPEN_WALL}
+        laid = {
+            b.to_move: (i, a)
+            for i, (a, b) in enumerate(zip(moves, before[:-1], strict=True))
+            if b.phase == WallsPhase.OPEN_WALL
+        }
         pairs = [(o1, o2) for o1 in laid for o2 in laid if 0 < o1 < o2 and laid[o1][1] != laid[o2][1]]
         if not pairs:
             continue
@@ -264,7 +266,7 @@ def _grid_swap(rules: Any, seed: int, human: int) -> tuple[Any, list[int], Any, 
     opp = 1 - human
     if len(end.draw) < 2:
         return None
-    texts = [rules.action_to_str(b, a) for a, b in zip(moves, before)]
+    texts = [rules.action_to_str(b, a) for a, b in zip(moves, before[:-1], strict=True)]
     undrawn = end.draw  # the bottom of the pile: start.draw[: len(undrawn)]
     held = [c for c in end.hands[opp] if c in start.hands[opp]]  # dealt to the opponent and never placed
     s2 = rules.clone(start)
@@ -310,7 +312,7 @@ def _check_public_text(game: str, options: dict[str, Any], hidden: Callable[[Any
     rules = JerichoEnv(game, **options).rules
     for seed in range(5):
         _, moves, before = random_game(rules, seed)
-        for a, s in zip(moves, before):
+        for a, s in zip(moves, before[:-1], strict=True):
             mover = s.to_move
             assert rules.public_action_to_str(s, a, mover) == rules.action_to_str(s, a)
             assert rules.public_action_to_str(s, a, None) == rules.action_to_str(s, a)
@@ -330,9 +332,7 @@ def test_public_text_castles() -> None:
 
 
 def test_public_text_walls() -> None:
-    _check_public_text(
-        "walls", {"num_players": 4}, lambda s, a: s.phase == WallsPhase.OPEN_WALL or a >= SUPPLY_BASE
-    )
+    _check_public_text("walls", {"num_players": 4}, lambda s, a: s.phase == WallsPhase.OPEN_WALL or a >= SUPPLY_BASE)
 
 
 def test_public_text_grid_every_move_is_public() -> None:

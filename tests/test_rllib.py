@@ -60,7 +60,7 @@ def test_observation_adapter_keys_dtype_and_spaces() -> None:
 
     env = env_creator({"game_id": "walls", "num_players": 3})
     obs, _ = env.reset(seed=0)
-    (agent, o), = obs.items()
+    ((agent, o),) = obs.items()
     assert set(o) == {"observations", "action_mask"}
     assert o["action_mask"].dtype == np.float32 and o["action_mask"].any()
     assert env.observation_space[agent].contains(o)

@@ -79,7 +79,7 @@ def test_masked_dqn_trains_and_changes_its_weights() -> None:
         )
     )
     assert result.update_step > 0 and result.train_episode > 0
-    assert any(not torch.equal(a, b) for a, b in zip(before, algo.parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(before, algo.parameters(), strict=True))
     with pytest.raises(jericho_env.OptionError, match="not seats"):
         marl_algorithm(env_fn(), learners=[2])
 

@@ -64,7 +64,7 @@ def test_masked_policy_samples_legal_actions_and_loop_trains() -> None:
         optim.zero_grad()
         loss.backward()
         optim.step()
-    assert any(not torch.equal(a, b) for a, b in zip(before, actor.parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(before, actor.parameters(), strict=True))
 
 
 @pytest.mark.parametrize("game", jericho_env.GAME_IDS)

@@ -252,9 +252,7 @@ class JerichoWrapper(wrappers.OrderEnforcingWrapper):
         return self.env.last(observe)
 
 
-def raw_env(
-    game_id: str, render_mode: str | None = None, illegal_action: str = "raise", **options: Any
-) -> JerichoEnv:
+def raw_env(game_id: str, render_mode: str | None = None, illegal_action: str = "raise", **options: Any) -> JerichoEnv:
     """The env of ``game_id`` without wrappers."""
     return JerichoEnv(game_id, render_mode=render_mode, illegal_action=illegal_action, **options)
 

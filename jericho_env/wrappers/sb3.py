@@ -29,13 +29,14 @@ class GymnasiumVecEnv(VecEnv):
     """SB3's ``VecEnv`` over a ``gymnasium.vector.VectorEnv`` whose autoreset mode is ``SAME_STEP``."""
 
     def __init__(self, venv: gym.vector.VectorEnv) -> None:
+        # Sync and Async vector envs both have call / get_attr / set_attr; the base class does not declare them.
         mode = venv.metadata.get("autoreset_mode")
         if mode != gym.vector.AutoresetMode.SAME_STEP:
             raise OptionError(
                 f"the vector env resets in mode {mode!r}; SB3 needs AutoresetMode.SAME_STEP: build it with "
                 "gymnasium.make_vec(..., vector_kwargs={'autoreset_mode': gymnasium.vector.AutoresetMode.SAME_STEP})"
             )
-        self.venv = venv
+        self.venv: Any = venv
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
         self._actions: np.ndarray | None = None
 
@@ -78,7 +79,9 @@ class GymnasiumVecEnv(VecEnv):
             values[i] = value
         self.venv.set_attr(attr_name, values)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
         """Call ``method_name`` on every sub-env (``action_masks`` for MaskablePPO), keep ``indices``."""
         results = self.venv.call(method_name, *method_args, **method_kwargs)
         return [results[i] for i in self._get_indices(indices)]
@@ -112,9 +115,10 @@ def _split_infos(infos: dict[str, Any], n: int) -> list[dict[str, Any]]:
         if key.startswith("_"):
             continue
         present = infos.get("_" + key)
+        values = _split_infos(value, n) if isinstance(value, dict) else value
         for i in range(n):
             if present is None or present[i]:
-                out[i][key] = value[i] if not isinstance(value, dict) else _split_infos(value, n)[i]
+                out[i][key] = values[i]
     return out
 
 

@@ -40,10 +40,14 @@ def masked_dqn(env: PettingZooEnv, hidden: Sequence[int] = (128, 128), lr: float
     n_act = int(env.action_space.n)
     net = Net(state_shape=n_obs, action_shape=n_act, hidden_sizes=list(hidden))
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=eps, eps_inference=0.0)
-    return DQN(policy=policy, optim=AdamOptimizerFactory(lr=lr), gamma=0.99, n_step_return_horizon=1, target_update_freq=100)
+    return DQN(
+        policy=policy, optim=AdamOptimizerFactory(lr=lr), gamma=0.99, n_step_return_horizon=1, target_update_freq=100
+    )
 
 
-def marl_algorithm(env: PettingZooEnv, learners: Sequence[int] = (0,), **dqn_kwargs: Any) -> MultiAgentOffPolicyAlgorithm:
+def marl_algorithm(
+    env: PettingZooEnv, learners: Sequence[int] = (0,), **dqn_kwargs: Any
+) -> MultiAgentOffPolicyAlgorithm:
     """One algorithm per seat: ``masked_dqn`` for the seats in ``learners``, masked random play for the rest."""
     n = len(env.agents)
     bad = [s for s in learners if not 0 <= s < n]
