@@ -12,8 +12,9 @@ from gymnasium.utils.env_checker import check_env
 import jericho_env
 from jericho_env.envs.single import SingleAgentEnv
 
-ENV_IDS = [f"jericho/{g}-v{jericho_env.GAME_VERSIONS[g]}" for g in jericho_env.GAME_IDS]
-SMALL = {"jericho/grid-v0": {"board_size": 7}, "jericho/walls-v0": {"num_players": 3}, "jericho/castles-v0": {}}
+ID = {g: f"jericho/{g}-v{jericho_env.GAME_VERSIONS[g]}" for g in jericho_env.GAME_IDS}  # walls-v1 since walls v1
+ENV_IDS = list(ID.values())
+SMALL = {ID["grid"]: {"board_size": 7}, ID["walls"]: {"num_players": 3}, ID["castles"]: {}}
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -36,7 +37,7 @@ def test_opponents_and_seat_as_kwargs() -> None:
         calls.append(1)
         return int(np.flatnonzero(obs["action_mask"])[0])
 
-    env = gym.make("jericho/walls-v0", num_players=4, seat=2, opponents=first_legal, illegal_action="raise")
+    env = gym.make(ID["walls"], num_players=4, seat=2, opponents=first_legal, illegal_action="raise")
     env.reset(seed=1)
     assert env.unwrapped.seat == 2 and env.unwrapped.rules.info.num_players == 4
     assert calls  # seats 0 and 1 (or whoever opens before seat 2) were played by the callable
@@ -57,7 +58,7 @@ def _play_vec(venv: gym.vector.VectorEnv, steps: int, seed: int) -> list[tuple[n
 
 def test_mask_under_same_step_autoreset_is_never_empty() -> None:
     venv = gym.make_vec(
-        "jericho/castles-v0", num_envs=3, vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+        ID["castles"], num_envs=3, vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
     )
     record = _play_vec(venv, 300, seed=0)
     assert sum(t.sum() for _, _, t in record) >= 3  # episodes did end and restart
@@ -67,7 +68,7 @@ def test_mask_under_same_step_autoreset_is_never_empty() -> None:
 
 
 def test_mask_under_next_step_autoreset_is_empty_only_on_the_ignored_step() -> None:
-    venv = gym.make_vec("jericho/castles-v0", num_envs=3)
+    venv = gym.make_vec(ID["castles"], num_envs=3)
     assert venv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
     record = _play_vec(venv, 300, seed=0)
     ended = 0
@@ -92,7 +93,7 @@ def _masked_ppo(env: Any, steps: int) -> Any:
 @pytest.mark.slow
 def test_masked_ppo_on_gymnasium_make_and_make_vec() -> None:
     # illegal_action="raise": any unmasked action would stop the run with IllegalActionError
-    env = gym.make("jericho/castles-v0", illegal_action="raise")
+    env = gym.make(ID["castles"], illegal_action="raise")
     model = _masked_ppo(env, 2048)
     assert model.num_timesteps >= 2048
 
@@ -100,7 +101,7 @@ def test_masked_ppo_on_gymnasium_make_and_make_vec() -> None:
 
     from jericho_env.wrappers.sb3 import make_vec_env
 
-    venv = VecMonitor(make_vec_env("jericho/castles-v0", num_envs=4, illegal_action="raise"))
+    venv = VecMonitor(make_vec_env(ID["castles"], num_envs=4, illegal_action="raise"))
     model = _masked_ppo(venv, 4096)
     assert model.num_timesteps >= 4096
     # games ended and restarted inside the sub-envs; each finished game pays the learner +1 or -1
@@ -114,7 +115,7 @@ def test_masked_ppo_on_sb3_make_vec_env_with_kwargs() -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
     venv = make_vec_env(
-        "jericho/walls-v0", n_envs=2, seed=0, env_kwargs={"num_players": 3, "seat": 0, "illegal_action": "raise"}
+        ID["walls"], n_envs=2, seed=0, env_kwargs={"num_players": 3, "seat": 0, "illegal_action": "raise"}
     )
     model = _masked_ppo(venv, 1024)
     assert model.num_timesteps >= 1024
@@ -125,8 +126,8 @@ def test_sb3_adapter_refuses_next_step_autoreset_and_passes_terminal_observation
     from jericho_env.wrappers.sb3 import GymnasiumVecEnv, make_vec_env
 
     with pytest.raises(jericho_env.OptionError, match="SAME_STEP"):
-        GymnasiumVecEnv(gym.make_vec("jericho/castles-v0", num_envs=2))
-    venv = make_vec_env("jericho/castles-v0", num_envs=2)
+        GymnasiumVecEnv(gym.make_vec(ID["castles"], num_envs=2))
+    venv = make_vec_env(ID["castles"], num_envs=2)
     venv.seed(0)
     venv.reset()
     rng = np.random.default_rng(0)
