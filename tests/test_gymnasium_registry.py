@@ -57,9 +57,7 @@ def _play_vec(venv: gym.vector.VectorEnv, steps: int, seed: int) -> list[tuple[n
 
 
 def test_mask_under_same_step_autoreset_is_never_empty() -> None:
-    venv = gym.make_vec(
-        ID["castles"], num_envs=3, vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
-    )
+    venv = gym.make_vec(ID["castles"], num_envs=3, vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP})
     record = _play_vec(venv, 300, seed=0)
     assert sum(t.sum() for _, _, t in record) >= 3  # episodes did end and restart
     for masks, info_masks, _ in record:
