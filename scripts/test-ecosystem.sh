@@ -18,7 +18,9 @@ usage() { echo "usage: $0 {$(IFS='|'; echo "${LIBS[*]}")|all} [pytest args]" >&2
 lib=$1
 shift
 if [ "$lib" = all ]; then
-  for l in "${LIBS[@]}"; do "$0" "$l" "$@"; done
+  failed=()
+  for l in "${LIBS[@]}"; do "$0" "$l" "$@" || failed+=("$l"); done  # one library failing does not stop the others
+  [ ${#failed[@]} -eq 0 ] || { echo "== failed: ${failed[*]}" >&2; exit 1; }
   exit 0
 fi
 case " ${LIBS[*]} " in *" $lib "*) ;; *) echo "unknown library '$lib'" >&2; usage ;; esac
