@@ -4,7 +4,8 @@
 >>> env = jericho_env.make("grid")          # PettingZoo AECEnv
 >>> env.reset(seed=0)
 
-Also ``pettingzoo.make("aec", "jericho/grid-v0")`` once ``jericho_env`` is imported.
+Also ``pettingzoo.make("aec", "jericho/grid-v0")`` (the AEC env) and ``gymnasium.make("jericho/grid-v0")``
+(the single-agent view) once ``jericho_env`` is imported.
 """
 
 from __future__ import annotations
@@ -64,4 +65,19 @@ def _register_with_pettingzoo() -> None:
         register("aec", env_id, entry_point="jericho_env.envs.aec:make", kwargs={"game_id": gid})
 
 
+def _register_with_gymnasium() -> None:
+    """Register the single-agent view as ``jericho/<game>-v<version>`` in Gymnasium's registry.
+
+    ``gymnasium.make("jericho/castles-v0", opponents=..., seat=..., **game_options)`` then builds a
+    ``SingleAgentEnv``; see ``docs/ecosystem.md`` for vector envs and the mask under autoreset.
+    """
+    import gymnasium
+
+    for gid in GAME_IDS:
+        env_id = f"jericho/{gid}-v{GAME_VERSIONS[gid]}"
+        if env_id not in gymnasium.registry:
+            gymnasium.register(env_id, entry_point="jericho_env.envs.single:SingleAgentEnv", kwargs={"game_id": gid})
+
+
 _register_with_pettingzoo()
+_register_with_gymnasium()

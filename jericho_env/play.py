@@ -2,6 +2,9 @@
 
 ``python -m jericho_env.play GAME [--opponent AGENT] [--seat N] [--seed S] [--option KEY=VALUE] [--save-png PATH]``
 
+Other players' moves are narrated as this seat sees them (``Rules.public_action_to_str``: a card
+laid face down is not named), and the table, the final one included, is drawn from this seat's view.
+
 Type a move's code (listed before each prompt, case does not matter) or its number in the
 list; ``moves`` lists them again, ``board`` shows the table, ``help`` explains, ``quit`` leaves.
 A wrong entry is answered with a message and a new prompt; the game is unchanged.
@@ -124,12 +127,12 @@ class TerminalGame:
                 continue
             agent_id = env.possible_agents[p]
             action = int(self.opponents[p].act(env.observe(agent_id)))
-            text = self.rules.action_to_str(env.state, action)
+            text = self.rules.public_action_to_str(env.state, action, self.seat)  # no face-down card named
             env.step(action)
             self.say(f"{agent_id} plays {text}")
         self.say()
         self.say("== game over ==")
-        self.say(self.rules.render_text(env.state, None))
+        self.say(self.rules.render_text(env.state, self.seat))  # what the rules have shown this seat, no more
         returns = self.rules.returns(env.state)
         mine = returns[self.seat]
         verdict = "you win" if mine > 0 else ("you lose" if mine < 0 else "a draw")

@@ -225,6 +225,16 @@ class Rules(ABC, Generic[S]):
     def action_to_str(self, state: S, action: int) -> str:
         """A short, human-readable and typeable name of ``action`` in ``state``."""
 
+    def public_action_to_str(self, state: S, action: int, observer: int | None = None) -> str:
+        """The text of ``action``, played by the seat to move in ``state``, as seat ``observer`` sees it.
+
+        What the rules show that seat of the move: ``action_to_str`` when it sees the whole move (its
+        own moves, moves made face up, and ``observer=None`` for an omniscient view), else a phrase
+        that names only the visible part ("a save face down"). Narrations and replays shown to one
+        seat use it; games with hidden moves override it. ``state`` is the state before the move.
+        """
+        return self.action_to_str(state, action)
+
     @abstractmethod
     def clone(self, state: S) -> S:
         """An independent copy of ``state``."""

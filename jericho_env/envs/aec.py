@@ -1,9 +1,17 @@
 """One PettingZoo AEC env for every game, driven through the rules protocol.
 
-Departure from PettingZoo's classic envs: an illegal action raises ``IllegalActionError`` (a
-``ValueError``) naming the agent, the action and why, and leaves the env unchanged so the agent
-may retry, instead of ``TerminateIllegalWrapper`` ending the game. Research code that feeds
-masked actions never meets it; code with a bug learns about it at once.
+Illegal actions (``illegal_action=``, an env option beside the game's own):
+
+* ``"raise"`` (default), a departure from PettingZoo's classic envs: an illegal action raises
+  ``IllegalActionError`` (a ``ValueError``) naming the agent, the action and why, and leaves the env
+  unchanged so the agent may retry. Research code that feeds masked actions never meets it; code
+  with a bug learns about it at once.
+* ``"lose"``: an action inside the action space that is not legal ends the game at once, as
+  PettingZoo's ``TerminateIllegalWrapper`` does: the offender gets the game's ``min_return`` (-1),
+  the other seats share the opposite equally (zero-sum), every agent is terminated and the
+  offender's ``infos`` entry says why under ``"illegal_action"``. For libraries that probe an env
+  with unmasked random actions (RLlib's env checker, SuperSuit's tests). Malformed actions (not an
+  int, or outside ``Discrete(num_actions)``) still raise ``ActionTypeError``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionEr
 from jericho_env.registry import make_rules
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+_RETRY = " The env is unchanged; choose again."
 
 
 class JerichoEnv(AECEnv):
@@ -26,8 +36,16 @@ class JerichoEnv(AECEnv):
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "jericho", "is_parallelizable": False}
 
-    def __init__(self, game_id: str, render_mode: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, game_id: str, render_mode: str | None = None, illegal_action: str = "raise", **options: Any
+    ) -> None:
         super().__init__()
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise OptionError(
+                f"illegal_action={illegal_action!r} is not allowed: use one of {', '.join(ILLEGAL_ACTION_MODES)}"
+            )
+        self.illegal_action = illegal_action
+        self._lost_by_illegal = False  # set when illegal_action="lose" ended the game
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise OptionError(
                 f"render_mode={render_mode!r} is not supported; use None or one of {', '.join(RENDER_MODES)}"
@@ -68,6 +86,7 @@ class JerichoEnv(AECEnv):
             self._rng = np.random.default_rng(seed)
         self.state = self.rules.initial_state(self._rng)
         self._mask = None
+        self._lost_by_illegal = False
         self.num_moves = 0
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -97,7 +116,13 @@ class JerichoEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = self._check_action(agent, action)
+        try:
+            a = self._check_action(agent, action)
+        except IllegalActionError as err:
+            if self.illegal_action == "raise":
+                raise
+            self._lose_by_illegal(agent, str(err).removesuffix(_RETRY))
+            return
         self._cumulative_rewards[agent] = 0.0
         self.rules.apply_unchecked(self.state, a)  # _check_action checked it against the mask
         self._mask = None
@@ -112,6 +137,18 @@ class JerichoEnv(AECEnv):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _lose_by_illegal(self, agent: str, why: str) -> None:
+        """``illegal_action="lose"``: end the game, ``agent`` at ``min_return``, the others sharing the rest."""
+        self._lost_by_illegal = True
+        self._cumulative_rewards[agent] = 0.0
+        lost = float(self.rules.info.min_return)
+        others = len(self.agents) - 1
+        for name in self.agents:
+            self.rewards[name] = lost if name == agent else -lost / others
+            self.terminations[name] = True
+        self.infos[agent] = {**self.infos[agent], "illegal_action": why}
+        self._accumulate_rewards()
 
     def _check_action(self, agent: str, action: Any) -> int:
         """The action as an int; ``ActionTypeError`` / ``IllegalActionError`` saying why not."""
@@ -128,9 +165,7 @@ class JerichoEnv(AECEnv):
         if self.current_mask()[a]:
             return a
         reason = self.rules.why_illegal(self.state, a) or "it is not legal now"
-        raise IllegalActionError(
-            f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}. The env is unchanged; choose again."
-        )
+        raise IllegalActionError(f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}.{_RETRY}")
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> Any:
@@ -156,8 +191,8 @@ class JerichoEnv(AECEnv):
 
     # ------------------------------------------------------------------ extras
     def legal_actions(self) -> list[int]:
-        """The legal actions of the agent to move."""
-        return self.rules.legal_actions(self.state)
+        """The legal actions of the agent to move (none once an illegal action lost the game)."""
+        return [] if self._lost_by_illegal else self.rules.legal_actions(self.state)
 
     def action_to_str(self, action: int) -> str:
         """The text of ``action`` in the current state."""
@@ -217,15 +252,16 @@ class JerichoWrapper(wrappers.OrderEnforcingWrapper):
         return self.env.last(observe)
 
 
-def raw_env(game_id: str, render_mode: str | None = None, **options: Any) -> JerichoEnv:
+def raw_env(game_id: str, render_mode: str | None = None, illegal_action: str = "raise", **options: Any) -> JerichoEnv:
     """The env of ``game_id`` without wrappers."""
-    return JerichoEnv(game_id, render_mode=render_mode, **options)
+    return JerichoEnv(game_id, render_mode=render_mode, illegal_action=illegal_action, **options)
 
 
-def make(game_id: str, render_mode: str | None = None, **options: Any) -> AECEnv:
+def make(game_id: str, render_mode: str | None = None, illegal_action: str = "raise", **options: Any) -> AECEnv:
     """The env of ``game_id`` wrapped in (a faster subclass of) PettingZoo's ``OrderEnforcingWrapper``.
 
-    Illegal and malformed actions are rejected by the env itself with a clear error (see the
-    module docstring), so ``TerminateIllegalWrapper`` and ``AssertOutOfBoundsWrapper`` are not used.
+    Illegal and malformed actions are handled by the env itself (``illegal_action="raise"``: a clear
+    error, the env unchanged; ``"lose"``: the offender loses, see the module docstring), so
+    ``TerminateIllegalWrapper`` and ``AssertOutOfBoundsWrapper`` are not used.
     """
-    return JerichoWrapper(raw_env(game_id, render_mode=render_mode, **options))
+    return JerichoWrapper(raw_env(game_id, render_mode=render_mode, illegal_action=illegal_action, **options))

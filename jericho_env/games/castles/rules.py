@@ -292,6 +292,12 @@ class CastlesRules(Rules[CastlesState]):
         """Short typeable text: ``"7"``, ``"7x2"``, ``"joker"``, ``"save 7"``, ``"play save 7"``, ``"discard 7"``."""
         return self.actions.to_str(action)
 
+    def public_action_to_str(self, state: CastlesState, action: int, observer: int | None = None) -> str:
+        """As ``action_to_str``, except that another seat's save choice shows only as ``"a save face down"``."""
+        if observer is not None and observer != state.to_move and self._save <= action < self._play_save:
+            return "a save face down"
+        return self.actions.to_str(action)
+
     def illegal_reason(self, state: CastlesState, action: int) -> str | None:
         """Why ``action`` is illegal in ``state``, in words."""
         d, p, phase = self.deck, state.to_move, state.phase

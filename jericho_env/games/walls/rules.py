@@ -364,6 +364,21 @@ class WallsRules(Rules[WallsState]):
         """``red-5`` (build, first wall card), ``T-red`` (trumpet), ``supply-red-5``; ``T`` in the opening."""
         return self.actions.to_str(action, opening=state.phase == Phase.OPEN_WALL)
 
+    def public_action_to_str(self, state: WallsState, action: int, observer: int | None = None) -> str:
+        """As ``action_to_str``, except for another seat's face-down cards.
+
+        Its first wall card in the opening is ``"a first wall card face down"`` (the reveal shows it
+        later, on the table), and a card it puts into the supply (opening, play or donation) is
+        ``"a card face down into the supply"``: scorings reveal the supply as a whole, never who gave what.
+        """
+        if observer is None or observer == state.to_move:
+            return self.action_to_str(state, action)
+        if state.phase == Phase.OPEN_WALL:
+            return "a first wall card face down"
+        if action >= SUPPLY_BASE:
+            return "a card face down into the supply"
+        return self.action_to_str(state, action)
+
     def describe_short(self, action: int) -> str:
         """The short text of ``action`` outside the opening."""
         return self.actions.to_str(action)
