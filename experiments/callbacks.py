@@ -72,10 +72,11 @@ def evaluate_against(
     Returns training.json's evaluation row: ``steps``, ``opponent``, ``vs_<opponent>`` (the win rate),
     ``ci95`` and ``games``.
     """
+    from agents.checkpoint import save_checkpoint
     from experiments.tournament import AgentSpec, run_games, tabulate
 
     path = str(Path(scratch) / "eval.zip")
-    model.save(path)
+    save_checkpoint(model, path)  # the safe format (agents.checkpoint), with the meta attached to the model
     specs = [AgentSpec("ppo", "ppo", {"path": path}), AgentSpec(opponent, opponent, {})]
     records = run_games(game_id, specs, deals, seed=10_000 + steps, options=options)
     cell = tabulate(records, ["ppo", opponent])[("ppo", opponent)]

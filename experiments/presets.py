@@ -14,6 +14,7 @@ dependency and ``tomllib`` arrives only with Python 3.11), and the values keep t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -137,8 +138,43 @@ def resolve(
     return values
 
 
+# Numeric settings: (whole number?, test, what is allowed). The command line checks its flags with the
+# same words (experiments.cli); a config.json read back by --resume is checked here.
+NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
+    **{
+        k: (True, lambda v: v >= 1, "a whole number >= 1")
+        for k in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots")
+    },
+    **{
+        k: (True, lambda v: v >= 1, "a whole number >= 1")
+        for k in ("eval_every", "eval_deals", "checkpoint_every", "final_deals", "workers")
+    },
+    "seed": (True, lambda v: True, "a whole number"),
+    "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
+    "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "ent_coef": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "prior_weight": (False, math.isfinite, "a finite number"),
+}
+
+
+def check_numbers(values: Mapping[str, Any]) -> None:
+    """A clear ``ValueError`` for the first numeric setting of the wrong type or out of range (nan included)."""
+    for key, (whole, ok, allowed) in NUMBERS.items():
+        v = values[key]
+        number = isinstance(v, int) if whole else isinstance(v, (int, float))
+        if isinstance(v, bool) or not number or not ok(float(v)) or (not whole and math.isnan(float(v))):
+            raise ValueError(f"{key} (--{key.replace('_', '-')}) must be {allowed}, got {v!r}")
+    for key in ("vec", "policy", "net", "lr_schedule", "prior", "pool", "eval_opponent"):
+        if not isinstance(values[key], str):
+            raise ValueError(f"{key} (--{key.replace('_', '-')}) must be text, got {values[key]!r}")
+    if values["init"] is not None and not isinstance(values["init"], str):
+        raise ValueError(f"init (--init) must be a checkpoint path or null, got {values['init']!r}")
+
+
 def check(game_id: str, values: Mapping[str, Any]) -> None:
     """A clear ``ValueError`` for the first value that ``game_id`` cannot train with."""
+    check_numbers(values)
     check_policy(values["policy"], game_id)
     parse_net(values["net"])
     check_prior(values["prior"], game_id)

@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from jericho_env.agent_plugins import UniformRandomAgent
-from jericho_env.core.rules import IllegalActionError, OptionError
+from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
 from jericho_env.envs.aec import JerichoEnv
 
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
@@ -150,7 +150,12 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             obs = aec.observe(aec.possible_agents[p])
             opp = self.opponents[p]
             act: Callable[[dict[str, np.ndarray]], int] = opp.act if hasattr(opp, "act") else opp
-            aec.step(int(act(obs)))
+            choice = act(obs)
+            try:
+                aec.step(choice)
+            except (ActionTypeError, IllegalActionError) as e:  # the opponent's fault, not the learner's
+                who = getattr(opp, "name", None) or getattr(opp, "__name__", None) or type(opp).__name__
+                raise type(e)(f"opponent {who!r} in seat {p} returned {choice!r}: {e}") from None
 
     def _obs(self) -> np.ndarray:
         return self.rules.observe(self.aec.state, self.seat)

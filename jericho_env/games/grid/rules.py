@@ -159,8 +159,8 @@ class GridRules(Rules[GridState]):
             return None
         return super().why_illegal(state, action)
 
-    def apply(self, state: GridState, action: int) -> None:
-        """Play ``action`` for the seat to move (assumed legal), changing ``state`` in place."""
+    def apply_unchecked(self, state: GridState, action: int) -> None:
+        """Play ``action`` for the seat to move without checking it (see ``Rules.apply_unchecked``)."""
         p = state.to_move
         if action == self.pass_action:
             if state.in_chain:
@@ -290,9 +290,10 @@ class GridRules(Rules[GridState]):
         """JSON-able position: cards as text, table as ``{"x,y": card}`` (see ``serialize``)."""
         return serialize.to_dict(self.board, state)
 
-    def from_dict(self, data: Mapping[str, Any]) -> GridState:
-        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong otherwise."""
-        return serialize.from_dict(self.board, data)
+    def from_dict(self, data: Mapping[str, Any], strict: bool = True) -> GridState:
+        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong (see ``serialize``)."""
+        state = serialize.from_dict(self.board, data, strict)
+        return self.require_playable(state) if strict else state
 
     def card_zones(self, state: GridState) -> dict[str, list[int]]:
         """Every card by zone: base, table, both hands, draw, discard, both capture piles."""
