@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
-    replays = "write replays.jsonl: the first N deals of every pair (each seat arrangement), for python -m jericho_env.web"
+    replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
     p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
     p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")

@@ -73,7 +73,7 @@ class Replay:
             raise ReplayError(f"{where}: a replay is a JSON object, got {type(data).__name__}")
         if data.get("format") != FORMAT:
             raise ReplayError(f"{where}: not a {FORMAT} (format {data.get('format')!r})")
-        version = data.get("format_version")
+        version: Any = data.get("format_version")
         if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
             raise ReplayError(f"{where}: format_version {version!r}; this version reads 1..{FORMAT_VERSION}")
         unknown = sorted(set(data) - set(_KEYS))
@@ -137,7 +137,9 @@ class Replay:
             try:
                 rules.apply(state, action)
             except JerichoError as e:
-                raise ReplayError(f"replay of {self.game} (seed {self.seed}): move {ply + 1} does not replay: {e}") from None
+                raise ReplayError(
+                    f"replay of {self.game} (seed {self.seed}): move {ply + 1} does not replay: {e}"
+                ) from None
             out.append(rules.clone(state))
         if self.returns is not None:
             if not rules.is_terminal(state):
@@ -146,9 +148,12 @@ class Replay:
                     "do not end the game"
                 )
             got = [float(r) for r in rules.returns(state)]
-            if len(got) != len(self.returns) or any(not math.isclose(a, b, abs_tol=1e-9) for a, b in zip(got, self.returns)):
+            if len(got) != len(self.returns) or any(
+                not math.isclose(a, b, abs_tol=1e-9) for a, b in zip(got, self.returns, strict=True)
+            ):
                 raise ReplayError(
-                    f"replay of {self.game} (seed {self.seed}) ends with returns {got}, not the recorded {list(self.returns)}"
+                    f"replay of {self.game} (seed {self.seed}) ends with returns {got}, "
+                    f"not the recorded {list(self.returns)}"
                 )
         return out
 

@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
+from playwright import sync_api
 
-uvicorn = pytest.importorskip("uvicorn")
-sync_api = pytest.importorskip("playwright.sync_api")
-
-from experiments.evaluate import evaluate  # noqa: E402
-from experiments.tournament import AgentSpec  # noqa: E402
-from jericho_env.web.app import create_app  # noqa: E402
+from experiments.evaluate import evaluate
+from experiments.tournament import AgentSpec
+from jericho_env.web.app import create_app
 
 CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 60_000  # the machines that run this are shared and loaded

@@ -19,17 +19,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from starlette.testclient import TestClient
 
-pytest.importorskip("starlette")
-
-from starlette.testclient import TestClient  # noqa: E402
-
-from jericho_env.core.cards import card_to_str  # noqa: E402
-from jericho_env.games.grid.render import card_label  # noqa: E402
-from jericho_env.registry import make_rules  # noqa: E402
-from jericho_env.web.app import create_app  # noqa: E402
-from jericho_env.web.sessions import Session  # noqa: E402
-from tests.test_play_hidden import _castles_swap, _walls_swap, random_game  # noqa: E402
+from jericho_env.core.cards import card_to_str
+from jericho_env.games.grid.render import card_label
+from jericho_env.registry import make_rules
+from jericho_env.web.app import create_app
+from jericho_env.web.sessions import Session
+from tests.test_play_hidden import _castles_swap, _walls_swap, random_game
 
 
 class Scripted:
@@ -124,11 +121,11 @@ def test_grid_payloads_never_name_a_hidden_card(human: int, seed: int) -> None:
     start, moves, before = random_game(rules, seed)
     payloads = played_payloads(rules, start, moves, human)
     states = dict(enumerate(before))  # ply -> the state before that ply's move (the last: the end)
-    checked = 0
+    checked = looked = 0
     for p in payloads:
         text = json.dumps(p, ensure_ascii=False)
-        hidden = _grid_hidden_names(states[p["ply"]], human)
-        assert hidden, "the test must look for some hidden card"
+        hidden = _grid_hidden_names(states[p["ply"]], human)  # empty once the hands and the pile run out
+        looked += bool(hidden)
         for name in hidden:
             if name.startswith(">"):
                 assert name not in p["svg"], f"ply {p['ply']}: the table shows hidden card {name}"
@@ -138,6 +135,7 @@ def test_grid_payloads_never_name_a_hidden_card(human: int, seed: int) -> None:
                 )
         # the seat's own hand is drawn face up: the check above would see a leak
         assert all(f">{card_label(c)[0]}<" in p["svg"] for c in states[p["ply"]].hands[human])
-        assert "seed" not in p or p["over"]
+        if p["ply"] == p["plies"] and not p["over"]:  # a game under way: the seed would deal every hidden card
+            assert "seed" not in p
         checked += 1
-    assert checked == len(payloads) > 20
+    assert checked == len(payloads) > 20 and looked > checked // 2

@@ -42,7 +42,11 @@ from jericho_env.web.sessions import Session, SessionStore, WebError
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 20_000  # bytes of a request body: every request of the page is a few hundred
-FONT_FILES = {"DejaVuSans.ttf": (False, False), "DejaVuSans-Bold.ttf": (True, False), "DejaVuSansMono.ttf": (False, True)}
+FONT_FILES = {
+    "DejaVuSans.ttf": (False, False),
+    "DejaVuSans-Bold.ttf": (True, False),
+    "DejaVuSansMono.ttf": (False, True),
+}
 MAX_FILES = 500  # checkpoints and replay files listed from the runs folder
 
 
@@ -127,7 +131,9 @@ class Server:
         for seat in seats:
             spec = specs[seat]
             if not isinstance(spec, str):
-                raise WebError(400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or ppo:CHECKPOINT")
+                raise WebError(
+                    400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or ppo:CHECKPOINT"
+                )
             kwargs: dict[str, Any] = {"seed": int(rng.integers(2**31))}
             if spec.startswith("ppo:"):
                 if spec[4:] not in checkpoints:
@@ -174,7 +180,9 @@ class Server:
         files = self.replay_files()
         rel, index = body.get("file"), body.get("index")
         if not isinstance(rel, str) or rel not in files:
-            raise WebError(400, f"unknown replay file {str(rel)[:200]!r}: choose one of the server's list ({len(files)} files)")
+            raise WebError(
+                400, f"unknown replay file {str(rel)[:200]!r}: choose one of the server's list ({len(files)} files)"
+            )
         try:
             replays = read_replays(files[rel])
         except ReplayError as e:
@@ -193,7 +201,15 @@ def replay_session(sid: str, replay: Replay, where: dict[str, Any]) -> Session:
         raise WebError(400, str(e)) from None
     info = {**replay.info, **where}
     return Session(
-        sid, "replay", rules, states[0], replay.seats, seed=replay.seed, actions=replay.actions, states=states, info=info
+        sid,
+        "replay",
+        rules,
+        states[0],
+        replay.seats,
+        seed=replay.seed,
+        actions=replay.actions,
+        states=states,
+        info=info,
     )
 
 
@@ -202,7 +218,7 @@ def _game_and_options(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not isinstance(game_id, str) or game_id not in known_game_ids():
         raise WebError(400, f"unknown game {str(game_id)[:100]!r}: choose one of {', '.join(known_game_ids())}")
     if not isinstance(options, dict):
-        raise WebError(400, "options must be an object of option values, such as {\"ranks\": 10}")
+        raise WebError(400, 'options must be an object of option values, such as {"ranks": 10}')
     return game_id, options
 
 

@@ -285,7 +285,8 @@ class SessionStore:
                 raise WebError(
                     404,
                     f"unknown game id {sid[:40]!r}: the server does not know it (closed, idle for "
-                    f"{self.idle_seconds / 3600:g} h, pushed out by newer games, or the server restarted); start a new game",
+                    f"{self.idle_seconds / 3600:g} h, pushed out by newer games, or the server restarted); "
+                    "start a new game",
                 )
             session.touched = self.clock()
             self._sessions.move_to_end(sid)

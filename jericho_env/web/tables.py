@@ -74,7 +74,9 @@ class GridTable(Table):
         from jericho_env.games.grid import render
 
         board = rules.board  # type: ignore[attr-defined]
-        out: dict[str, list[Box]] = {f"hand:{i}": [render.hand_card_box(i, top=False)] for i in range(len(state.hands[seat]))}
+        out: dict[str, list[Box]] = {
+            f"hand:{i}": [render.hand_card_box(i, top=False)] for i in range(len(state.hands[seat]))
+        }
         half = render.view_half(board, state)
         for cell in sorted(state.frontier):
             box = render.cell_box(board, half, cell)
