@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
+    replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
+    p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
     p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
     p.add_argument(
@@ -83,6 +85,7 @@ def evaluate(
     workers: int = 1,
     options: dict[str, Any] | None = None,
     out: str | None = None,
+    record: int | None = None,
     plot: bool = True,
     quiet: bool = False,
     kind: str = "evaluate",
@@ -119,6 +122,10 @@ def evaluate(
     }
     summary = write_outputs(folder, game_id, labels, records, config, n, plot=plot)
     summary.update(folder=folder, seconds=elapsed, games=len(records))
+    if record:  # the first `record` deals' games, played again with their actions (experiments.replays)
+        from experiments.replays import record_replays
+
+        summary["replays"] = record_replays(folder, record)
     return summary
 
 
@@ -163,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             args.workers,
             dict(args.option),
             args.out,
+            args.record,
             plot=not args.no_plot,
             quiet=args.quiet,
         )
@@ -173,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(summary["table"])
     print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")
+    if "replays" in summary:
+        path, count = summary["replays"]
+        print(f"{count} replays in {path} (python -m jericho_env.web shows them)")
     return 0
 
 

@@ -50,9 +50,16 @@ def derive_seed(*parts: int) -> int:
 
 
 def play_game(
-    env: JerichoEnv, seat_agents: Sequence[agents.BaseAgent], env_seed: int, agent_seeds: Sequence[int]
+    env: JerichoEnv,
+    seat_agents: Sequence[agents.BaseAgent],
+    env_seed: int,
+    agent_seeds: Sequence[int],
+    actions: list[int] | None = None,
 ) -> tuple[list[float], int]:
-    """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps)."""
+    """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps).
+
+    ``actions``: a list that receives every action played, in order (a replay: ``jericho_env.replay``).
+    """
     for agent, s in zip(seat_agents, agent_seeds, strict=True):
         agent.reset(seed=s)
     env.reset(seed=env_seed)
@@ -61,7 +68,10 @@ def play_game(
     while not rules.is_terminal(env.state):
         seat = rules.current_player(env.state)
         obs = env.observe(env.possible_agents[seat])
-        env.step(seat_agents[seat].act(obs))
+        action = seat_agents[seat].act(obs)
+        env.step(action)
+        if actions is not None:
+            actions.append(int(action))
         steps += 1
     return [float(r) for r in rules.returns(env.state)], steps
 
@@ -105,7 +115,8 @@ class _Worker:
             have.append(agents.make(spec.name, self.game_id, **spec.kwargs, **self.options))
         return have[:count]
 
-    def run(self, task: Task) -> list[GameRecord]:
+    def run(self, task: Task, kept: list[list[int]] | None = None) -> list[GameRecord]:
+        """Every game of ``task``; ``kept`` (a list) receives each game's actions, in the order of the records."""
         records = []
         env_seed = derive_seed(self.seed, task.deal)
         for arr in arrangements(self.n):
@@ -120,7 +131,10 @@ class _Worker:
                 seats = [*field[:arr], focal_agent, *field[arr:]]
                 labels = [task.opponent] * arr + [task.focal] + [task.opponent] * (self.n - 1 - arr)
             agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
-            returns, length = play_game(self.env, seats, env_seed, agent_seeds)
+            actions: list[int] | None = None if kept is None else []
+            returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions)
+            if kept is not None and actions is not None:
+                kept.append(actions)
             records.append(
                 GameRecord(
                     focal=self.specs[task.focal].label,
@@ -134,6 +148,24 @@ class _Worker:
                 )
             )
         return records
+
+
+def record_games(
+    game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any], deals: int
+) -> list[tuple[GameRecord, list[int]]]:
+    """The tournament's games of its first ``deals`` deals of every pairing, played again here, with their actions.
+
+    Every game's seeds depend only on (seed, pair, deal, arrangement), which is what makes results
+    the same for any number of workers; so these are the tournament's own games, each with the
+    actions that were played (``experiments.replays`` checks every one against the tournament's record).
+    """
+    worker = _Worker(game_id, dict(options), specs, seed)
+    out: list[tuple[GameRecord, list[int]]] = []
+    for task in make_tasks(len(specs), worker.n, deals):
+        kept: list[list[int]] = []
+        records = worker.run(task, kept)
+        out += zip(records, kept, strict=True)
+    return out
 
 
 _worker: _Worker | None = None

@@ -125,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--final-deals", "final_deals", "deals per pair in the final table", type=positive_int)
     add("--workers", "workers", "processes for the final tournament", type=positive_int)
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    replays = "the final table writes replays.jsonl: the first N deals of every pair, for python -m jericho_env.web"
+    p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
     p.add_argument("--out", default=None, help="run folder (default runs/train/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
     trust = "load Stable-Baselines3 zips (--init, --resume of runs before the safe format): they unpickle code"
@@ -273,6 +275,7 @@ def resumed_config(folder: str, game: str, timesteps: int | None) -> TrainConfig
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
+    from experiments.replays import record_replays
     from experiments.report import run_folder
 
     parser = build_parser()
@@ -296,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                 folder = run_folder("train", game, outs[game])
                 RunFolder(folder).save_config(dataclasses.asdict(cfg))  # the values used, not "the preset of the day"
             train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint)
+            if args.record:  # the final table's games (experiments.replays)
+                path, count = record_replays(folder / "tournament", args.record)
+                print(f"{count} replays in {path} (python -m jericho_env.web shows them)")
 
     return run_cli(parser, run)
 

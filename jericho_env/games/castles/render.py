@@ -91,6 +91,22 @@ _JOKER_RGB = (170, 20, 120)
 _PILE_RGB = (225, 220, 200)
 
 
+def player_row_y(p: int, seat: int | None) -> int:
+    """The top of player ``p``'s row: the viewer's along the bottom (player_1's in the full view)."""
+    below = 1 if seat is None else seat
+    return _BOTTOM_Y if p == below else _TOP_Y
+
+
+def hand_card_box(i: int, row_y: int) -> tuple[float, float, float, float]:
+    """Where the ``i``-th hand card (lowest rank first) of the row at ``row_y`` is drawn: (x, y, width, height)."""
+    return (_HAND_X + i * (_CW + _GAP), row_y + 38, _CW, _CH)
+
+
+def save_box(i: int, row_y: int) -> tuple[float, float, float, float]:
+    """Where the ``i``-th save (lowest rank first) of the row at ``row_y`` is drawn: (x, y, width, height)."""
+    return (_SAVES_X + i * (_CW + _GAP), row_y + 38, _CW, _CH)
+
+
 def card_label(deck: DeckSpec, code: int) -> str:
     """A rank as printed on a card: ``"A"``, ``"7"``, ``"10"``, ``"K"``; the joker is a star."""
     return "★" if code == deck.joker else ("10" if deck.name(code) == "T" else deck.name(code))
@@ -148,7 +164,7 @@ def _draw_player(canvas: Any, deck: DeckSpec, s: CastlesState, p: int, seat: int
     canvas.text(_HAND_X, y + 21, f"hand {s.hand_n[p]}", size=11)
     hand = _cards(s.hands[p]) if sees else []
     for i in range(8):
-        x = _HAND_X + i * (_CW + _GAP)
+        x = hand_card_box(i, y)[0]
         if i < s.hand_n[p]:
             if sees:
                 _face(canvas, deck, x, cy, hand[i])
@@ -159,7 +175,7 @@ def _draw_player(canvas: Any, deck: DeckSpec, s: CastlesState, p: int, seat: int
     canvas.text(_SAVES_X, y + 21, f"saves {s.save_n[p]}" + (" (face down)" if sees else ""), size=11)
     saves = _cards(s.saves[p])
     for i in range(3):
-        x = _SAVES_X + i * (_CW + _GAP)
+        x = save_box(i, y)[0]
         if i < s.save_n[p]:
             if sees:
                 _known_back(canvas, deck, x, cy, saves[i])
@@ -232,13 +248,18 @@ def _phase_line(s: CastlesState) -> str:
 def render_image(deck: DeckSpec, s: CastlesState, seat: int | None) -> np.ndarray:
     """The table as an (H, W, 3) uint8 array of fixed size, from ``seat``'s view (``None``: all cards shown)."""
     canvas = Canvas(IMAGE_W, IMAGE_H)
+    draw_image(canvas, deck, s, seat)
+    return canvas.to_array()
+
+
+def draw_image(canvas: Any, deck: DeckSpec, s: CastlesState, seat: int | None) -> None:
+    """Draw the image of ``render_image`` on ``canvas`` (a Pillow ``Canvas``, or an ``SvgCanvas`` for the web page)."""
     order = "A high" if deck.reversed_order else "A low"
     top = "10" if deck.ranks == 10 else deck.name(deck.ranks - 1)
     view = "everything shown" if seat is None else f"seen by player_{seat}"
     canvas.text(10, 8, f"castles  A-{top}, {deck.size}-card decks, {order}", size=16, bold=True)
     canvas.text(IMAGE_W - 10, 12, view, size=12, anchor="ra")
-    below, above = (1, 0) if seat is None else (seat, 1 - seat)
-    _draw_player(canvas, deck, s, above, seat, _TOP_Y)
+    below = 1 if seat is None else seat
+    _draw_player(canvas, deck, s, 1 - below, seat, player_row_y(1 - below, seat))
     _draw_middle(canvas, deck, s, seat)
-    _draw_player(canvas, deck, s, below, seat, _BOTTOM_Y)
-    return canvas.to_array()
+    _draw_player(canvas, deck, s, below, seat, player_row_y(below, seat))

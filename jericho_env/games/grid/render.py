@@ -73,6 +73,25 @@ SUIT_GLYPHS = "♣♦♥♠"
 RANK_LABELS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
 
+HAND_DX, HAND_CARD_W, HAND_CARD_H = 54, 48, 66  # a hand card's step and size
+
+
+def hand_card_box(slot: int, top: bool) -> tuple[float, float, float, float]:
+    """Where hand ``slot`` is drawn (x, y, width, height): the hand along the top or the bottom of the image."""
+    return (TABLE_X + slot * HAND_DX, 30 if top else IMAGE_H - 100, HAND_CARD_W, HAND_CARD_H)
+
+
+def cell_box(board: Board, half: int, cell: int) -> tuple[float, float, float, float] | None:
+    """The square of ``cell`` in a table view of half-width ``half`` (x, y, width, height); ``None`` outside it."""
+    n = 2 * half + 1
+    r, c = divmod(cell, board.size)
+    row, col = r - (board.size // 2 - half), c - (board.size // 2 - half)
+    if not (0 <= row < n and 0 <= col < n):
+        return None
+    step = TABLE_PX / n
+    return (TABLE_X + col * step, TABLE_Y + row * step, step, step)
+
+
 def card_label(card: int) -> tuple[str, tuple[int, int, int]]:
     """``("10♥", red)``: rank and suit symbol, red for hearts and diamonds."""
     from jericho_env.core.image import INK, RED
@@ -99,12 +118,17 @@ def render_image(board: Board, s: GridState, seat: int | None) -> np.ndarray:
     from jericho_env.core.image import Canvas
 
     canvas = Canvas(IMAGE_W, IMAGE_H)
+    draw_image(canvas, board, s, seat)
+    return canvas.to_array()
+
+
+def draw_image(canvas: Any, board: Board, s: GridState, seat: int | None) -> None:
+    """Draw the image of ``render_image`` on ``canvas`` (a Pillow ``Canvas``, or an ``SvgCanvas`` for the web page)."""
     bottom = 0 if seat is None else seat  # the seat whose hand is drawn along the bottom
     _draw_table(canvas, board, s, seat)
     _draw_hand(canvas, s, 1 - bottom, seat, top=True)
     _draw_hand(canvas, s, bottom, seat, top=False)
     _draw_side(canvas, board, s, seat)
-    return canvas.to_array()
 
 
 def _draw_table(canvas: Any, board: Board, s: GridState, seat: int | None) -> None:
@@ -168,7 +192,7 @@ def _draw_hand(canvas: Any, s: GridState, p: int, seat: int | None, top: bool) -
     """A player's hand (face up if ``seat`` may see it, else backs), name, score and turn marker."""
     from jericho_env.core.image import GOLD, WHITE
 
-    y = 30 if top else IMAGE_H - 100
+    y = hand_card_box(0, top)[1]
     to_move = s.passes_in_row < 2 and s.to_move == p
     name = f"player_{p}" + (" (you)" if p == seat else "")
     label_y = y - 24
@@ -182,16 +206,16 @@ def _draw_hand(canvas: Any, s: GridState, p: int, seat: int | None, top: bool) -
     hand = s.hands[p]
     x0 = TABLE_X
     for i in range(HAND_SIZE):
-        x = x0 + i * 54
+        x = hand_card_box(i, top)[0]
         if i >= len(hand):
-            canvas.slot(x, y, 48, 66)
+            canvas.slot(x, y, HAND_CARD_W, HAND_CARD_H)
         elif seat is None or seat == p:
             label, colour = card_label(hand[i])
-            canvas.card(x, y, label, colour, w=48, h=66, sub=f"slot {i}" if seat == p else "")
+            canvas.card(x, y, label, colour, w=HAND_CARD_W, h=HAND_CARD_H, sub=f"slot {i}" if seat == p else "")
         else:
-            canvas.back(x, y, 48, 66)
+            canvas.back(x, y, HAND_CARD_W, HAND_CARD_H)
     if to_move and s.passes_in_row < 2:
-        canvas.rect((x0 - 5, y - 5, x0 + 4 * 54 + 48 + 5, y + 66 + 5), width=3)
+        canvas.rect((x0 - 5, y - 5, x0 + 4 * HAND_DX + HAND_CARD_W + 5, y + HAND_CARD_H + 5), width=3)
 
 
 def _draw_side(canvas: Any, board: Board, s: GridState, seat: int | None) -> None:

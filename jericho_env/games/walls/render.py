@@ -134,11 +134,43 @@ def render_image(s: WallsState, seat: int | None, window: tuple[int, int], winne
     from jericho_env.core.image import Canvas  # Pillow is imported only when an image is asked for
 
     canvas = Canvas(IMAGE_W, image_height(s.n))
-    _draw_header(canvas, s, seat, window, winners)
-    order = list(range(s.n)) if seat is None else [(seat + k) % s.n for k in range(s.n)]
-    for row, o in enumerate(order):
-        _draw_seat(canvas, s, o, seat, _HEADER_H + row * _ROW_H)
+    draw_image(canvas, s, seat, window, winners)
     return canvas.to_array()
+
+
+def seat_order(n: int, seat: int | None) -> list[int]:
+    """The seats in the order their rows are drawn, top to bottom: ``seat`` first, then ``(seat + k) % n``."""
+    return list(range(n)) if seat is None else [(seat + k) % n for k in range(n)]
+
+
+def draw_image(canvas: Any, s: WallsState, seat: int | None, window: tuple[int, int], winners: list[int]) -> None:
+    """Draw the image of ``render_image`` on ``canvas`` (a Pillow ``Canvas``, or an ``SvgCanvas`` for the web page)."""
+    _draw_header(canvas, s, seat, window, winners)
+    for row, o in enumerate(seat_order(s.n, seat)):
+        _draw_seat(canvas, s, o, seat, row_top(row))
+
+
+def row_top(row: int) -> int:
+    """The top of the ``row``-th seat row (``seat_order`` gives the seat of each row)."""
+    return _HEADER_H + row * _ROW_H
+
+
+def hand_card_box(i: int, y: int) -> tuple[float, float, float, float]:
+    """Where the ``i``-th hand card (by type) of the seat row at ``y`` is drawn: (x, y, width, height)."""
+    return (_HAND_X + i * (_SMALL_W + 4), y + 28, _SMALL_W, _SMALL_H)
+
+
+def first_card_box(y: int) -> tuple[float, float, float, float]:
+    """Where the face-down first wall card of the seat row at ``y`` lies ("1st"): (x, y, width, height)."""
+    return (_OPEN_X, y + 28, _SMALL_W, _SMALL_H)
+
+
+def wall_box(colour: int, y: int) -> tuple[float, float, float, float]:
+    """The frame of the ``colour`` wall of the seat row at ``y``: (x, y, width, height)."""
+    return (_WALLS_X + colour * (_WALL_W + 6), y + 12, _WALL_W, _WALL_H)
+
+
+SUPPLY_BOX = (250.0, 30.0, float(_SMALL_W + 8), float(_SMALL_H + 4))  # the supply's face-down pile in the header
 
 
 def _ink(colour: int) -> tuple[int, int, int]:
@@ -186,8 +218,8 @@ def _draw_header(canvas: Any, s: WallsState, seat: int | None, window: tuple[int
         before, left = window
         canvas.text(8 + _SMALL_W + 14, 64, f"next within draws {before + 1}-{before + left}", size=11)
     face_down = sum(s.hidden_count)
-    sx = 250
-    canvas.back(sx, 30, w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(face_down))
+    sx = int(SUPPLY_BOX[0])
+    canvas.back(sx, SUPPLY_BOX[1], w=_SMALL_W + 8, h=_SMALL_H + 4, label=str(face_down))
     canvas.text(
         sx + _SMALL_W + 14, 32, f"supply: {s.supply_size} cards, {face_down} face down; face up by colour:", size=11
     )
@@ -212,7 +244,7 @@ def _draw_seat(canvas: Any, s: WallsState, o: int, seat: int | None, y: int) -> 
     canvas.text(_HAND_X, y + 6, name, size=13, bold=True)
     cards = counts_to_cards(s.hands[o]) if visible else []
     for i in range(7):
-        x = _HAND_X + i * (_SMALL_W + 4)
+        x = hand_card_box(i, y)[0]
         if visible and i < len(cards):
             _draw_small_card(canvas, x, y + 28, cards[i])
         elif not visible and i < s.hand_size[o]:
@@ -228,7 +260,8 @@ def _draw_seat(canvas: Any, s: WallsState, o: int, seat: int | None, y: int) -> 
     else:
         canvas.slot(_OPEN_X, y + 28, w=_SMALL_W, h=_SMALL_H)
     for colour in range(5):
-        _draw_wall(canvas, s.walls[o], colour, _WALLS_X + colour * (_WALL_W + 6), y + 12)
+        x, top = wall_box(colour, y)[:2]
+        _draw_wall(canvas, s.walls[o], colour, int(x), int(top))
     canvas.text(_WON_X, y + 24, f"won {won_count(s, o)}", size=15, bold=True)
     if s.hidden_count[o]:
         canvas.text(_WON_X, y + 48, f"supply +{s.hidden_count[o]}", size=11)

@@ -1,0 +1,363 @@
+"""The web server's routes: one static page and JSON endpoints over ``SessionStore`` sessions.
+
+Routes (every answer is JSON, errors as ``{"error": message}`` with an HTTP status):
+
+* ``GET /api/games``: each game, its options (default, allowed values), seats and agents, the
+  PPO checkpoints found under the server's runs folder, and the replay files there.
+* ``POST /api/play``: ``{game, options, seat, agents}``: a game with a human in ``seat``.
+* ``POST /api/watch``: ``{game, options, agents}``: agents against each other, stepped by the page.
+* ``GET /api/replays`` lists the recorded games; ``POST /api/replay`` ``{file, index}`` opens one.
+* ``GET /api/session/ID?seat=S&ply=P``: the view of a game (``seat=all``: the full view).
+* ``POST /api/session/ID/move`` ``{action, ply}`` (play) and ``POST /api/session/ID/step`` ``{ply}``
+  (watch); ``DELETE /api/session/ID`` forgets a game.
+
+Agents are named as the page lists them: an agent name (``greedy``) or ``ppo:RELPATH``, a checkpoint
+of the server's list (a path the browser made up is refused). Hidden information: see
+``jericho_env.web.sessions``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from jericho_env.agent_plugins import PlayingAgent, agent_names, make_agent
+from jericho_env.core.image import font
+from jericho_env.core.rules import JerichoError
+from jericho_env.registry import known_game_ids, make_rules, rules_class
+from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
+from jericho_env.web.sessions import Session, SessionStore, WebError
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 20_000  # bytes of a request body: every request of the page is a few hundred
+FONT_FILES = {
+    "DejaVuSans.ttf": (False, False),
+    "DejaVuSans-Bold.ttf": (True, False),
+    "DejaVuSansMono.ttf": (False, True),
+}
+MAX_FILES = 500  # checkpoints and replay files listed from the runs folder
+
+
+@dataclasses.dataclass
+class Server:
+    """What the routes share: the sessions, and the runs folder where checkpoints and replays are found."""
+
+    runs: Path
+    store: SessionStore = dataclasses.field(default_factory=SessionStore)
+
+    # ------------------------------------------------------------------ server-side lists
+    def checkpoints(self) -> dict[str, Path]:
+        """PPO checkpoints under ``runs``, by their path relative to it (the only ones the page may choose)."""
+        if not self.runs.is_dir():
+            return {}
+        found = sorted(p for p in self.runs.rglob("*.zip") if p.is_file())[:MAX_FILES]
+        return {p.relative_to(self.runs).as_posix(): p for p in found}
+
+    def replay_files(self) -> dict[str, Path]:
+        """The ``replays.jsonl`` files under ``runs``, by their path relative to it."""
+        if not self.runs.is_dir():
+            return {}
+        found = sorted(p for p in self.runs.rglob(FILE_NAME) if p.is_file())[:MAX_FILES]
+        return {p.relative_to(self.runs).as_posix(): p for p in found}
+
+    def games(self) -> dict[str, Any]:
+        """Every game with its options, seats and agents, for the page's forms."""
+        out = []
+        for game_id in known_game_ids():
+            cls = rules_class(game_id)
+            rules = make_rules(game_id)
+            names = [n for n in agent_names(game_id) if n != "ppo"]
+            out.append(
+                {
+                    "id": game_id,
+                    "players": rules.info.num_players,
+                    "options": [
+                        {"name": o.name, "default": o.default, "doc": o.doc, "allowed": o.allowed} for o in cls.OPTIONS
+                    ],
+                    "agents": names,
+                }
+            )
+        has_ppo = any("ppo" in agent_names(g) for g in known_game_ids())
+        checkpoints = [f"ppo:{k}" for k in self.checkpoints()] if has_ppo else []
+        return {"games": out, "checkpoints": checkpoints, "runs": str(self.runs)}
+
+    def replays(self) -> list[dict[str, Any]]:
+        """Every recorded game under ``runs``: file, index, game, pairing, seats, result, moves; bad files named."""
+        out: list[dict[str, Any]] = []
+        for rel, path in self.replay_files().items():
+            try:
+                replays = read_replays(path)
+            except ReplayError as e:
+                out.append({"file": rel, "error": str(e)})
+                continue
+            for i, r in enumerate(replays):
+                out.append(
+                    {
+                        "file": rel,
+                        "index": i,
+                        "game": r.game,
+                        "pairing": str(r.info.get("pairing", " vs ".join(dict.fromkeys(r.seats)))),
+                        "deal": r.info.get("deal"),
+                        "seats": list(r.seats),
+                        "returns": None if r.returns is None else list(r.returns),
+                        "result": str(r.info.get("result", "")),
+                        "moves": len(r.actions),
+                    }
+                )
+        return out
+
+    # ------------------------------------------------------------------ new sessions
+    def make_agents(self, game_id: str, options: dict[str, Any], specs: Any, seats: list[int]) -> dict[int, Any]:
+        """The agents of ``seats`` from the page's names; ``WebError`` 400 naming a bad one."""
+        n = make_rules(game_id, **options).info.num_players
+        if not isinstance(specs, list) or len(specs) != n:
+            raise WebError(400, f"agents must be a list of {n} agent names, one per seat (null for your own seat)")
+        names = [n for n in agent_names(game_id) if n != "ppo"]
+        checkpoints = self.checkpoints()
+        rng = np.random.default_rng()
+        out: dict[int, Any] = {}
+        for seat in seats:
+            spec = specs[seat]
+            if not isinstance(spec, str):
+                raise WebError(
+                    400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or ppo:CHECKPOINT"
+                )
+            kwargs: dict[str, Any] = {"seed": int(rng.integers(2**31))}
+            if spec.startswith("ppo:"):
+                if spec[4:] not in checkpoints:
+                    raise WebError(
+                        400,
+                        f"unknown checkpoint {spec[4:][:200]!r}: choose one of the server's list "
+                        f"({len(checkpoints)} found under {self.runs})",
+                    )
+                name, kwargs["path"] = "ppo", str(checkpoints[spec[4:]])
+            elif spec in names:
+                name = spec
+            else:
+                raise WebError(400, f"unknown agent {spec[:100]!r} for {game_id}: choose one of {', '.join(names)}")
+            try:
+                agent: PlayingAgent = make_agent(name, game_id, **kwargs, **options)
+                agent.reset(seed=kwargs["seed"])
+            except Exception as e:  # a checkpoint of another game, a broken file: the page gets one line
+                raise WebError(400, f"cannot make agent {spec[:200]!r} for {game_id}: {e}") from None
+            out[seat] = agent
+        return out
+
+    def new_game(self, body: dict[str, Any], kind: str) -> Session:
+        """A ``play`` (a human seat) or ``watch`` session from the page's form."""
+        game_id, options = _game_and_options(body)
+        rules = _rules(game_id, options)
+        n = rules.info.num_players
+        human = None
+        if kind == "play":
+            human = body.get("seat", 0)
+            if isinstance(human, bool) or not isinstance(human, int) or not 0 <= human < n:
+                raise WebError(400, f"seat must be your seat number, 0..{n - 1}; got {human!r}")
+        seats = [s for s in range(n) if s != human]
+        agents = self.make_agents(game_id, rules.options, body.get("agents"), seats)
+        seed = int(np.random.default_rng().integers(2**31))
+        state = rules.initial_state(np.random.default_rng(seed))
+        labels = ["you" if s == human else str(body["agents"][s]) for s in range(n)]
+        session = Session(self.store.new_id(), kind, rules, state, labels, agents, human, seed)  # type: ignore[arg-type]
+        if kind == "play":
+            session.run_agents()
+        return self.store.add(session)
+
+    def open_replay(self, body: dict[str, Any]) -> Session:
+        """A ``replay`` session of game ``index`` of the server's replay file ``file``."""
+        files = self.replay_files()
+        rel, index = body.get("file"), body.get("index")
+        if not isinstance(rel, str) or rel not in files:
+            raise WebError(
+                400, f"unknown replay file {str(rel)[:200]!r}: choose one of the server's list ({len(files)} files)"
+            )
+        try:
+            replays = read_replays(files[rel])
+        except ReplayError as e:
+            raise WebError(400, str(e)) from None
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(replays):
+            raise WebError(400, f"index must be a game of {rel}: 0..{len(replays) - 1}; got {index!r}")
+        return self.store.add(replay_session(self.store.new_id(), replays[index], {"file": rel, "index": index}))
+
+
+def replay_session(sid: str, replay: Replay, where: dict[str, Any]) -> Session:
+    """A ``replay`` session holding every state of ``replay``; ``WebError`` 400 if it does not replay."""
+    try:
+        rules = replay.rules()
+        states = replay.states(rules)
+    except ReplayError as e:
+        raise WebError(400, str(e)) from None
+    info = {**replay.info, **where}
+    return Session(
+        sid,
+        "replay",
+        rules,
+        states[0],
+        replay.seats,
+        seed=replay.seed,
+        actions=replay.actions,
+        states=states,
+        info=info,
+    )
+
+
+def _game_and_options(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    game_id, options = body.get("game"), body.get("options", {})
+    if not isinstance(game_id, str) or game_id not in known_game_ids():
+        raise WebError(400, f"unknown game {str(game_id)[:100]!r}: choose one of {', '.join(known_game_ids())}")
+    if not isinstance(options, dict):
+        raise WebError(400, 'options must be an object of option values, such as {"ranks": 10}')
+    return game_id, options
+
+
+def _rules(game_id: str, options: dict[str, Any]) -> Any:
+    try:
+        return make_rules(game_id, **options)
+    except JerichoError as e:
+        raise WebError(400, str(e)) from None
+
+
+# ---------------------------------------------------------------------- HTTP plumbing
+def _json(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > MAX_BODY:
+        raise WebError(413, f"request body of {len(raw)} bytes; the page's requests stay under {MAX_BODY}")
+    try:
+        data = json.loads(raw or b"{}", parse_constant=lambda c: math.nan)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise WebError(400, f"the request body must be a JSON object: {e}") from None
+    if not isinstance(data, dict):
+        raise WebError(400, f"the request body must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _seat_and_ply(request: Request) -> tuple[int | None, int | None, bool]:
+    q = request.query_params
+    seat_text, ply_text = q.get("seat"), q.get("ply")
+    try:
+        seat = None if seat_text in (None, "", "all") else int(seat_text)  # type: ignore[arg-type]
+        ply = None if ply_text in (None, "") else int(ply_text)  # type: ignore[arg-type]
+    except ValueError:
+        raise WebError(400, "seat must be a seat number or all, and ply a move number (both integers)") from None
+    return seat, ply, seat_text == "all"
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> Starlette:
+    """The Starlette app serving the page and its JSON endpoints; ``runs`` holds checkpoints and replays."""
+    server = Server(Path(runs), store or SessionStore())
+
+    def route(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
+        async def handler(request: Request) -> Response:
+            try:
+                return _json(await fn(request))
+            except WebError as e:
+                return _json({"error": e.message}, e.status)
+
+        return handler
+
+    def locked(request: Request, work: Callable[[Session], Any]) -> Awaitable[Any]:
+        session = server.store.get(request.path_params["sid"])
+
+        def run() -> Any:
+            with session.lock:  # one request at a time per game; games do not wait for each other
+                return work(session)
+
+        return run_in_threadpool(run)
+
+    async def games(request: Request) -> Any:
+        return await run_in_threadpool(server.games)
+
+    async def replays(request: Request) -> Any:
+        return {"replays": await run_in_threadpool(server.replays)}
+
+    async def play(request: Request) -> Any:
+        body = await _body(request)
+        return (await run_in_threadpool(server.new_game, body, "play")).view()
+
+    async def watch(request: Request) -> Any:
+        body = await _body(request)
+        session = await run_in_threadpool(server.new_game, body, "watch")
+        return session.view(seat=None)
+
+    async def replay(request: Request) -> Any:
+        body = await _body(request)
+        return (await run_in_threadpool(server.open_replay, body)).view(seat=None, ply=0)
+
+    async def show(request: Request) -> Any:
+        seat, ply, full = _seat_and_ply(request)
+        return await locked(request, lambda s: s.view(seat, ply, full))
+
+    async def move(request: Request) -> Any:
+        body = await _body(request)
+
+        def work(s: Session) -> Any:
+            s.human_move(body.get("action"), body.get("ply"))
+            return s.view()
+
+        return await locked(request, work)
+
+    async def step(request: Request) -> Any:
+        body = await _body(request)
+        seat, _, full = _seat_and_ply(request)
+
+        def work(s: Session) -> Any:
+            s.step(body.get("ply"))
+            return s.view(seat, full=full)
+
+        return await locked(request, work)
+
+    async def forget(request: Request) -> Any:
+        server.store.remove(request.path_params["sid"])
+        return {"removed": request.path_params["sid"]}
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def font_file(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in FONT_FILES:
+            return _json({"error": f"no font {name[:60]!r}: the page uses {', '.join(FONT_FILES)}"}, 404)
+        path = Path(getattr(font(12, *FONT_FILES[name]), "path", ""))
+        if not path.is_file():
+            return _json({"error": f"{name} is not installed on the server (the browser uses its own fonts)"}, 404)
+        return FileResponse(path, headers={"Cache-Control": "max-age=86400"})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _json({"error": f"no such address: {request.method} {request.url.path}"}, 404)
+
+    routes = [
+        Route("/", index),
+        Route("/api/games", route(games)),
+        Route("/api/replays", route(replays)),
+        Route("/api/play", route(play), methods=["POST"]),
+        Route("/api/watch", route(watch), methods=["POST"]),
+        Route("/api/replay", route(replay), methods=["POST"]),
+        Route("/api/session/{sid}", route(show), methods=["GET"]),
+        Route("/api/session/{sid}", route(forget), methods=["DELETE"]),
+        Route("/api/session/{sid}/move", route(move), methods=["POST"]),
+        Route("/api/session/{sid}/step", route(step), methods=["POST"]),
+        Route("/font/{name}", font_file),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found})
+    app.state.server = server
+    return app

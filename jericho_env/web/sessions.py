@@ -1,0 +1,302 @@
+"""The games the web server keeps: played, watched or replayed, each behind its own lock.
+
+A ``Session`` holds the rules, every state of the game so far (so any ply can be shown again), the
+actions, and the agents in their seats. What leaves the server is a *view* (``Session.view``): one
+seat's table (or the full one, where allowed), that seat's legal moves when it is a human's turn,
+and the narration of every move as that seat may know it (``Rules.public_action_to_str``).
+
+Who may see what:
+
+* ``play``: only the human's seat, at any ply of the game; the seed (which determines every hidden
+  card) is sent only once the game is over.
+* ``watch`` and ``replay``: any seat's view, or the full view (``seat=None``), which the page marks
+  as showing hidden cards. Nobody plays a hidden hand there, so there is nothing to keep hidden.
+
+Bad requests raise ``WebError`` (an HTTP status and a message naming what was wrong and what is
+allowed); the session is then unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from jericho_env.agent_plugins import PlayingAgent
+from jericho_env.core.rules import JerichoError, Rules
+from jericho_env.web.tables import table_for
+
+Kind = Literal["play", "watch", "replay"]
+
+
+class WebError(Exception):
+    """A request the server refuses: an HTTP ``status`` and a message for the page."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def seat_name(seat: int) -> str:
+    """``player_<seat>``, the name the envs use."""
+    return f"player_{seat}"
+
+
+class Session:
+    """One game on the server: its states so far, the actions, the agents; every call under ``self.lock``."""
+
+    def __init__(
+        self,
+        sid: str,
+        kind: Kind,
+        rules: Rules[Any],
+        start: Any,
+        labels: Sequence[str],
+        agents: dict[int, PlayingAgent] | None = None,
+        human: int | None = None,
+        seed: int | None = None,
+        actions: Sequence[int] = (),
+        states: Sequence[Any] | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
+        self.id, self.kind, self.rules, self.seed = sid, kind, rules, seed
+        self.labels = list(labels)
+        self.agents = dict(agents or {})
+        self.human = human
+        self.info = dict(info or {})
+        self.lock = threading.Lock()
+        self.touched = time.monotonic()
+        self.actions: list[int] = list(actions)
+        self.states: list[Any] = list(states) if states is not None else [rules.clone(start)]
+        # search agents that want a full state get one redealt from their own view (never the true one)
+        self._view_rng = np.random.default_rng(None if seed is None else np.random.SeedSequence([seed, 1]))
+        self.table = table_for(rules.game_id)
+
+    # ------------------------------------------------------------------ the game
+    @property
+    def state(self) -> Any:
+        """The current state (after every action so far)."""
+        return self.states[-1]
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return self.rules.is_terminal(self.state)
+
+    def _apply(self, action: int) -> None:
+        nxt = self.rules.clone(self.state)
+        self.rules.apply(nxt, action)  # checked: an illegal action leaves the session unchanged
+        self.states.append(nxt)
+        self.actions.append(action)
+
+    def agent_move(self) -> int:
+        """Let the agent of the seat to move play once; ``WebError`` 500 naming it if it fails."""
+        state = self.state
+        seat = self.rules.current_player(state)
+        agent = self.agents[seat]
+        try:
+            hook = getattr(agent, "observe_view", None)
+            if callable(hook):  # search agents (ismcts): a full state consistent with what the seat knows
+                hook(self.rules.determinize(state, seat, self._view_rng))
+            obs = {"observation": self.rules.observe(state, seat), "action_mask": self.rules.legal_mask(state)}
+            action = int(agent.act(obs))
+            self._apply(action)
+        except Exception as e:  # whatever an agent raises, the page gets one line and the game stays as it was
+            raise WebError(500, f"the agent of {seat_name(seat)} ({self.labels[seat]}) failed: {e}") from e
+        return action
+
+    def run_agents(self) -> None:
+        """Play the agents' moves until it is the human's turn or the game is over (``play`` sessions)."""
+        while not self.over and self.rules.current_player(self.state) != self.human:
+            self.agent_move()
+
+    def human_move(self, action: Any, ply: Any) -> None:
+        """The human's move at ``ply`` (the ply the page showed), then the agents' replies."""
+        if self.kind != "play":
+            raise WebError(409, f"this is a {self.kind} session: nobody plays moves in it (start a game under Play)")
+        check_ply(ply, len(self.actions))
+        if self.over:
+            raise WebError(409, "the game is over: start a new one")
+        if self.rules.current_player(self.state) != self.human:  # cannot happen between requests: agents reply at once
+            raise WebError(409, "it is not your turn")
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise WebError(400, f"action must be an integer (a move's number from the view's moves), got {action!r}")
+        try:
+            self._apply(action)
+        except JerichoError as e:
+            raise WebError(400, f"illegal move: {e}") from None
+        self.run_agents()
+
+    def step(self, ply: Any) -> None:
+        """One agent move in a ``watch`` session; ``ply`` is the ply the page showed."""
+        if self.kind != "watch":
+            raise WebError(409, f"only watched games step on their own; this is a {self.kind} session")
+        check_ply(ply, len(self.actions))
+        if self.over:
+            raise WebError(409, "the game is over: nothing more to watch")
+        self.agent_move()
+
+    # ------------------------------------------------------------------ what the page sees
+    def check_view(self, seat: int | None, ply: int) -> None:
+        """``WebError`` unless this session may show ``seat``'s view (``None``: full) at ``ply``."""
+        n = self.rules.info.num_players
+        if self.kind == "play" and seat != self.human:
+            raise WebError(
+                403,
+                f"a game you play shows only your seat's view ({seat_name(self.human or 0)}); "
+                "other views and the full view are for watched and replayed games",
+            )
+        if seat is not None and not 0 <= seat < n:
+            raise WebError(400, f"seat {seat} is not a seat of this game: choose 0..{n - 1}, or all for the full view")
+        if not 0 <= ply <= len(self.actions):
+            raise WebError(400, f"ply {ply} is outside this game: choose 0..{len(self.actions)}")
+
+    def view(self, seat: int | None = None, ply: int | None = None, full: bool = False) -> dict[str, Any]:
+        """What the page shows of ply ``ply`` (default: now) from ``seat``'s view (``None``: the human's in ``play``).
+
+        ``full`` asks for the full view (every card shown): refused in ``play`` sessions.
+        """
+        if self.kind == "play" and seat is None and not full:
+            seat = self.human
+        ply = len(self.actions) if ply is None else ply
+        self.check_view(seat, ply)
+        rules, state = self.rules, self.states[ply]
+        over = rules.is_terminal(state)
+        to_move = -1 if over else rules.current_player(state)
+        yours = self.kind == "play" and ply == len(self.actions) and to_move == self.human
+        drawing = self.table.draw(rules, state, seat, clickable=yours)
+        out: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "game": rules.game_id,
+            "options": dict(rules.options),
+            "players": [
+                {"seat": i, "name": seat_name(i), "agent": label, "you": i == self.human}
+                for i, label in enumerate(self.labels)
+            ],
+            "human": self.human,
+            "seat": seat,
+            "full_view": seat is None,
+            "ply": ply,
+            "plies": len(self.actions),
+            "to_move": to_move,
+            "over": over,
+            "your_turn": yours,
+            "svg": drawing.svg,
+            "width": drawing.width,
+            "height": drawing.height,
+            "targets": {k: [[round(v, 2) for v in box] for box in boxes] for k, boxes in drawing.targets.items()},
+            "moves": self._moves(state) if yours else [],
+            "log": self.narration(seat, ply),
+            "status": self._status(state, seat, over, to_move),
+            "info": self.info,
+        }
+        if over:
+            out["returns"] = [float(r) for r in rules.returns(state)]
+        if self.kind != "play" or self.over:  # the seed deals every hidden card: never during a played game
+            out["seed"] = self.seed
+        return out
+
+    def _moves(self, state: Any) -> list[dict[str, Any]]:
+        rules = self.rules
+        return [
+            {"action": a, "text": rules.action_to_str(state, a), "keys": self.table.keys(rules, state, a)}
+            for a in rules.legal_actions(state)
+        ]
+
+    def narration(self, seat: int | None, ply: int) -> list[dict[str, Any]]:
+        """Every move up to ``ply`` as ``seat`` may know it (its own in full; others' face-down cards unnamed)."""
+        out = []
+        for k in range(ply):
+            before = self.states[k]
+            mover = self.rules.current_player(before)
+            text = self.rules.public_action_to_str(before, self.actions[k], seat)
+            out.append({"ply": k + 1, "seat": mover, "who": self._who(mover, seat), "text": text})
+        return out
+
+    def _who(self, mover: int, seat: int | None) -> str:
+        if self.kind == "play" and mover == self.human:
+            return "you"
+        return f"{seat_name(mover)} ({self.labels[mover]})"
+
+    def _status(self, state: Any, seat: int | None, over: bool, to_move: int) -> str:
+        if over:
+            returns = self.rules.returns(state)
+            scores = ", ".join(f"{self._who(i, seat)} {r:+g}" for i, r in enumerate(returns))
+            if self.kind == "play" and self.human is not None:
+                mine = returns[self.human]
+                verdict = "you win" if mine > 0 else "you lose" if mine < 0 else "a draw"
+                return f"game over: {verdict} ({scores})"
+            return f"game over ({scores})"
+        if self.kind == "play" and to_move == self.human:
+            return "your move"
+        return f"{self._who(to_move, seat)} to move"
+
+
+def check_ply(ply: Any, now: int) -> None:
+    """``WebError`` 409 unless the page's ``ply`` is the game's current one (a stale or doubled request)."""
+    if isinstance(ply, bool) or not isinstance(ply, int):
+        raise WebError(400, f"ply must be an integer: the ply of the view the move was made on, got {ply!r}")
+    if ply != now:
+        raise WebError(409, f"stale request: the game is at ply {now}, not {ply}; the view has been refreshed")
+
+
+@dataclasses.dataclass
+class SessionStore:
+    """The sessions of one server, by unguessable id; the least recently used go first beyond ``limit``."""
+
+    limit: int = 200
+    idle_seconds: float = 6 * 3600
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def new_id(self) -> str:
+        """A fresh id that nobody can guess (other people's games stay theirs)."""
+        return secrets.token_hex(8)
+
+    def add(self, session: Session) -> Session:
+        """Keep ``session``, dropping idle ones and the least recently used beyond the limit."""
+        with self._lock:
+            now = self.clock()
+            for sid in [s for s, v in self._sessions.items() if now - v.touched > self.idle_seconds]:
+                del self._sessions[sid]
+            while len(self._sessions) >= self.limit:
+                self._sessions.popitem(last=False)
+            session.touched = now
+            self._sessions[session.id] = session
+        return session
+
+    def get(self, sid: str) -> Session:
+        """The session ``sid``; ``WebError`` 404 for an unknown, ended or forgotten id."""
+        with self._lock:
+            session = self._sessions.get(sid)
+            if session is None or self.clock() - session.touched > self.idle_seconds:
+                self._sessions.pop(sid, None)
+                raise WebError(
+                    404,
+                    f"unknown game id {sid[:40]!r}: the server does not know it (closed, idle for "
+                    f"{self.idle_seconds / 3600:g} h, pushed out by newer games, or the server restarted); "
+                    "start a new game",
+                )
+            session.touched = self.clock()
+            self._sessions.move_to_end(sid)
+            return session
+
+    def remove(self, sid: str) -> None:
+        """Forget ``sid`` (404 if unknown)."""
+        self.get(sid)
+        with self._lock:
+            self._sessions.pop(sid, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
