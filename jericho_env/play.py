@@ -123,7 +123,7 @@ class TerminalGame:
                     return 1
                 continue
             agent_id = env.possible_agents[p]
-            action = int(self.opponents[p].act(env.observe(agent_id)))
+            action = agent_plugins.choose_action(self.opponents[p], env, agent_id)
             text = self.rules.action_to_str(env.state, action)
             env.step(action)
             self.say(f"{agent_id} plays {text}")

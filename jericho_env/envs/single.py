@@ -17,13 +17,13 @@ This module does not import ``agents`` (the layers flow one way); pass agent obj
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from jericho_env.agent_plugins import UniformRandomAgent
+from jericho_env.agent_plugins import UniformRandomAgent, choose_action
 from jericho_env.core.rules import IllegalActionError, OptionError
 from jericho_env.envs.aec import JerichoEnv
 
@@ -147,10 +147,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             p = rules.current_player(aec.state)
             if p == self.seat:
                 return
-            obs = aec.observe(aec.possible_agents[p])
-            opp = self.opponents[p]
-            act: Callable[[dict[str, np.ndarray]], int] = opp.act if hasattr(opp, "act") else opp
-            aec.step(int(act(obs)))
+            aec.step(choose_action(self.opponents[p], aec, aec.possible_agents[p]))
 
     def _obs(self) -> np.ndarray:
         return self.rules.observe(self.aec.state, self.seat)

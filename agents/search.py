@@ -1,0 +1,142 @@
+"""Information-set Monte Carlo tree search over the rules engines (Cowling, Powley and Whitehouse 2012).
+
+One tree per move, its nodes the information states of the player to move there: a node is keyed
+by that player's seat and observation, so positions its player cannot tell apart share a node.
+Each simulation draws a determinization of the searching seat's information state
+(``Rules.determinize``), walks down the tree choosing, among the actions legal in that
+determinization, the one with the best UCB score (availability counts: an action's exploration
+term uses how often it was available, not how often its node was visited), adds one node, plays
+the rest of the game with the rollout policy, and credits every node on the path with the return
+of the player who moved there. The move played is the most visited root action.
+
+The search only ever reads the state it is given and copies of it: it never changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from jericho_env.core.rules import Rules
+
+RolloutPolicy = Callable[[Any, int, list[int]], int]  # (state, player, legal actions) -> action
+
+
+class _Node:
+    """Per action: visits, summed return of the node's player, and how often it was available."""
+
+    __slots__ = ("avail", "visits", "wins")
+
+    def __init__(self) -> None:
+        self.visits: dict[int, int] = {}
+        self.wins: dict[int, float] = {}
+        self.avail: dict[int, int] = {}
+
+
+class ISMCTS:
+    """Single-tree ISMCTS keyed by the mover's observation, with a simulation count and/or a time budget."""
+
+    def __init__(
+        self,
+        rules: Rules[Any],
+        simulations: int | None = 300,
+        time_limit: float | None = None,
+        rollout: RolloutPolicy | None = None,
+        uct_c: float = 0.7,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        if simulations is None and time_limit is None:
+            raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
+        if simulations is not None and simulations < 1:
+            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
+        if time_limit is not None and not time_limit > 0:
+            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+        self.rules = rules
+        self.simulations = simulations
+        self.time_limit = time_limit
+        self.uct_c = uct_c
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.rollout = rollout if rollout is not None else self._random_rollout
+        # large observations (grid: 8,731 floats) are keyed by a 16-byte digest, small ones by their bytes
+        self._digest = rules.info.observation_size > 512
+        self.last_simulations = 0
+        self.last_nodes = 0
+
+    def _random_rollout(self, state: Any, player: int, legal: list[int]) -> int:
+        return legal[int(self.rng.integers(len(legal)))]
+
+    def _key(self, state: Any, player: int) -> tuple[int, bytes]:
+        raw = self.rules.observe(state, player).tobytes()
+        return (player, hashlib.blake2b(raw, digest_size=16).digest() if self._digest else raw)
+
+    def search(self, state: Any, seat: int) -> int:
+        """The action to play for ``seat`` (to move in ``state``), from determinizations of its information state."""
+        rules = self.rules
+        legal = rules.legal_actions(state)
+        if rules.current_player(state) != seat or not legal:
+            raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
+        if len(legal) == 1:
+            self.last_simulations, self.last_nodes = 0, 0
+            return legal[0]
+        tree: dict[tuple[int, bytes], _Node] = {}
+        root_key = self._key(state, seat)
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        done = 0
+        while True:
+            if self.simulations is not None and done >= self.simulations:
+                break
+            if deadline is not None and done and time.perf_counter() >= deadline:
+                break
+            self._simulate(rules.determinize(state, seat, self.rng), root_key, tree)
+            done += 1
+        self.last_simulations, self.last_nodes = done, len(tree)
+        root = tree[root_key]
+        return max(legal, key=lambda a: (root.visits.get(a, 0), root.wins.get(a, 0.0) / max(1, root.visits.get(a, 0))))
+
+    def _simulate(self, s: Any, root_key: tuple[int, bytes], tree: dict[tuple[int, bytes], _Node]) -> None:
+        rules = self.rules
+        path: list[tuple[_Node, int, int]] = []
+        key: tuple[int, bytes] | None = root_key
+        expanded = False
+        while not rules.is_terminal(s):
+            player = rules.current_player(s)
+            legal = rules.legal_actions(s)
+            if expanded:  # past the new node: the rollout policy plays on
+                rules.apply(s, self.rollout(s, player, legal))
+                continue
+            if key is None:
+                key = self._key(s, player)
+            node = tree.get(key)
+            if node is None:
+                node = tree[key] = _Node()
+                expanded = True
+            action = self._select(node, legal)
+            path.append((node, action, player))
+            rules.apply(s, action)
+            key = None
+        returns = rules.returns(s)
+        for node, action, player in path:
+            node.visits[action] = node.visits.get(action, 0) + 1
+            node.wins[action] = node.wins.get(action, 0.0) + returns[player]
+
+    def _select(self, node: _Node, legal: list[int]) -> int:
+        """An untried legal action at random, else the best UCB score among the legal ones."""
+        avail, visits = node.avail, node.visits
+        for a in legal:
+            avail[a] = avail.get(a, 0) + 1
+        untried = [a for a in legal if a not in visits]
+        if untried:
+            return untried[int(self.rng.integers(len(untried)))]
+        c, wins = self.uct_c, node.wins
+        best, best_score = legal[0], -math.inf
+        for a in legal:
+            n = visits[a]
+            score = wins[a] / n + c * math.sqrt(math.log(avail[a]) / n)
+            if score > best_score:
+                best, best_score = a, score
+        return best
