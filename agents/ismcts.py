@@ -41,6 +41,7 @@ class ISMCTSAgent(BaseAgent):
         rollout: str = "random",
         uct_c: float = 0.7,
         backend: str = "jericho",
+        rollout_depth: int | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed, **game_options)
@@ -53,6 +54,9 @@ class ISMCTSAgent(BaseAgent):
         self.rules = jericho_env.make_rules(game_id, **game_options)
         self.simulations, self.time_limit, self.rollout_name, self.uct_c = simulations, time_limit, rollout, uct_c
         self.backend = backend
+        if rollout_depth is not None and game_id not in EVALUATORS:
+            raise ValueError(f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has")
+        self.rollout_depth = rollout_depth
         self._view: Any = None
         self._build()
 
@@ -65,7 +69,10 @@ class ISMCTSAgent(BaseAgent):
         rollout: RolloutPolicy | None = None
         if self.rollout_name == "greedy":
             rollout = self._greedy_rollout(self.game_id)
-        self.search = ISMCTS(self.rules, self.simulations, self.time_limit, rollout, self.uct_c, self.rng)
+        evaluate = EVALUATORS[self.game_id] if self.rollout_depth is not None else None
+        self.search = ISMCTS(
+            self.rules, self.simulations, self.time_limit, rollout, self.uct_c, self.rng, self.rollout_depth, evaluate
+        )
 
     def _greedy_rollout(self, game_id: str) -> RolloutPolicy:
         """The game's greedy agent as the rollout policy, reading each rollout state's observation and mask."""
@@ -113,7 +120,17 @@ class ISMCTSAgent(BaseAgent):
         return action
 
 
-_KEYS = {"simulations": int, "time_limit": float, "rollout": str, "uct_c": float, "backend": str, "seed": int}
+def grid_points(state: Any) -> list[float]:
+    """A grid position's value to each seat: ``tanh`` of its lead in captured points over 20."""
+    lead = (state.points[0] - state.points[1]) / 20.0
+    v = float(np.tanh(lead))
+    return [v, -v]
+
+
+# position evaluations for rollouts cut short (``rollout_depth``): they read the searched copy of the state
+EVALUATORS = {"grid": grid_points}
+
+_KEYS = {"rollout_depth": int, "simulations": int, "time_limit": float, "rollout": str, "uct_c": float, "backend": str, "seed": int}
 
 
 def parse_budget(text: str) -> dict[str, Any]:

@@ -49,6 +49,8 @@ class ISMCTS:
         rollout: RolloutPolicy | None = None,
         uct_c: float = 0.7,
         rng: np.random.Generator | None = None,
+        rollout_depth: int | None = None,
+        evaluate: Callable[[Any], list[float]] | None = None,
     ) -> None:
         if simulations is None and time_limit is None:
             raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
@@ -62,6 +64,10 @@ class ISMCTS:
         self.uct_c = uct_c
         self.rng = rng if rng is not None else np.random.default_rng()
         self.rollout = rollout if rollout is not None else self._random_rollout
+        if (rollout_depth is None) != (evaluate is None):
+            raise ValueError("ISMCTS: rollout_depth and evaluate go together (cut rollouts short, then evaluate)")
+        self.rollout_depth = rollout_depth
+        self.evaluate = evaluate
         # large observations (grid: 8,731 floats) are keyed by a 16-byte digest, small ones by their bytes
         self._digest = rules.info.observation_size > 512
         self.last_simulations = 0
@@ -103,11 +109,17 @@ class ISMCTS:
         path: list[tuple[_Node, int, int]] = []
         key: tuple[int, bytes] | None = root_key
         expanded = False
+        depth = 0
+        cut = False
         while not rules.is_terminal(s):
             player = rules.current_player(s)
             legal = rules.legal_actions(s)
             if expanded:  # past the new node: the rollout policy plays on
+                if self.rollout_depth is not None and depth >= self.rollout_depth:
+                    cut = True
+                    break
                 rules.apply(s, self.rollout(s, player, legal))
+                depth += 1
                 continue
             if key is None:
                 key = self._key(s, player)
@@ -119,7 +131,7 @@ class ISMCTS:
             path.append((node, action, player))
             rules.apply(s, action)
             key = None
-        returns = rules.returns(s)
+        returns = self.evaluate(s) if cut and self.evaluate is not None else rules.returns(s)
         for node, action, player in path:
             node.visits[action] = node.visits.get(action, 0) + 1
             node.wins[action] = node.wins.get(action, 0.0) + returns[player]
