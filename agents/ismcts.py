@@ -20,10 +20,11 @@ import numpy as np
 
 import jericho_env
 from agents.base import BaseAgent
-from agents.search import ISMCTS, RolloutPolicy
+from agents.search import ISMCTS, PriorPolicy, RolloutPolicy
 
 ROLLOUTS = ("random", "greedy")
 BACKENDS = ("jericho", "openspiel")
+PRIORS = ("none", "greedy")
 DEFAULT_SIMULATIONS = 300
 
 
@@ -42,6 +43,7 @@ class ISMCTSAgent(BaseAgent):
         uct_c: float = 0.7,
         backend: str = "jericho",
         rollout_depth: int | None = None,
+        prior: str = "none",
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed, **game_options)
@@ -57,6 +59,9 @@ class ISMCTSAgent(BaseAgent):
         if rollout_depth is not None and game_id not in EVALUATORS:
             raise ValueError(f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has")
         self.rollout_depth = rollout_depth
+        if prior not in PRIORS:
+            raise ValueError(f"ismcts: prior={prior!r} is not allowed; use one of {', '.join(PRIORS)}")
+        self.prior_name = prior
         self._view: Any = None
         self._build()
 
@@ -64,15 +69,42 @@ class ISMCTSAgent(BaseAgent):
         if self.backend == "openspiel":
             from jericho_env.openspiel import ismcts_bot
 
-            self._bot = ismcts_bot(self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name)
+            self._bot = ismcts_bot(
+                self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name
+            )
             return
         rollout: RolloutPolicy | None = None
         if self.rollout_name == "greedy":
             rollout = self._greedy_rollout(self.game_id)
         evaluate = EVALUATORS[self.game_id] if self.rollout_depth is not None else None
+        prior = self._greedy_prior() if self.prior_name == "greedy" else None
         self.search = ISMCTS(
-            self.rules, self.simulations, self.time_limit, rollout, self.uct_c, self.rng, self.rollout_depth, evaluate
+            self.rules,
+            self.simulations,
+            self.time_limit,
+            rollout,
+            self.uct_c,
+            self.rng,
+            self.rollout_depth,
+            evaluate,
+            prior,
         )
+
+    def _greedy_prior(self) -> PriorPolicy:
+        """The greedy agent's scores (``exp(score - best)``) as the tree's prior over the legal actions."""
+        from agents.greedy import make_greedy
+
+        greedy: Any = make_greedy(self.game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
+        if not hasattr(greedy, "scores"):
+            raise ValueError(f"ismcts: prior=greedy needs a greedy agent with scores(), which {self.game_id} lacks")
+        rules = self.rules
+
+        def prior(state: Any, player: int, legal: list[int]) -> dict[int, float]:
+            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
+            w = greedy.scores(obs)
+            return {a: float(w[a]) for a in legal}
+
+        return prior
 
     def _greedy_rollout(self, game_id: str) -> RolloutPolicy:
         """The game's greedy agent as the rollout policy, reading each rollout state's observation and mask."""
@@ -130,7 +162,7 @@ def grid_points(state: Any) -> list[float]:
 # position evaluations for rollouts cut short (``rollout_depth``): they read the searched copy of the state
 EVALUATORS = {"grid": grid_points}
 
-_KEYS = {"rollout_depth": int, "simulations": int, "time_limit": float, "rollout": str, "uct_c": float, "backend": str, "seed": int}
+_KEYS = {"prior": str, "rollout_depth": int, "simulations": int, "time_limit": float, "rollout": str, "uct_c": float, "backend": str, "seed": int}
 
 
 def parse_budget(text: str) -> dict[str, Any]:

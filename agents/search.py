@@ -25,17 +25,20 @@ import numpy as np
 from jericho_env.core.rules import Rules
 
 RolloutPolicy = Callable[[Any, int, list[int]], int]  # (state, player, legal actions) -> action
+# (state, player, legal actions) -> a non-negative weight per legal action (normalised by the search)
+PriorPolicy = Callable[[Any, int, list[int]], dict[int, float]]
 
 
 class _Node:
     """Per action: visits, summed return of the node's player, and how often it was available."""
 
-    __slots__ = ("avail", "visits", "wins")
+    __slots__ = ("avail", "prior", "visits", "wins")
 
     def __init__(self) -> None:
         self.visits: dict[int, int] = {}
         self.wins: dict[int, float] = {}
         self.avail: dict[int, int] = {}
+        self.prior: dict[int, float] = {}
 
 
 class ISMCTS:
@@ -51,6 +54,7 @@ class ISMCTS:
         rng: np.random.Generator | None = None,
         rollout_depth: int | None = None,
         evaluate: Callable[[Any], list[float]] | None = None,
+        prior: PriorPolicy | None = None,
     ) -> None:
         if simulations is None and time_limit is None:
             raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
@@ -68,6 +72,7 @@ class ISMCTS:
             raise ValueError("ISMCTS: rollout_depth and evaluate go together (cut rollouts short, then evaluate)")
         self.rollout_depth = rollout_depth
         self.evaluate = evaluate
+        self.prior = prior
         # large observations (grid: 8,731 floats) are keyed by a 16-byte digest, small ones by their bytes
         self._digest = rules.info.observation_size > 512
         self.last_simulations = 0
@@ -127,7 +132,7 @@ class ISMCTS:
             if node is None:
                 node = tree[key] = _Node()
                 expanded = True
-            action = self._select(node, legal)
+            action = self._select(node, legal) if self.prior is None else self._select_prior(node, s, player, legal)
             path.append((node, action, player))
             rules.apply(s, action)
             key = None
@@ -135,6 +140,26 @@ class ISMCTS:
         for node, action, player in path:
             node.visits[action] = node.visits.get(action, 0) + 1
             node.wins[action] = node.wins.get(action, 0.0) + returns[player]
+
+    def _select_prior(self, node: _Node, state: Any, player: int, legal: list[int]) -> int:
+        """PUCT with the prior policy's weights: ``Q + c * P * sqrt(availability) / (1 + visits)``."""
+        assert self.prior is not None
+        prior = node.prior
+        if any(a not in prior for a in legal):  # new actions in this determinization: weigh them here
+            weights = self.prior(state, player, legal)
+            total = sum(weights.get(a, 0.0) for a in legal) or 1.0
+            for a in legal:
+                prior.setdefault(a, weights.get(a, 0.0) / total)
+        avail, visits, wins, c = node.avail, node.visits, node.wins, self.uct_c
+        best, best_score = legal[0], -math.inf
+        for a in legal:
+            avail[a] = avail.get(a, 0) + 1
+            n = visits.get(a, 0)
+            q = wins[a] / n if n else 0.0
+            score = q + c * prior[a] * math.sqrt(avail[a]) / (1 + n)
+            if score > best_score:
+                best, best_score = a, score
+        return best
 
     def _select(self, node: _Node, legal: list[int]) -> int:
         """An untried legal action at random, else the best UCB score among the legal ones."""

@@ -328,3 +328,61 @@ def from_rules_state(game: Any, state: Any) -> JerichoState:
 
 for _gid in GAME_IDS:
     register(_gid)
+
+
+def make_ismcts_bot(game: Any, simulations: int, uct_c: float = 1.0, seed: int = 0) -> Any:
+    """OpenSpiel's ``ISMCTSBot`` with random rollouts, ready for ``evaluate_bots``.
+
+    The Python ``ISMCTSBot`` searches afresh from the state it is given at every step and keeps nothing
+    between moves, so the ``restart_at`` / ``inform_action`` that ``evaluate_bots`` calls are no-ops here
+    (pyspiel's base class raises "not implemented").
+    """
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    class _Bot(ismcts.ISMCTSBot):  # type: ignore[misc]
+        def restart_at(self, state: Any) -> None:
+            """Nothing to do: each step searches from the state it is given."""
+
+        def inform_action(self, state: Any, player_id: int, action: int) -> None:
+            """Nothing to do: each step searches from the state it is given."""
+
+    evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(seed % 2**32))
+    return _Bot(
+        game,
+        evaluator,
+        uct_c,
+        max_simulations=simulations,
+        random_state=np.random.RandomState((seed + 1) % 2**32),
+        final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+    )
+
+
+class BridgeISMCTS:
+    """OpenSpiel's ``ISMCTSBot`` (random rollouts) searching a rules state through the bridge."""
+
+    def __init__(self, rules: Rules[Any], simulations: int, uct_c: float, seed: int) -> None:
+        self.game = load_game(rules.game_id, **rules.options)
+        self.bot = make_ismcts_bot(self.game, simulations, uct_c, seed)
+
+    def step_from_view(self, view: Any, seat: int) -> int:
+        """The bot's action for ``seat`` (to move) in the rules state ``view`` (not changed)."""
+        state = from_rules_state(self.game, view)
+        if state.current_player() != seat:
+            raise ValueError(f"seat {seat} is not to move in this state")
+        return int(self.bot.step(state))
+
+
+def ismcts_bot(
+    rules: Rules[Any],
+    simulations: int | None,
+    time_limit: float | None,
+    uct_c: float,
+    rng: np.random.Generator,
+    rollout: str = "random",
+) -> BridgeISMCTS:
+    """OpenSpiel's ISMCTS over ``rules`` for the ``ismcts`` agent's ``backend="openspiel"`` (simulation budgets only)."""
+    if time_limit is not None or simulations is None:
+        raise ValueError("ismcts with backend=openspiel takes a simulation budget only (ISMCTSBot has no time limit)")
+    if rollout != "random":
+        raise ValueError("ismcts with backend=openspiel rolls out at random only (OpenSpiel's RandomRolloutEvaluator)")
+    return BridgeISMCTS(rules, simulations, uct_c, int(rng.integers(2**62)))

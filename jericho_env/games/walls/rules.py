@@ -412,6 +412,7 @@ class WallsRules(Rules[WallsState]):
                 pool.append(s.opening[o])
         deck_cards = [c for c in s.deck if c != SCORING]
         pool += deck_cards
+        pool.sort()  # canonical: the copy depends on what the seat has seen, not on where hidden cards lie
         pool = [pool[int(i)] for i in rng.permutation(len(pool))]
         # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets).
         for o in others:
