@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     p.add_argument(
         "--opponent",
         default="random",
-        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH); default random",
+        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH, ismcts=BUDGET); "
+        "default random",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")

@@ -69,6 +69,7 @@ def test_choice_is_unchanged_when_hidden_cards_are_swapped(game: str, options: d
         twin = JerichoEnv(game, **options)
         twin.reset(seed=20 + seed)
         twin.state = rules.determinize(env.state, seat, np.random.default_rng(99 + seed))  # hidden cards moved
+        twin.agent_selection, twin._mask = env.agent_selection, None
         assert rules.to_dict(twin.state) != rules.to_dict(env.state)
         choices = []
         for e in (env, twin):
@@ -110,15 +111,14 @@ def test_budgets_and_specs() -> None:
         ISMCTS(jericho_env.make_rules("castles"), simulations=None, time_limit=None)
 
 
-def test_time_budget_is_respected_loosely() -> None:
-    """A time budget stops the search (generous bound: the machine may be shared)."""
-    import time
-
-    env = _mid_game("castles", {}, 8, seed=4)
-    agent = agents.make("ismcts", "castles", time_limit=0.05, simulations=None)
-    t0 = time.perf_counter()
+def test_a_time_budget_alone_ends_the_search() -> None:
+    """With only a time budget the search stops by itself, after at least one simulation."""
+    for steps in range(8, 30):
+        env = _mid_game("castles", {}, steps, seed=4)
+        if env.observe(env.agent_selection)["action_mask"].sum() > 1:
+            break
+    agent = agents.make("ismcts", "castles", time_limit=0.02, simulations=None)
     choose_action(agent, env, env.agent_selection)
-    assert time.perf_counter() - t0 < 5.0
     assert agent.search.last_simulations >= 1
 
 
@@ -148,10 +148,8 @@ def test_terminal_play_against_ismcts() -> None:
     """``python -m jericho_env.play`` with an ismcts opponent: the human types moves until the game ends."""
     from jericho_env import play
 
-    lines = iter(["1"] * 400)
     out = io.StringIO()
-    code = play.main(
-        ["castles", "--opponent", "ismcts=5", "--seed", "3"], out=out, read=lambda prompt: next(lines, "quit")
-    )
-    assert code in (0, 1)
-    assert "ismcts" in out.getvalue() or "plays" in out.getvalue()
+    code = play.main(["castles", "--opponent", "ismcts=5", "--seed", "3"], stdin=io.StringIO("1\n" * 400), stdout=out)
+    text = out.getvalue()
+    assert code == 0, text[-2000:]
+    assert "opponents: ismcts" in text and "player_1 plays" in text and "== game over ==" in text
