@@ -301,3 +301,40 @@ def test_draw_hand_is_uniform_over_hands_meeting_the_bounds() -> None:
     assert all(850 < n < 1150 for n in counts.values()), counts
     with pytest.raises(NoConsistentDealError):
         draw_hand([5, 6], 2, [(lambda c: c < 2, 1)], rng)
+
+
+# ---------------------------------------------------------------------------------------------- walls
+
+
+def test_walls_player_dealt_seven_trumpets_keeps_the_trumpets_it_must_still_hold() -> None:
+    """Seat 1 opens with a trumpet (it was dealt seven): every copy, for every observer, leaves it the known ones."""
+    from jericho_env.games.walls.cards import TRUMPET
+
+    rules: Any = make_rules("walls")
+    data = rules.to_dict(rules.initial_state(np.random.default_rng(0)))
+    hand, deck = data["hands"][1], data["deck"]
+    trumpets = [i for i, c in enumerate(deck) if c == "T"]
+    for k, i in enumerate([i for i, c in enumerate(hand) if c != "T"]):
+        hand[i], deck[trumpets[k]] = deck[trumpets[k]], hand[i]
+    state = rules.from_dict(data)
+    assert state.hands[1][TRUMPET] == 7
+    rng = np.random.default_rng(1)
+    while state.phase in (0, 1):  # the opening: seat 1 can only lay a trumpet
+        legal = rules.legal_actions(state)
+        rules.apply(state, legal[int(rng.integers(len(legal)))])
+    assert state.trumpet_log[1] == () and rules._trumpet_floor(state, 1, 0) == (6, 1)
+    bound_seen = 0
+    while not rules.is_terminal(state):
+        for seat in (0, 2, 3):
+            total, in_supply = rules._trumpet_floor(state, 1, seat)
+            held = state.hands[1][TRUMPET] + state.supply_hidden[1][TRUMPET]
+            assert held >= total and state.supply_hidden[1][TRUMPET] >= in_supply  # true of the real state
+            for k in range(10):
+                copy = rules.determinize(state, seat, np.random.default_rng(k))
+                assert copy.hands[1][TRUMPET] + copy.supply_hidden[1][TRUMPET] >= total
+                assert copy.supply_hidden[1][TRUMPET] >= in_supply
+            bound_seen += total > 0
+        legal = rules.legal_actions(state)
+        rules.apply(state, legal[int(rng.integers(len(legal)))])
+    assert bound_seen > 10
+    assert rules.to_dict(rules.from_dict(json.loads(json.dumps(rules.to_dict(state))))) == rules.to_dict(state)

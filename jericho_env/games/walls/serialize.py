@@ -72,7 +72,9 @@ def to_dict(s: WallsState) -> dict[str, Any]:
         "supply_hidden": [_texts(counts_to_cards(h)) for h in s.supply_hidden],
         "discard": s.discard,
         "deck": _texts(reversed(s.deck)),
-    }
+        "trumpet_log": [None if log is None else [list(e[:3]) + ([list(e[3])] if len(e) > 3 else []) for e in log]
+                        for log in s.trumpet_log],
+    }  # fmt: skip
 
 
 def _texts(cards: Any) -> list[str]:
@@ -185,8 +187,35 @@ def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
         raise StateFormatError(
             f"walls state: the deck must hold {NUM_SCORING - s.scored} scoring card(s) after {s.scored} scorings"
         )
+    s.trumpet_log = _trumpet_log(data.get("trumpet_log", [None] * n), n)
     _check_conservation(s)
     return s
+
+
+def _trumpet_log(v: Any, n: int) -> list[Any]:
+    """The optional per-seat log of a player dealt seven trumpets (None for the others; see ``WallsState``)."""
+    if not isinstance(v, list) or len(v) != n:
+        raise StateFormatError(f"walls state: trumpet_log must be a list of {n} entries (null or a list of events)")
+    out: list[Any] = []
+    for log in v:
+        if log is None:
+            out.append(None)
+            continue
+        events = []
+        for e in log if isinstance(log, list) else [None]:
+            if e == ["blow"]:
+                events.append(("blow",))
+            elif (
+                isinstance(e, list) and len(e) == 4 and e[0] == "scoring"
+                and all(isinstance(x, int) for x in e[1:3]) and isinstance(e[3], list) and len(e[3]) == n
+            ):  # fmt: skip
+                events.append(("scoring", e[1], e[2], tuple(e[3])))
+            else:
+                raise StateFormatError(
+                    f"walls state: bad trumpet_log event {e!r} (['blow'] or ['scoring', n, n, [n...]])"
+                )
+        out.append(tuple(events))
+    return out
 
 
 def _check_conservation(s: WallsState) -> None:
