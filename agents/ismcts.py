@@ -14,6 +14,7 @@ Budgets: ``simulations`` per move, ``time_limit`` seconds per move, or both (whi
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -131,6 +132,7 @@ class ISMCTSAgent(BaseAgent):
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The search's choice; ``ValueError`` without a fresh view matching ``observation``."""
+        started = time.perf_counter()
         legal = self.legal(observation)
         view, self._view = self._view, None
         if view is None:
@@ -146,7 +148,7 @@ class ISMCTSAgent(BaseAgent):
         if self.backend == "openspiel":
             action = int(self._bot.step_from_view(view, seat))
         else:
-            action = self.search.search(view, seat)
+            action = self.search.search(view, seat, started)
         if not observation["action_mask"][action]:
             raise RuntimeError(f"ismcts chose {action}, which the mask forbids")
         return action

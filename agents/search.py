@@ -85,8 +85,15 @@ class ISMCTS:
         raw = self.rules.observe(state, player).tobytes()
         return (player, hashlib.blake2b(raw, digest_size=16).digest() if self._digest else raw)
 
-    def search(self, state: Any, seat: int) -> int:
-        """The action to play for ``seat`` (to move in ``state``), from determinizations of its information state."""
+    def search(self, state: Any, seat: int, started: float | None = None) -> int:
+        """The action to play for ``seat`` (to move in ``state``), from determinizations of its information state.
+
+        With a time limit, the search counts from ``started`` (``time.perf_counter()``, default now) and
+        starts no simulation it expects to finish after the limit (at the mean duration so far), so the
+        move as a whole stays within it.
+        """
+        if started is None:
+            started = time.perf_counter()
         rules = self.rules
         legal = rules.legal_actions(state)
         if rules.current_player(state) != seat or not legal:
@@ -96,13 +103,16 @@ class ISMCTS:
             return legal[0]
         tree: dict[tuple[int, bytes], _Node] = {}
         root_key = self._key(state, seat)
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        deadline = None if self.time_limit is None else started + self.time_limit
         done = 0
+        first = time.perf_counter()
         while True:
             if self.simulations is not None and done >= self.simulations:
                 break
-            if deadline is not None and done and time.perf_counter() >= deadline:
-                break
+            if deadline is not None and done:
+                now = time.perf_counter()
+                if now + (now - first) / done >= deadline:
+                    break
             self._simulate(rules.determinize(state, seat, self.rng), root_key, tree)
             done += 1
         self.last_simulations, self.last_nodes = done, len(tree)
