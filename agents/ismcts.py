@@ -58,7 +58,9 @@ class ISMCTSAgent(BaseAgent):
         self.simulations, self.time_limit, self.rollout_name, self.uct_c = simulations, time_limit, rollout, uct_c
         self.backend = backend
         if rollout_depth is not None and game_id not in EVALUATORS:
-            raise ValueError(f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has")
+            raise ValueError(
+                f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has"
+            )
         self.rollout_depth = rollout_depth
         if prior not in PRIORS:
             raise ValueError(f"ismcts: prior={prior!r} is not allowed; use one of {', '.join(PRIORS)}")
@@ -164,7 +166,16 @@ def grid_points(state: Any) -> list[float]:
 # position evaluations for rollouts cut short (``rollout_depth``): they read the searched copy of the state
 EVALUATORS = {"grid": grid_points}
 
-_KEYS = {"prior": str, "rollout_depth": int, "simulations": int, "time_limit": float, "rollout": str, "uct_c": float, "backend": str, "seed": int}
+_KEYS = {
+    "prior": str,
+    "rollout_depth": int,
+    "simulations": int,
+    "time_limit": float,
+    "rollout": str,
+    "uct_c": float,
+    "backend": str,
+    "seed": int,
+}
 
 
 def parse_budget(text: str) -> dict[str, Any]:
@@ -189,6 +200,7 @@ def parse_budget(text: str) -> dict[str, Any]:
         except ValueError as e:
             raise ValueError(
                 f"bad ismcts setting {item!r} ({e}): write ismcts=N (simulations per move), ismcts=Xs (seconds "
-                f"per move) and/or key=value with keys {', '.join(_KEYS)}, comma-separated, e.g. ismcts=300,rollout=greedy"
+                f"per move) and/or key=value with keys {', '.join(_KEYS)}, comma-separated, "
+                "e.g. ismcts=300,rollout=greedy"
             ) from None
     return out

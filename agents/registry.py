@@ -74,7 +74,8 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     name, _, arg = spec.partition("=")
     if name not in _AGENTS:
         raise ValueError(
-            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} (ppo takes ppo=PATH, ismcts ismcts=BUDGET)"
+            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} "
+            "(ppo takes ppo=PATH, ismcts ismcts=BUDGET)"
         )
     kwargs: dict[str, Any] = {}
     if name == "ismcts":

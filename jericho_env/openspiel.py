@@ -126,7 +126,7 @@ class JerichoGame(pyspiel.Game):
         return _Observer(self.rules, perfect_recall)
 
 
-class _Need(Exception):
+class _NeedDrawError(Exception):
     """``initial_state`` asked for a draw that the chance nodes have not made yet."""
 
     def __init__(self, outcomes: int) -> None:
@@ -135,7 +135,7 @@ class _Need(Exception):
 
 
 class _ReplayRng:
-    """A stand-in generator for ``initial_state``: each draw is the next chance outcome, ``_Need`` past the last."""
+    """A stand-in generator for ``initial_state``: each draw is the next chance outcome; ``_NeedDrawError`` after."""
 
     def __init__(self, picks: list[int]) -> None:
         self.picks, self.at = picks, 0
@@ -144,7 +144,7 @@ class _ReplayRng:
         if self.at < len(self.picks):
             self.at += 1
             return self.picks[self.at - 1]
-        raise _Need(m)
+        raise _NeedDrawError(m)
 
     def integers(self, low: int, high: int | None = None) -> int:
         """A uniform int in ``[low, high)`` (``[0, low)`` with one argument)."""
@@ -168,7 +168,7 @@ def _max_chance_outcomes(rules: Rules[Any]) -> int:
         try:
             rules.initial_state(cast(Any, _ReplayRng(picks)))
             return most
-        except _Need as need:
+        except _NeedDrawError as need:
             most = max(most, need.outcomes)
             picks.append(0)
 
@@ -190,7 +190,7 @@ class JerichoState(pyspiel.State):
         rules = self.rules
         try:
             state = rules.initial_state(cast(Any, _ReplayRng(self._picks)))
-        except _Need as need:
+        except _NeedDrawError as need:
             self._outcomes = need.outcomes
             return
         self._held = _Held(self._key, state)
@@ -380,7 +380,7 @@ def ismcts_bot(
     rng: np.random.Generator,
     rollout: str = "random",
 ) -> BridgeISMCTS:
-    """OpenSpiel's ISMCTS over ``rules`` for the ``ismcts`` agent's ``backend="openspiel"`` (simulation budgets only)."""
+    """OpenSpiel's ISMCTS over ``rules`` for the ``ismcts`` agent's ``backend="openspiel"`` (simulations only)."""
     if time_limit is not None or simulations is None:
         raise ValueError("ismcts with backend=openspiel takes a simulation budget only (ISMCTSBot has no time limit)")
     if rollout != "random":

@@ -1,4 +1,4 @@
-"""The OpenSpiel bridge: pyspiel's own random-simulation checks, evaluate_bots, resampling, ISMCTSBot, no stray imports."""
+"""The OpenSpiel bridge: pyspiel's random-simulation checks, evaluate_bots, resampling, ISMCTSBot, no stray imports."""
 
 from __future__ import annotations
 

@@ -134,14 +134,9 @@ def test_memory_of_one_search_is_small() -> None:
 
 
 def test_evaluate_cli_runs_ismcts_with_budgets(tmp_path: object) -> None:
-    out = str(tmp_path)
-    assert (
-        evaluate_main(
-            ["castles", "--agents", "random", "ismcts=10", "quick:ismcts=5,rollout=greedy", "--deals", "1"]
-            + ["--out", out, "--no-plot", "--quiet"]
-        )
-        == 0
-    )
+    agents_ = ["random", "ismcts=10", "quick:ismcts=5,rollout=greedy"]
+    argv = ["castles", "--agents", *agents_, "--deals", "1", "--out", str(tmp_path), "--no-plot", "--quiet"]
+    assert evaluate_main(argv) == 0
 
 
 def test_terminal_play_against_ismcts() -> None:

@@ -64,13 +64,13 @@ def draw_hand(
         )
     total = sum(weights)
     u = int(rng.integers(total)) if total < 2**62 else int(rng.random() * total)
-    pick = len(patterns) - 1
+    chosen_at = len(patterns) - 1
     for i, w in enumerate(weights):
         if u < w:
-            pick = i
+            chosen_at = i
             break
         u -= w
-    xs = patterns[pick]
+    xs = patterns[chosen_at]
     chosen: set[int] = set()
     for k, x in zip(keys, xs, strict=True):
         if x:

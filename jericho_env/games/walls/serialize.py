@@ -201,7 +201,7 @@ def _trumpet_log(v: Any, n: int) -> list[Any]:
         if log is None:
             out.append(None)
             continue
-        events = []
+        events: list[tuple[Any, ...]] = []
         for e in log if isinstance(log, list) else [None]:
             if e == ["blow"]:
                 events.append(("blow",))
