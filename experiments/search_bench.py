@@ -3,7 +3,8 @@
     python -m experiments.search_bench moves castles --agent ismcts=0.5s --games 4
     python -m experiments.search_bench backends castles --simulations 100 --games 40
 
-``moves`` plays ``--games`` games of the agent against greedy players (seats alternating) and prints,
+``moves`` plays ``--games`` games of the agent alone against greedy players (its seat rotating, deals
+from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and,
 over the agent's moves that had a choice, the mean and maximum seconds per move (even games), the
 mean number of simulations and the peak memory one move allocated (odd games, under
 ``tracemalloc``, which slows the search: Python allocations during the search, the tree and its
@@ -89,7 +90,7 @@ def moves(game: str, spec: str, games: int, options: dict[str, Any], seed: int) 
         timed.trace = g % 2 == 1  # memory on odd games, time on even ones
         seats = [*field[:seat], timed, *field[seat:]]
         ret = _play(env, seats, derive_seed(seed, g))
-        score += ret[seat] > max(r for i, r in enumerate(ret) if i != seat)
+        score += ret[seat] > 0  # a win, shared or not (as the tournament tables count it)
     out = {
         "moves": len(timed.seconds),
         "mean_s": float(np.mean(timed.seconds)),
@@ -100,6 +101,7 @@ def moves(game: str, spec: str, games: int, options: dict[str, Any], seed: int) 
         "wins": score,
         "games": games,
     }
+    out["ci_low"], out["ci_high"] = wilson_interval(score, games)
     return out
 
 
