@@ -5,7 +5,9 @@
 
 ``moves`` plays ``--games`` games of the agent alone against greedy players (its seat rotating, deals
 from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and,
-over the agent's moves that had a choice, the mean and maximum seconds per move (even games), the
+over the agent's moves that had a choice, the mean and maximum seconds per move, wall clock and CPU
+time of the process (``time.process_time``, which other work on a shared machine does not inflate;
+even games), the
 mean number of simulations and the peak memory one move allocated (odd games, under
 ``tracemalloc``, which slows the search: Python allocations during the search, the tree and its
 copies of the state). ``backends`` plays our ISMCTS (``backend=jericho``)
@@ -38,6 +40,7 @@ class _Timed:
     def __init__(self, agent: Any, trace: bool) -> None:
         self.agent, self.trace = agent, trace
         self.seconds: list[float] = []
+        self.cpu: list[float] = []
         self.sims: list[int] = []
         self.peaks: list[int] = []
 
@@ -51,14 +54,15 @@ class _Timed:
         choice = int(observation["action_mask"].sum()) > 1
         if self.trace and choice:
             tracemalloc.start()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         action = int(self.agent.act(observation))
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         if self.trace and choice:
             self.peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         elif choice:  # tracing slows the search: time only the untraced moves
             self.seconds.append(dt)
+            self.cpu.append(cpu)
         if choice:
             search = getattr(self.agent, "search", None)
             if search is not None:
@@ -95,6 +99,8 @@ def moves(game: str, spec: str, games: int, options: dict[str, Any], seed: int) 
         "moves": len(timed.seconds),
         "mean_s": float(np.mean(timed.seconds)),
         "max_s": float(np.max(timed.seconds)),
+        "mean_cpu_s": float(np.mean(timed.cpu)),
+        "max_cpu_s": float(np.max(timed.cpu)),
         "mean_sims": float(np.mean(timed.sims)) if timed.sims else float("nan"),
         "peak_mib": max(timed.peaks) / 2**20,
         "mean_peak_mib": float(np.mean(timed.peaks)) / 2**20,
