@@ -9,7 +9,8 @@ function of what the seat has seen, so the agent cannot peek; ``act`` checks tha
 the observation it is given. The search itself: ``agents.search.ISMCTS``, or OpenSpiel's
 ``ISMCTSBot`` through the bridge with ``backend="openspiel"`` (needs the ``openspiel`` extra).
 
-Budgets: ``simulations`` per move, ``time_limit`` seconds per move, or both (whichever ends first).
+Budgets: ``simulations`` per move, ``time_limit`` seconds per move (the whole move), or both (whichever
+ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from agents.search import ISMCTS, PriorPolicy, RolloutPolicy
 ROLLOUTS = ("random", "greedy")
 BACKENDS = ("jericho", "openspiel")
 PRIORS = ("none", "greedy")
-DEFAULT_SIMULATIONS = 300
+# Settings each game plays with unless told otherwise; the simulation counts keep a move within 0.5 s
+# of CPU on the 2-core development machine. How they were chosen: docs/results.md, "Search".
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "castles": {"simulations": 1500, "rollout": "random", "uct_c": 0.7},
+    "grid": {"simulations": 100, "rollout": "greedy", "rollout_depth": 4, "prior": "greedy", "uct_c": 1.0},
+    "walls": {"simulations": 50, "rollout": "greedy", "prior": "greedy", "uct_c": 1.0},
+}
+FALLBACK = {"simulations": 300, "rollout": "random", "uct_c": 0.7}  # a game without an entry
 
 
 class ISMCTSAgent(BaseAgent):
@@ -40,20 +48,29 @@ class ISMCTSAgent(BaseAgent):
         seed: int | None = None,
         simulations: int | None = None,
         time_limit: float | None = None,
-        rollout: str = "random",
-        uct_c: float = 0.7,
+        rollout: str | None = None,
+        uct_c: float | None = None,
         backend: str = "jericho",
         rollout_depth: int | None = None,
-        prior: str = "none",
+        prior: str | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed, **game_options)
+        # the game's settings (GAME_DEFAULTS) fill what is not given; a time limit alone drops the simulation count
+        preset = GAME_DEFAULTS.get(game_id, FALLBACK)
+        if backend == "openspiel":  # ISMCTSBot rolls out at random, without a prior
+            preset = {**preset, "rollout": "random", "prior": "none", "rollout_depth": None}
+        if simulations is None and time_limit is None:
+            simulations = preset["simulations"]
+        rollout = rollout if rollout is not None else preset["rollout"]
+        uct_c = uct_c if uct_c is not None else preset["uct_c"]
+        prior = prior if prior is not None else preset.get("prior", "none")
+        if rollout_depth is None and rollout == preset["rollout"]:
+            rollout_depth = preset.get("rollout_depth")
         if rollout not in ROLLOUTS:
             raise ValueError(f"ismcts: rollout={rollout!r} is not allowed; use one of {', '.join(ROLLOUTS)}")
         if backend not in BACKENDS:
             raise ValueError(f"ismcts: backend={backend!r} is not allowed; use one of {', '.join(BACKENDS)}")
-        if simulations is None and time_limit is None:
-            simulations = DEFAULT_SIMULATIONS
         self.rules = jericho_env.make_rules(game_id, **game_options)
         self.simulations, self.time_limit, self.rollout_name, self.uct_c = simulations, time_limit, rollout, uct_c
         self.backend = backend

@@ -10,9 +10,9 @@ time of the process (``time.process_time``, which other work on a shared machine
 even games), the
 mean number of simulations and the peak memory one move allocated (odd games, under
 ``tracemalloc``, which slows the search: Python allocations during the search, the tree and its
-copies of the state). ``backends`` plays our ISMCTS (``backend=jericho``)
-against OpenSpiel's ``ISMCTSBot`` through the bridge (``backend=openspiel``) at the same number of
-simulations with random rollouts, seats swapped on every deal, and prints the win rate with its 95%
+copies of the state). ``backends`` plays our ISMCTS (``backend=jericho``) against OpenSpiel's
+``ISMCTSBot`` through the bridge (``backend=openspiel``), both with random rollouts, no prior and
+``uct_c`` 1.0, at the same number of simulations, seats swapped on every deal, and prints the win rate with its 95%
 interval and each side's seconds per move. Figures are written to ``docs/results.md`` by hand.
 """
 
@@ -116,10 +116,9 @@ def backends(game: str, simulations: int, games: int, options: dict[str, Any], s
     env = JerichoEnv(game, **options)
     if env.rules.info.num_players != 2:
         raise ValueError("the backend comparison is for two-player games (castles, grid)")
-    ours = _Timed(agents.make("ismcts", game, simulations=simulations, uct_c=1.0, **options), trace=False)
-    theirs = _Timed(
-        agents.make("ismcts", game, simulations=simulations, uct_c=1.0, backend="openspiel", **options), trace=False
-    )
+    plain = {"simulations": simulations, "uct_c": 1.0, "rollout": "random", "prior": "none"}
+    ours = _Timed(agents.make("ismcts", game, **plain, **options), trace=False)
+    theirs = _Timed(agents.make("ismcts", game, **plain, backend="openspiel", **options), trace=False)
     wins = 0.0
     for g in range(games):
         seats = [ours, theirs] if g % 2 == 0 else [theirs, ours]
