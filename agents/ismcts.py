@@ -30,8 +30,8 @@ PRIORS = ("none", "greedy")
 # Settings each game plays with unless told otherwise; the simulation counts keep a move within 0.5 s
 # of CPU on the 2-core development machine. How they were chosen: docs/results.md, "Search".
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "castles": {"simulations": 1500, "rollout": "random", "uct_c": 0.7},
-    "grid": {"simulations": 100, "rollout": "greedy", "rollout_depth": 4, "prior": "greedy", "uct_c": 1.0},
+    "castles": {"simulations": 1000, "rollout": "random", "uct_c": 0.7},
+    "grid": {"simulations": 30, "rollout": "greedy", "rollout_depth": 4, "prior": "greedy", "uct_c": 1.0},
     "walls": {"simulations": 50, "rollout": "greedy", "prior": "greedy", "uct_c": 1.0},
 }
 FALLBACK = {"simulations": 300, "rollout": "random", "uct_c": 0.7}  # a game without an entry
