@@ -4,15 +4,15 @@
     python -m experiments.search_bench backends castles --simulations 100 --games 40
 
 ``moves`` plays ``--games`` games of the agent alone against greedy players (its seat rotating, deals
-from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and,
-over the agent's moves that had a choice, the mean and maximum seconds per move, wall clock and CPU
-time of the process (``time.process_time``, which other work on a shared machine does not inflate;
-even games), the
-mean number of simulations and the peak memory one move allocated (odd games, under
-``tracemalloc``, which slows the search: Python allocations during the search, the tree and its
-copies of the state). ``backends`` plays our ISMCTS (``backend=jericho``) against OpenSpiel's
-``ISMCTSBot`` through the bridge (``backend=openspiel``), both with random rollouts, no prior and
-``uct_c`` 1.0, at the same number of simulations, seats swapped on every deal, and prints the win rate with its 95%
+from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and, over the
+agent's moves that had a choice, the mean and maximum seconds per move, wall clock and CPU time of
+the process (``time.process_time``, which other work on a shared machine does not inflate; untraced
+games), the mean number of simulations and the peak memory one move allocated (odd games, or the
+first ``--memory-games`` of them, under ``tracemalloc``, which slows the search: Python allocations
+during the search, the tree and its copies of the state); ``--progress`` prints each game's result
+as it ends. ``backends`` plays our ISMCTS (``backend=jericho``) against OpenSpiel's ``ISMCTSBot``
+through the bridge (``backend=openspiel``), both with random rollouts, no prior and ``uct_c`` 1.0, at
+the same number of simulations, seats swapped on every deal, and prints the win rate with its 95%
 interval and each side's seconds per move. Figures are written to ``docs/results.md`` by hand.
 """
 
@@ -81,7 +81,15 @@ def _play(env: JerichoEnv, seats: list[Any], seed: int) -> list[float]:
     return [float(r) for r in rules.returns(env.state)]
 
 
-def moves(game: str, spec: str, games: int, options: dict[str, Any], seed: int) -> dict[str, float]:
+def moves(
+    game: str,
+    spec: str,
+    games: int,
+    options: dict[str, Any],
+    seed: int,
+    progress: bool = False,
+    memory_games: int | None = None,
+) -> dict[str, float]:
     """Per-move figures of the agent ``spec`` against greedy players."""
     env = JerichoEnv(game, **options)
     n = env.rules.info.num_players
@@ -91,10 +99,18 @@ def moves(game: str, spec: str, games: int, options: dict[str, Any], seed: int) 
     score = 0.0
     for g in range(games):
         seat = g % n
-        timed.trace = g % 2 == 1  # memory on odd games, time on even ones
+        # memory on odd games (the first ``memory_games`` of them if given: tracing slows the search), time on the rest
+        timed.trace = g % 2 == 1 and (memory_games is None or g < 2 * memory_games)
         seats = [*field[:seat], timed, *field[seat:]]
         ret = _play(env, seats, derive_seed(seed, g))
         score += ret[seat] > 0  # a win, shared or not (as the tournament tables count it)
+        if progress:  # one line a game on stderr, so an unfinished run still tells what it played
+            cpu = float(np.mean(timed.cpu)) if timed.cpu else float("nan")
+            print(
+                f"game {g + 1}/{games}: seat {seat}, return {ret[seat]:g}, wins {score:g}, mean CPU s {cpu:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
     out = {
         "moves": len(timed.seconds),
         "mean_s": float(np.mean(timed.seconds)),
@@ -146,10 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--progress", action="store_true", help="'moves': print each game's result on stderr")
+    p.add_argument(
+        "--memory-games", type=int, default=None, help="'moves': trace memory on this many odd games (default: all)"
+    )
     args = p.parse_args(argv)
     options = dict(args.option)
     if args.what == "moves":
-        figures = moves(args.game, args.agent, args.games, options, args.seed)
+        figures = moves(
+            args.game,
+            args.agent,
+            args.games,
+            options,
+            args.seed,
+            progress=args.progress,
+            memory_games=args.memory_games,
+        )
     else:
         figures = backends(args.game, args.simulations, args.games, options, args.seed)
     for key, value in figures.items():

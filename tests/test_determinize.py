@@ -19,7 +19,7 @@ import agents
 from jericho_env import make_rules
 from jericho_env.core.redeal import NoConsistentDealError, draw_hand
 from jericho_env.core.rules import Rules
-from jericho_env.games.castles.state import Phase
+from jericho_env.games.castles.state import STUCK, Phase
 from jericho_env.games.grid.knowledge import SOME, HandFacts
 
 CONFIGS: list[tuple[str, dict[str, Any], int]] = [
@@ -116,12 +116,14 @@ def _castles_facts_hold(rules: Any, copy: Any, opp: int) -> None:
         assert sum(n for r, n in enumerate(hand) if not answers >> r & 1) >= copy.need_n[opp]
     if copy.phase == Phase.PLAY and copy.to_move == opp:
         assert rules.can_play(copy, opp)
+    if copy.phase == Phase.OVER and copy.reason == STUCK and copy.winner != opp:  # it lost stuck: nothing answered
+        assert not any(hand[r] for r in range(len(hand)) if rules._answers[copy.beat] >> r & 1)
 
 
 @pytest.mark.parametrize("options", [o for g, o, _ in CONFIGS if g == "castles"], ids=str)
 def test_castles_copies_keep_what_stuck_turns_revealed(options: dict[str, Any]) -> None:
     rng = np.random.default_rng(5)
-    revealed = 0
+    revealed = lost_stuck = 0
     for i, (rules, state) in enumerate(_states("castles", options, 3000, seed=77)):
         seat = i % 2
         opp = 1 - seat
@@ -129,7 +131,11 @@ def test_castles_copies_keep_what_stuck_turns_revealed(options: dict[str, Any]) 
         copy = rules.determinize(state, seat, rng)
         _castles_facts_hold(rules, copy, opp)
         revealed += bool(state.barred[opp] or state.need_n[opp])
+        if state.phase == Phase.OVER and state.reason == STUCK:  # redealt by the winner: the loser held no answer
+            lost_stuck += 1
+            _castles_facts_hold(rules, rules.determinize(state, state.winner, rng), 1 - state.winner)
     assert revealed > 0, "no position with a revealed fact: the test saw nothing"
+    assert lost_stuck > 0, "no game the opponent lost stuck: the test saw nothing"
 
 
 def test_castles_issue_reproduction_gives_a_playable_copy() -> None:

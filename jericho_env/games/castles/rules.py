@@ -328,8 +328,9 @@ class CastlesRules(Rules[CastlesState]):
 
         The opponent's unseen cards (its deck less what it played or discarded) are split anew into
         hand, saves and deck, keeping their sizes and every constraint its moves revealed: a hand kept
-        when stuck with an empty deck holds no rank of ``barred``; after a stuck turn with a short
-        deck, at least ``need_n`` hand cards cannot answer ``need_beat``; an opponent to move in the
+        when stuck with an empty deck holds no rank of ``barred``, and the hand of an opponent that lost
+        stuck no card answering the last card to beat; after a stuck turn with a short deck, at least
+        ``need_n`` hand cards cannot answer ``need_beat``; an opponent to move in the
         play phase holds a card that answers the card to beat (it was not stuck). Among the splits
         meeting these constraints the hand is drawn uniformly (copies of a rank told apart), then
         saves and deck uniformly from the rest. Every copy is a state the game can reach with the
@@ -347,6 +348,8 @@ class CastlesRules(Rules[CastlesState]):
         o = 1 - seat
         pool = [r for r in range(d.ranks + 1) for _ in range(comp[r] - state.pile[o][r] - state.discard[o][r])]
         barred = state.barred[o]
+        if state.phase == _OVER and state.reason == STUCK and state.winner == seat:
+            barred |= self._answers[state.beat]  # the opponent lost stuck: nothing in its hand answered
         allowed_pool = [r for r in pool if not barred >> r & 1]
         bounds: list[tuple[Any, int]] = []
         if state.need_n[o]:
