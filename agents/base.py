@@ -28,9 +28,23 @@ class BaseAgent:
     name = "agent"
 
     def __init__(self, game_id: str, seed: int | None = None, **game_options: Any) -> None:
+        from jericho_env.core.rules import OptionError, resolve_options
+        from jericho_env.registry import rules_class
+
+        specs = rules_class(game_id).OPTIONS
+        unknown = sorted(set(game_options) - {o.name for o in specs})
+        if unknown:
+            takes = ", ".join(o.name for o in specs) or "none"
+            raise OptionError(
+                f"agent {self.name!r} for {game_id!r} got unknown argument(s) {', '.join(unknown)}; "
+                f"it takes seed and the game's options ({takes})"
+            )
+        resolve_options(game_id, specs, game_options)  # values out of range fail here, naming what is allowed
         self.game_id = game_id
         self.game_options = dict(game_options)
         self.rng = np.random.default_rng(seed)
+        # set by agents that read the observation: a mismatch (another game or options) is then named
+        self.observation_size: int | None = None
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the agent's generator (``None`` keeps it running)."""
@@ -40,8 +54,20 @@ class BaseAgent:
     def act(self, observation: dict[str, np.ndarray]) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def check_observation(self, observation: dict[str, np.ndarray]) -> None:
+        """``ValueError`` when the observation is not of the size this agent was made for (other options?)."""
+        size = self.observation_size
+        got = np.shape(observation["observation"])
+        if size is not None and got != (size,):
+            options = self.game_options or "the defaults"
+            raise ValueError(
+                f"{self.name} agent made for {self.game_id!r} with options {options} expects observations of "
+                f"shape ({size},), got {got}: make it with the options of the env it plays in"
+            )
+
     def legal(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Indices of the legal actions; ``ValueError`` if the mask has none (not this agent's turn)."""
+        self.check_observation(observation)
         legal = np.flatnonzero(observation["action_mask"])
         if len(legal) == 0:
             raise ValueError(f"{self.name}: the action mask has no legal action (is it this agent's turn?)")

@@ -33,6 +33,7 @@ class GreedyAgent(BaseAgent):
     def __init__(self, game_id: str, seed: int | None = None, **game_options: Any) -> None:
         super().__init__(game_id, seed, **game_options)
         rules: Any = jericho_env.make_rules("castles", **game_options)
+        self.observation_size = rules.layout.size
         deck = rules.deck
         self.actions: CastlesActions = rules.actions
         # strength of each rank code in the play order; the joker counts as the strongest card

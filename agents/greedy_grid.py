@@ -54,6 +54,7 @@ class GreedyAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         rules: Any = make_rules("grid", **game_options)
+        self.observation_size = rules.layout.size
         sl = rules.layout.slices
         self.actions: GridActions = rules.actions
         self.board = self.actions.board

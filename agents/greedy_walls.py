@@ -49,6 +49,7 @@ class GreedyAgent(BaseAgent):
         if game_id != "walls":
             raise ValueError(f"this greedy agent plays walls, not {game_id!r}")
         rules: Any = jericho_env.make_rules("walls", **game_options)
+        self.observation_size = rules.layout.size
         self.n = n = int(rules.options["num_players"])
         self.actions: WallsActions = rules.actions
         layout = rules.layout

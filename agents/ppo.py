@@ -1,5 +1,9 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
 
+Checkpoints are read by ``agents.checkpoint``: the safe format (JSON and tensors) by default, a
+Stable-Baselines3 zip only with ``trust=True``; the game, its options and the observation version
+recorded with the checkpoint must match the ones the agent is made for.
+
 Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
 masked action because the mask is applied to the logits before the choice. A policy trained with a
 prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
@@ -12,43 +16,32 @@ weights into a new model).
 
 from __future__ import annotations
 
-import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import BaseAgent
+from agents.checkpoint import linear_to_zero  # noqa: F401 - experiments.train imports it from here
 from agents.prior import Prior, with_hint
 
 
-def load_model(path: str | Path) -> Any:
-    """Load a MaskablePPO checkpoint; clear ``ValueError`` when missing or corrupt."""
-    p = Path(path)
-    if not p.exists() and p.with_suffix(".zip").exists():
-        p = p.with_suffix(".zip")
-    if not p.is_file():
-        raise FileNotFoundError(f"no PPO checkpoint at {str(path)!r} (expected a .zip written by experiments.train)")
-    if not zipfile.is_zipfile(p):
-        raise ValueError(f"{str(p)!r} is not a MaskablePPO checkpoint: not a zip archive (corrupt or wrong file?)")
-    try:
-        from sb3_contrib import MaskablePPO
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("the ppo agent needs the train extra: pip install -e '.[train]'") from e
-    try:
-        return MaskablePPO.load(str(p), device="cpu")
-    except Exception as e:  # sb3 raises many kinds on a damaged archive
-        raise ValueError(f"could not load PPO checkpoint {str(p)!r}: {type(e).__name__}: {e}") from e
+def load_model(path: str | Path, trust: bool = False) -> Any:
+    """A Stable-Baselines3 MaskablePPO zip (checkpoints from before ``agents.checkpoint``), only with ``trust``.
 
+    Loading such a zip unpickles Python objects, which can run any code: ``UnsafeCheckpointError``
+    unless ``trust=True``. Checkpoints in the safe format are loaded with ``agents.checkpoint``.
+    """
+    from agents.checkpoint import CheckpointError, kind, load_sb3, resolve_path
 
-def linear_to_zero(rate: float) -> Callable[[float], float]:
-    """A learning rate falling linearly from ``rate`` to 0 over training (SB3 calls it with the progress remaining)."""
+    p = resolve_path(path)
+    if kind(p) != "sb3":
+        raise CheckpointError(f"{str(p)!r} is in the safe format: load it with agents.checkpoint.load_policy")
+    if not trust:
+        from agents.checkpoint import UnsafeCheckpointError, _sb3_refusal
 
-    def schedule(progress_remaining: float) -> float:  # a closure: checkpoints store it by value
-        return rate + (1.0 - progress_remaining) * (0.0 - rate) / 1.0  # SB3's LinearSchedule(rate, 0, 1)
-
-    return schedule
+        raise UnsafeCheckpointError(_sb3_refusal(p))
+    return load_sb3(p)
 
 
 def trained_game(policy: Any) -> str | None:
@@ -60,22 +53,23 @@ def trained_game(policy: Any) -> str | None:
     return None
 
 
-def start_from(model: Any, path: str | Path) -> None:
+def start_from(model: Any, path: str | Path, trust: bool = False) -> None:
     """Copy the policy weights of the checkpoint ``path`` into ``model``; clear errors when they do not fit."""
-    source = load_model(path)
+    from agents.checkpoint import load_policy
+
+    source, _ = load_policy(path, trust=trust)
     if source.observation_space.shape != model.observation_space.shape or source.action_space != model.action_space:
         raise ValueError(
             f"--init {str(path)!r}: its observations {source.observation_space.shape} and actions "
             f"{source.action_space} do not match this run's {model.observation_space.shape} and "
             f"{model.action_space} (other game or options?)"
         )
-    if type(source.policy) is not type(model.policy):
+    if type(source) is not type(model.policy):
         raise ValueError(
-            f"--init {str(path)!r} holds a {type(source.policy).__name__}, "
-            f"this run builds a {type(model.policy).__name__}"
+            f"--init {str(path)!r} holds a {type(source).__name__}, this run builds a {type(model.policy).__name__}"
         )
     try:
-        model.policy.load_state_dict(source.policy.state_dict())
+        model.policy.load_state_dict(source.state_dict())
     except RuntimeError as e:
         raise ValueError(f"--init {str(path)!r}: the network differs from this run's (--net, --policy?): {e}") from None
 
@@ -92,28 +86,34 @@ class PPOAgent(BaseAgent):
         model: Any = None,
         deterministic: bool = True,
         seed: int | None = None,
+        trust: bool = False,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
+        self.path = str(path) if path is not None else None
+        self.meta: dict[str, Any] = {}
         if model is None:
             if path is None:
                 raise ValueError("the ppo agent needs path= a checkpoint written by experiments.train")
-            model = load_model(path)
-        self.model = model
-        self.path = str(path) if path is not None else None
+            from agents.checkpoint import load_policy
+
+            # checks the game, its options and the observation version recorded with the checkpoint
+            policy, self.meta = load_policy(path, trust=trust, game_id=game_id, options=game_options)
+        else:
+            policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
         self.deterministic = deterministic
         from jericho_env.registry import make_rules
 
-        size = make_rules(game_id, **game_options).info.observation_size
+        size = self.observation_size = make_rules(game_id, **game_options).info.observation_size
         self.prior: Prior | None = None
-        prior_name = getattr(model.policy, "prior", None) or "none"
+        prior_name = getattr(policy, "prior", None) or "none"
         if prior_name != "none":
-            self.prior = Prior(prior_name, game_id, int(model.action_space.n), seed=seed, **game_options)
+            self.prior = Prior(prior_name, game_id, int(policy.action_space.n), seed=seed, **game_options)
             size += self.prior.size
-        trained_on = trained_game(model.policy)
+        trained_on = trained_game(policy)
         if trained_on is not None and trained_on != game_id:
             raise ValueError(f"checkpoint {self.path!r} was trained on {trained_on!r}, not {game_id!r}")
-        expected = model.observation_space.shape
+        expected = policy.observation_space.shape
         if expected != (size,):
             raise ValueError(
                 f"checkpoint {self.path!r} expects observations of shape {expected}, but {game_id} with options "
@@ -122,7 +122,7 @@ class PPOAgent(BaseAgent):
         import torch
 
         self._torch = torch
-        self.policy = model.policy
+        self.policy = policy
         self.policy.set_training_mode(False)
 
     @property
@@ -139,6 +139,7 @@ class PPOAgent(BaseAgent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The policy's choice among the legal actions."""
         torch = self._torch
+        self.check_observation(observation)
         mask = observation["action_mask"].astype(bool)
         if not mask.any():
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
@@ -163,12 +164,16 @@ class LazyPPOOpponent:
 
     name = "ppo-snapshot"
 
-    def __init__(self, game_id: str, path: str, options: dict[str, Any]) -> None:
-        self.game_id, self.path, self.options = game_id, path, options
+    def __init__(self, game_id: str, path: str, options: dict[str, Any], trust: bool = False) -> None:
+        self.game_id, self.path, self.options, self.trust = game_id, path, options, trust
         self._agent: PPOAgent | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"game_id": self.game_id, "path": self.path, "options": self.options, "_agent": None}
+        state = {"game_id": self.game_id, "path": self.path, "options": self.options, "trust": self.trust}
+        return {**state, "_agent": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({"trust": False, **state})
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the snapshot's sampling."""
@@ -180,5 +185,5 @@ class LazyPPOOpponent:
 
     def _get(self) -> PPOAgent:
         if self._agent is None:
-            self._agent = PPOAgent(self.game_id, path=self.path, deterministic=False, **self.options)
+            self._agent = PPOAgent(self.game_id, path=self.path, deterministic=False, trust=self.trust, **self.options)
         return self._agent

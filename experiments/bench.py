@@ -1,7 +1,8 @@
 """Throughput with uniformly random legal actions, side by side with reference environments.
 
 ``python -m experiments.bench [GAME ...] [--seconds S] [--json PATH]`` measures, in one process:
-the bare rules-engine loop (legal actions + apply), the AEC loop through the public API
+the bare rules-engine loop (legal actions + apply, legality checked; and with ``apply_unchecked``,
+the path of search code and of the envs after their mask check), the AEC loop through the public API
 (``last()``, observation and mask every step, ``step``), the single-agent Gymnasium view, and as
 references PettingZoo's ``texas_holdem_v4`` and ``connect_four_v3`` and OpenSpiel's C++
 ``gin_rummy`` through ``pyspiel`` (observation tensor every step), when installed (the ``bench``
@@ -38,8 +39,8 @@ def timed(run_one_game: Callable[[], int], seconds: float) -> tuple[int, int]:
     return steps, games
 
 
-def rules_loop(game: str) -> Callable[[], int]:
-    """One game of the bare rules loop."""
+def rules_loop(game: str, checked: bool = True) -> Callable[[], int]:
+    """One game of the bare rules loop: ``apply`` (legality checked), or ``apply_unchecked`` as search uses it."""
     rules = make_rules(game)
     rng = np.random.default_rng(0)
     py_rng = np.random.default_rng(1)
@@ -48,7 +49,8 @@ def rules_loop(game: str) -> Callable[[], int]:
     def one() -> int:
         state = rules.initial_state(rng)
         n = 0
-        legal_actions, apply, terminal = rules.legal_actions, rules.apply, rules.is_terminal
+        legal_actions, terminal = rules.legal_actions, rules.is_terminal
+        apply = rules.apply if checked else rules.apply_unchecked
         while not terminal(state):
             legal = legal_actions(state)
             apply(state, legal[int(rand() * len(legal))])
@@ -183,6 +185,7 @@ def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int =
     loops: dict[str, Callable[[], int]] = {}
     for g in games:
         loops[f"{g} rules"] = rules_loop(g)
+        loops[f"{g} rules unchecked"] = rules_loop(g, checked=False)
         loops[f"{g} AEC"] = aec_loop(functools.partial(jericho_env.make, g))
         loops[f"{g} single-agent"] = single_loop(g)
     refs = references() if with_refs else {}

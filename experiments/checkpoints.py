@@ -1,20 +1,79 @@
-"""A training run's folder: config.json, checkpoints, snapshots, PPO's statistics and training.json.
+"""A training run's folder: config.json, checkpoints, snapshots, PPO's statistics and training.json, written to last.
 
-Layout: ``config.json`` (the resolved config), ``checkpoints/latest.zip`` and ``checkpoints/state.json``
-(steps done, snapshots, evaluations: what ``--resume`` reads back), ``checkpoints/initial.zip`` (the
-starting policy, with a prior or ``--init``), ``snapshots/step_N.zip`` (the learner's frozen copies),
-``logs/progress.csv`` (SB3's statistics), ``final.zip`` and ``training.json`` at the end.
+Layout: ``config.json`` (the resolved config); ``checkpoints/latest.zip`` and ``checkpoints/previous.zip``
+(the last two checkpoints, in the safe format of ``agents.checkpoint``: each also records what
+``--resume`` needs, the steps done, snapshots, evaluations and the time of every session so far);
+``checkpoints/state.json`` (the same record as plain JSON, for people and for
+``experiments.curves``); ``checkpoints/initial.zip`` (the starting policy, with a prior or
+``--init``); ``snapshots/step_N.zip`` (the learner's frozen copies); ``logs/progress.csv`` (SB3's
+statistics, appended to by every session); ``final.zip`` and ``training.json`` at the end.
+
+Every file is written to a temporary name and renamed, so a kill leaves the old file or the new one.
+A new checkpoint first moves ``latest.zip`` to ``previous.zip``; ``--resume`` takes the newest of the
+two that loads (or ``next.zip``, a new checkpoint complete but not yet renamed when the run was killed),
+so a checkpoint cut short costs at most one checkpoint interval, not the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.checkpoint import (
+    CheckpointError,
+    CheckpointMeta,
+    PolicySpec,
+    UnsafeCheckpointError,
+    is_loadable,
+    kind,
+    model_meta,
+    read_meta,
+    save_checkpoint,
+)
+
+STATE_KEYS = ("num_timesteps", "snapshots", "evals")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: Path, what: str) -> Any:
+    """A JSON file written by ``experiments.train``; one clear line if it is missing or broken."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise FileNotFoundError(f"{what} {str(path)!r} cannot be read: {e.strerror or e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"{what} {str(path)!r} is not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); it is written "
+            "by experiments.train: was it edited or cut short?"
+        ) from None
+
+
+def run_meta(config: Mapping[str, Any]) -> CheckpointMeta:
+    """The checkpoint meta of a training run's config (``experiments.train.TrainConfig`` as a dict)."""
+    hyper = {k: config[k] for k in ("learning_rate", "lr_schedule", "seed", "n_steps", "batch_size", "n_epochs")}
+    hyper.update({k: config[k] for k in ("gamma", "gae_lambda", "ent_coef")})
+    policy = PolicySpec(config["policy"], config["net"], config["prior"], float(config["prior_weight"]))
+    return CheckpointMeta(config["game"], dict(config["options"]), policy, {"hyperparameters": hyper})
+
 
 class RunFolder:
-    """The files of one training run, and the snapshots and evaluations recorded so far."""
+    """The files of one training run, and the snapshots, evaluations and sessions recorded so far."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
@@ -24,31 +83,36 @@ class RunFolder:
         self.snap_dir.mkdir(parents=True, exist_ok=True)
         self.snapshots: list[str] = []
         self.evals: list[dict[str, Any]] = []
+        self.sessions: list[dict[str, Any]] = []  # earlier sessions: start step, steps, seconds
+        self._session_start = (0, time.perf_counter())
 
+    # ------------------------------------------------------------------------------------------ config
     @staticmethod
     def saved_config(folder: str | Path, game_id: str) -> dict[str, Any]:
         """The config.json of an existing run folder of ``game_id``; a clear error if it is not one."""
         path = Path(folder)
-        if not (path / "config.json").is_file() or not (path / "checkpoints" / "state.json").is_file():
-            raise FileNotFoundError(
-                f"--resume {str(folder)!r}: no config.json and checkpoints/state.json there "
-                "(not a training run folder?)"
-            )
-        config: dict[str, Any] = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"--resume {str(folder)!r}: no config.json there (not a training run folder?)")
+        config = read_json(path / "config.json", "--resume: config")
+        if not isinstance(config, dict):
+            raise ValueError(f"--resume: {str(path / 'config.json')!r} must hold a JSON object, got {config!r}")
         if config.get("game") != game_id:
             raise ValueError(f"--resume {str(folder)!r} is a {config.get('game')!r} run, not {game_id!r}")
+        if not any(p.is_file() for p in RunFolder.checkpoint_paths_of(path / "checkpoints")):
+            raise FileNotFoundError(
+                f"--resume {str(folder)!r}: no checkpoints/latest.zip or previous.zip there (no checkpoint yet?)"
+            )
         return config
 
     def save_config(self, config: dict[str, Any]) -> None:
         """Write config.json."""
-        (self.folder / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+        write_atomic(self.folder / "config.json", json.dumps(config, indent=1))
 
-    def restore(self) -> int:
-        """Read back the snapshots and evaluations of the last checkpoint; the steps done by then."""
-        state = json.loads((self.ckpt_dir / "state.json").read_text(encoding="utf-8"))
-        self.snapshots = [s for s in state["snapshots"] if Path(s).exists()]
-        self.evals = state["evals"]
-        return int(state["num_timesteps"])
+    # ------------------------------------------------------------------------------------------ checkpoints
+    @staticmethod
+    def checkpoint_paths_of(ckpt_dir: Path) -> list[Path]:
+        """The checkpoints of a run, newest first (``next.zip``: complete, but its save stopped before the renames)."""
+        return [ckpt_dir / "next.zip", ckpt_dir / "latest.zip", ckpt_dir / "previous.zip"]
 
     @property
     def latest(self) -> Path:
@@ -56,50 +120,160 @@ class RunFolder:
         return self.ckpt_dir / "latest.zip"
 
     @property
+    def previous(self) -> Path:
+        """The checkpoint before the last one."""
+        return self.ckpt_dir / "previous.zip"
+
+    @property
     def initial(self) -> Path:
         """The starting policy's model (written with a prior or ``--init``)."""
         return self.ckpt_dir / "initial.zip"
 
+    def run_state(self, steps: int) -> dict[str, Any]:
+        """What ``--resume`` reads back: steps, snapshots, evaluations and every session's time so far."""
+        sessions = self.all_sessions(steps)
+        return {"num_timesteps": steps, "snapshots": self.snapshots, "evals": self.evals, "sessions": sessions}
+
     def save_checkpoint(self, model: Any, steps: int) -> None:
-        """The model and the state that ``--resume`` needs (state.json replaced atomically)."""
-        model.save(str(self.latest))
-        state = {"num_timesteps": steps, "snapshots": self.snapshots, "evals": self.evals}
-        tmp = self.ckpt_dir / "state.json.tmp"
-        tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
-        tmp.replace(self.ckpt_dir / "state.json")
+        """Save the model with the run's state: the new file complete first, then latest -> previous -> new."""
+        meta = model_meta(model)
+        training = {**meta.training, "run": self.run_state(steps)}
+        tmp = self.ckpt_dir / "next.zip"
+        save_checkpoint(model, tmp, dataclasses.replace(meta, training=training))
+        if self.latest.is_file():
+            os.replace(self.latest, self.previous)
+        os.replace(tmp, self.latest)
+        write_atomic(self.ckpt_dir / "state.json", json.dumps(training["run"], indent=1))
+
+    def restore(self, trust: bool = False, report: Any = print) -> tuple[int, Path]:
+        """Read back the newest checkpoint that loads (``report`` names any skipped); its steps and path.
+
+        Checkpoints in the safe format carry their own run state. A Stable-Baselines3 ``latest.zip``
+        (runs from before it) needs ``trust`` and takes the run state from ``state.json``.
+        """
+        problems: list[str] = []
+        for path in self.checkpoint_paths_of(self.ckpt_dir):
+            if not path.is_file():
+                if path.name != "next.zip":  # it exists only when a save was cut short
+                    problems.append(f"{path.name}: missing")
+                continue
+            try:
+                if kind(path) == "sb3":
+                    if not trust:
+                        raise UnsafeCheckpointError(
+                            f"{path.name} is a Stable-Baselines3 zip from an earlier version: resuming from it "
+                            "unpickles Python objects, which can run any code; add --trust-checkpoint if you "
+                            "trust this run folder"
+                        )
+                    steps = self._restore_state(self._legacy_state())
+                elif not is_loadable(path):
+                    raise CheckpointError(f"{path.name}: damaged (its meta.json or weights.pt does not load)")
+                else:
+                    steps = self._restore_state(read_meta(path).get("training", {}).get("run"))
+            except UnsafeCheckpointError:
+                raise
+            except (CheckpointError, ValueError) as e:
+                problems.append(str(e))
+                continue
+            if problems:
+                report(f"--resume: skipped {'; '.join(problems)}; resuming from {path.name} ({steps} steps)")
+            return steps, path
+        raise CheckpointError(f"--resume {str(self.folder)!r}: no checkpoint loads ({'; '.join(problems)})")
+
+    def _legacy_state(self) -> Any:
+        return read_json(self.ckpt_dir / "state.json", "--resume: the checkpoint state")
+
+    def _restore_state(self, state: Any) -> int:
+        """Snapshots, evaluations and sessions from a checkpoint's run state; its steps."""
+        where = "the checkpoint's run state"
+        if not isinstance(state, dict):
+            raise ValueError(f"{where} must be a JSON object with {', '.join(STATE_KEYS)}, got {state!r}")
+        missing = [k for k in STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"{where} lacks {', '.join(missing)} (expected {', '.join(STATE_KEYS)})")
+        steps, snapshots, evals = state["num_timesteps"], state["snapshots"], state["evals"]
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+            raise ValueError(f"{where}: num_timesteps must be a whole number >= 0, got {steps!r}")
+        if not isinstance(snapshots, list) or not all(isinstance(s, str) for s in snapshots):
+            raise ValueError(f"{where}: snapshots must be a list of paths, got {snapshots!r}")
+        if not isinstance(evals, list) or not all(isinstance(e, dict) for e in evals):
+            raise ValueError(f"{where}: evals must be a list of evaluation rows, got {evals!r}")
+        sessions = state.get("sessions", [])
+        self.snapshots = [s for s in snapshots if Path(s).exists()]
+        self.evals = list(evals)
+        self.sessions = list(sessions) if isinstance(sessions, list) else []
+        return steps
 
     def save_snapshot(self, model: Any, steps: int, keep: int) -> str:
         """Save a frozen copy of the learner; the list keeps the ``keep`` latest. Returns its path."""
         path = str(self.snap_dir / f"step_{steps}.zip")
-        model.save(path)
+        save_checkpoint(model, path)
         self.snapshots = [*self.snapshots, path][-keep:]
         return path
+
+    # ------------------------------------------------------------------------------------------ statistics
+    def begin_session(self, done_steps: int) -> None:
+        """Start timing this session (called once the model is ready, before ``learn``)."""
+        self._session_start = (done_steps, time.perf_counter())
+
+    def all_sessions(self, steps: int) -> list[dict[str, Any]]:
+        """Earlier sessions and this one up to ``steps``."""
+        start, t0 = self._session_start
+        seconds = time.perf_counter() - t0
+        now = {"from_steps": start, "steps": steps - start, "seconds": round(seconds, 1)}
+        return [*self.sessions, now]
 
     def logger(self, done_steps: int) -> Any:
         """SB3's training statistics (losses, entropy, KL, clip fraction, explained variance) as logs/progress.csv.
 
-        Without it SB3 leaves a folder in the system's temp directory for every run. A resumed run keeps
-        the earlier session's file as progress.until-STEPS.csv.
+        Without it SB3 leaves a folder in the system's temp directory for every run. Every session
+        appends its rows to the same file (a resumed run's curves stay whole).
         """
-        from stable_baselines3.common.logger import configure
+        from stable_baselines3.common.logger import Logger
 
         logs = self.folder / "logs"
         logs.mkdir(exist_ok=True)
-        if (logs / "progress.csv").exists() and done_steps:
-            (logs / "progress.csv").replace(logs / f"progress.until-{done_steps}.csv")
-        return configure(str(logs), ["csv"])
+        return Logger(str(logs), [appending_csv(logs / "progress.csv")])
 
     def save_training(self, steps: int, session_steps: int, seconds: float) -> None:
-        """training.json: steps in all, this session's time and speed, the evaluations (and a line saying so)."""
+        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so)."""
+        sessions = self.all_sessions(steps)
+        total = sum(float(s.get("seconds", 0.0)) for s in sessions)
         summary = {
             "steps": steps,
             "seconds_this_session": round(seconds, 1),
             "steps_per_second": round(session_steps / seconds, 1) if seconds > 0 else None,
+            "seconds_all_sessions": round(total, 1),
+            "sessions": sessions,
             "evals": self.evals,
         }
-        (self.folder / "training.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+        write_atomic(self.folder / "training.json", json.dumps(summary, indent=1))
         if seconds > 0:
             rate = session_steps / seconds
             print(
                 f"trained {session_steps} steps in {seconds:.0f} s ({rate:.0f} steps/s); model: {self.folder}/final.zip"
             )
+
+
+def appending_csv(path: Path) -> Any:
+    """SB3's CSV output appending to ``path``: its header read back, a row cut short by a kill dropped."""
+    from stable_baselines3.common.logger import CSVOutputFormat
+
+    class AppendingCSV(CSVOutputFormat):
+        def __init__(self, path: Path) -> None:
+            self.separator = ","
+            self.quotechar = '"'
+            self.keys: list[str] = []
+            if not path.is_file():
+                self.file = open(path, "w+", encoding="utf-8")  # noqa: SIM115 - SB3 closes it (close())
+                return
+            data = path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with open(path, "r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
+            self.file = open(path, "r+", encoding="utf-8")  # noqa: SIM115 - SB3 closes it (close())
+            header = self.file.readline().rstrip("\n")
+            self.keys = header.split(self.separator) if header else []
+            self.file.seek(0, os.SEEK_END)
+
+    return AppendingCSV(path)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
@@ -39,15 +41,63 @@ def positive_float(text: str) -> float:
     return v
 
 
+def nonnegative_float(text: str) -> float:
+    """A finite float >= 0 for argparse."""
+    v = finite_float(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return v
+
+
+def finite_float(text: str) -> float:
+    """A finite float (not nan, not inf) for argparse."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return v
+
+
+def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hint: bool = False) -> None:
+    """``ValueError`` (one line) if ``out`` cannot be an output folder: it, or a folder above it, is a file.
+
+    With ``run_kind``, a folder already holding a run (its config.json) is refused too, so two runs
+    never mix their files (``resume_hint``: say that ``--resume`` continues it).
+    """
+    if out is None:
+        return
+    path = Path(out)
+    for above in [path, *path.parents]:
+        if above.exists():
+            if not above.is_dir():
+                where = "is a file" if above == path else f"lies under {str(above)!r}, which is a file"
+                raise ValueError(f"{flag} {out!r} {where}: give a folder (a new one, or an existing folder)")
+            break
+    if run_kind and (path / "config.json").exists():
+        hint = f": continue it with --resume {out}, or" if resume_hint else "; choose"
+        raise ValueError(f"{flag} {out!r} already holds a {run_kind}{hint} another folder")
+
+
 def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) exits 2 with the parser's prefix."""
+    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) exits 2 with one line naming it."""
     try:
         body()
     except KeyboardInterrupt:
         return 130
-    except (JerichoError, ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    except (JerichoError, ValueError, OSError, ImportError) as e:
+        parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     return 0
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line (file errors with their path)."""
+    if isinstance(error, OSError) and error.filename and str(error.filename) not in str(error):
+        text = f"{error.strerror or error}: {error.filename}"
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:

@@ -2,8 +2,10 @@
 
 Every pair of agents plays ``--deals`` deals, each deal in every seat arrangement (seats swapped
 in 2-player games; in walls, agent A alone against copies of B, A in each seat). Prints the
-win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes table.md,
-table.csv, results.json and heatmap.png to one run folder.
+win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes results.json,
+table.csv, table.md and heatmap.png (without matplotlib: skipped, with a note) to one run folder, in
+that order and each complete or absent, so tables never stand without their results.
+``ppo=PATH`` loads checkpoints in the safe format; a Stable-Baselines3 zip needs ``--trust-checkpoint``.
 
 Examples:
     python -m experiments.evaluate grid --agents random greedy --deals 1000
@@ -20,7 +22,7 @@ import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
-from experiments.cli import cli_parser, parse_option, positive_int, progress_bar
+from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
 from jericho_env.core.rules import JerichoError
@@ -53,17 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="game option, e.g. num_players=3 for walls (repeatable)",
     )
     p.add_argument("--out", default=None, help="run folder (default runs/evaluate/GAME-TIME)")
-    p.add_argument("--no-plot", action="store_true", help="skip heatmap.png")
+    p.add_argument("--no-plot", action="store_true", help="skip heatmap.png (skipped anyway without matplotlib)")
+    trust = "load ppo=PATH checkpoints that are Stable-Baselines3 zips (written before the safe format): they"
+    p.add_argument("--trust-checkpoint", action="store_true", help=trust + " unpickle code; only for files you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
-def specs_from_args(raw: list[str]) -> list[AgentSpec]:
-    """AgentSpecs from the --agents strings; duplicate labels get #2, #3 ..."""
+def specs_from_args(raw: list[str], trust: bool = False) -> list[AgentSpec]:
+    """AgentSpecs from the --agents strings; duplicate labels get #2, #3 ... (``trust``: for every ppo=PATH)."""
     specs: list[AgentSpec] = []
     seen: dict[str, int] = {}
     for s in raw:
         label, name, kwargs = parse_spec(s)
+        if trust and "path" in kwargs:
+            kwargs["trust"] = True
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
@@ -87,6 +93,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run the tournament, write its outputs and return the summary (with ``folder``)."""
     options = dict(options or {})
+    check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
     n = rules.info.num_players
     for spec in specs:  # unknown agents, missing checkpoints: fail before the pool starts
@@ -130,17 +137,19 @@ def against_baselines(
     out: str,
     quiet: bool,
     untrained: str | None = None,
+    trust: bool = False,
 ) -> dict[str, Any]:
     """The tournament of the baselines (random, greedy where the game has one) and the PPO checkpoint ``path``.
 
-    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from (with a prior or
-    ``--init``), played as one more agent named "untrained" so the table shows what training added to the
-    starting policy. It comes last, so the other pairs play the same games as without it.
+    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from, played as one
+    more agent named "untrained" so the table shows what training added to the starting policy. It comes
+    last, so the other pairs play the same games as without it.
     """
     specs = [AgentSpec(name, name) for name in baselines(game_id)]
-    specs.append(AgentSpec(label, "ppo", {"path": path}))
+    extra = {"trust": True} if trust else {}
+    specs.append(AgentSpec(label, "ppo", {"path": path, **extra}))
     if untrained is not None:
-        specs.append(AgentSpec("untrained", "ppo", {"path": untrained}))
+        specs.append(AgentSpec("untrained", "ppo", {"path": untrained, **extra}))
     return evaluate(game_id, specs, deals, seed=seed, workers=workers, options=options, out=out, quiet=quiet)
 
 
@@ -149,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        specs = specs_from_args(args.agents)
+        specs = specs_from_args(args.agents, args.trust_checkpoint)
         summary = evaluate(
             args.game,
             specs,
@@ -161,8 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             plot=not args.no_plot,
             quiet=args.quiet,
         )
-    except (JerichoError, ValueError, FileNotFoundError) as e:
-        parser.exit(2, f"{parser.prog}: error: {e}\n")
+    except KeyboardInterrupt:
+        return 130
+    except (JerichoError, ValueError, OSError, ImportError) as e:
+        parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     print()
     print(summary["table"])
     print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")

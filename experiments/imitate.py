@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.nets import POLICIES, POLICY_NAMES, build_policy, parse_net
 from experiments import presets
-from experiments.cli import cli_parser, parse_option, positive_int, progress_bar, run_cli
+from experiments.cli import check_out, cli_parser, parse_option, positive_int, progress_bar, run_cli
 from jericho_env.registry import known_game_ids, make_rules
 
 
@@ -98,6 +98,7 @@ def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) 
     from stable_baselines3.common.logger import Logger
 
     import jericho_env
+    from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta
 
     name, net = network(game_id, args)
     sizes = {k: v for k, v in {"channels": args.channels, "layers": args.layers}.items() if k in POLICIES[name].sizes}
@@ -110,7 +111,8 @@ def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) 
         device="cpu",
     )
     model.set_logger(Logger(None, []))
-    return model
+    # what imitation.zip records (agents.checkpoint): the network by name, no PPO hyperparameters to resume
+    return attach_meta(model, CheckpointMeta(game_id, dict(options), PolicySpec(name, net, sizes=sizes)))
 
 
 def agreement(policy: Any, data: dict[str, np.ndarray], rows: np.ndarray, batch: int = 512) -> float:
@@ -182,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         import torch
 
+        from agents.checkpoint import save_checkpoint
         from agents.nets import check_policy
         from experiments.evaluate import against_baselines
         from experiments.report import run_folder
@@ -192,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         check_policy(name, args.game)
         parse_net(net)
         torch.set_num_threads(1)
+        check_out(args.out, "--out")
         folder = run_folder("imitate", args.game, args.out)
         t0 = time.perf_counter()
         data = collect(args.game, args.games, args.seed, options, args.quiet)
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         model = make_model(args.game, args, options)
         fit(model, data, args)
         path = Path(folder) / "imitation.zip"
-        model.save(str(path))
+        save_checkpoint(model, path)
         summary = against_baselines(
             args.game,
             "clone",

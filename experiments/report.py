@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import importlib.util
+import io
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,17 +69,22 @@ def write_outputs(
     n_players: int,
     plot: bool = True,
 ) -> dict[str, Any]:
-    """Write table.md, table.csv, results.json (and heatmap.png); return the summary."""
+    """Write results.json, table.csv, table.md (and heatmap.png), in that order; return the summary.
+
+    Outputs of an earlier run in ``folder`` are removed first and each file is written to a temporary
+    name and renamed, so a kill leaves no table without its complete results.json.
+    """
+    for name in OUTPUTS:
+        (folder / name).unlink(missing_ok=True)
     cells = tabulate(records, labels)
     ratings = bradley_terry(labels, cells)
     table = markdown_table(labels, cells, ratings, n_players)
-    (folder / "table.md").write_text(f"# {game_id}: agent vs agent\n\n{table}\n", encoding="utf-8")
-    with (folder / "table.csv").open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["agent", "opponent", "games", "wins", "draws", "losses", "win_rate", "ci_low", "ci_high"])
-        for (a, b), c in cells.items():
-            lo, hi = c.interval
-            w.writerow([a, b, c.games, c.wins, c.draws, c.losses, f"{c.win_rate:.4f}", f"{lo:.4f}", f"{hi:.4f}"])
+    rows = io.StringIO(newline="")
+    w = csv.writer(rows)
+    w.writerow(["agent", "opponent", "games", "wins", "draws", "losses", "win_rate", "ci_low", "ci_high"])
+    for (a, b), c in cells.items():
+        lo, hi = c.interval
+        w.writerow([a, b, c.games, c.wins, c.draws, c.losses, f"{c.win_rate:.4f}", f"{lo:.4f}", f"{hi:.4f}"])
     summary = {
         "game_id": game_id,
         "config": config,
@@ -89,10 +97,33 @@ def write_outputs(
         "mean_game_length": sum(r.length for r in records) / max(1, len(records)),
         "games": [dataclasses.asdict(r) for r in records],
     }
-    (folder / "results.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    if plot:
+    write_file(folder / "results.json", json.dumps(summary, indent=1))
+    write_file(folder / "table.csv", rows.getvalue())
+    write_file(folder / "table.md", f"# {game_id}: agent vs agent\n\n{table}\n")
+    if plot and have_matplotlib("heatmap.png"):
         heatmap(folder / "heatmap.png", game_id, labels, cells, n_players)
     return {"table": table, "ratings": ratings, "cells": cells}
+
+
+OUTPUTS = ("results.json", "table.csv", "table.md", "heatmap.png")
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed when complete."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def have_matplotlib(picture: str) -> bool:
+    """Whether matplotlib is installed; if not, one line says which picture is skipped and how to get it."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        return True
+    print(f"(no matplotlib: {picture} skipped; pip install -e '.[plot]' to draw it)")
+    return False
 
 
 def _pct(x: float) -> str:
@@ -132,19 +163,21 @@ def heatmap(
     ax.set_title(f"{game_id}: win rate of row agent vs column agent")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
+    os.replace(tmp, path)
 
 
 def learning_curves(run: Path) -> Path | None:
     """``learning_curves.png`` of a training run folder: evaluations against greedy, entropy, explained variance.
 
     Reads ``training.json`` (or ``checkpoints/state.json`` of an unfinished run) and ``logs/progress.csv``
-    (SB3's statistics). Returns the image's path, or None when the folder holds nothing to plot yet.
+    (SB3's statistics). Returns the image's path, or None when the folder holds nothing to plot yet or
+    matplotlib is not installed (a line then says so).
     """
-    import csv
-    import json
-
+    if not have_matplotlib("learning_curves.png"):
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
@@ -152,7 +185,12 @@ def learning_curves(run: Path) -> Path | None:
 
     run = Path(run)
     src = run / "training.json" if (run / "training.json").is_file() else run / "checkpoints" / "state.json"
-    evals = json.loads(src.read_text(encoding="utf-8")).get("evals", []) if src.is_file() else []
+    evals: list[dict[str, Any]] = []
+    if src.is_file():
+        try:
+            evals = json.loads(src.read_text(encoding="utf-8")).get("evals", [])
+        except (json.JSONDecodeError, AttributeError):
+            print(f"({src} is not a JSON object: learning_curves.png shows no evaluations)")
     rows: list[dict[str, str]] = []
     progress = run / "logs" / "progress.csv"
     if progress.is_file():
@@ -193,6 +231,8 @@ def learning_curves(run: Path) -> Path | None:
     fig.suptitle(f"training run {run.name}")
     fig.tight_layout()
     out = run / "learning_curves.png"
-    fig.savefig(out, dpi=100)
+    tmp = out.with_name(out.name + ".tmp")
+    fig.savefig(tmp, dpi=100, format="png")
     plt.close(fig)
+    os.replace(tmp, out)
     return out

@@ -7,8 +7,8 @@ pool of baseline agents and frozen snapshots of the learner, a snapshot being ad
 greedy, or the game's strongest baseline (mask-aware, through the tournament code). Checkpoints go
 to the run folder every ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER``
 continues from the last one.
-At the end: a tournament of the baselines and the trained agent (with a prior or ``--init``, also the
-untrained starting policy, as "untrained"), printed and saved. With a prior (``--prior greedy`` or
+At the end: a tournament of the baselines, the trained agent and its starting policy (as "untrained"),
+printed and saved. With a prior (``--prior greedy`` or
 ``greedy-scores``) the policy starts from greedy's judgement and learns where to depart from it
 (``agents.prior``). Every default comes from ``experiments.presets`` (a default entry plus what each
 game changes). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
@@ -33,7 +33,16 @@ from agents.nets import POLICY_NAMES, describe_policies
 from agents.prior import PRIORS
 from experiments import presets
 from experiments.checkpoints import RunFolder
-from experiments.cli import cli_parser, parse_option, positive_float, positive_int, run_cli
+from experiments.cli import (
+    check_out,
+    cli_parser,
+    finite_float,
+    nonnegative_float,
+    parse_option,
+    positive_float,
+    positive_int,
+    run_cli,
+)
 from jericho_env.registry import known_game_ids
 
 
@@ -45,8 +54,8 @@ class TrainConfig:
     options: dict[str, Any]  # the game's options as given (the game's defaults for the others)
     timesteps: int  # learner steps to train for
     seed: int  # seeds torch, numpy, the envs, the opponents and the final tournament
-    n_envs: int  # parallel envs feeding PPO
-    vec: str  # "dummy" (envs in this process) or "subproc" (one process per env)
+    n_envs: int  # games played at once (in lockstep with "selfplay") feeding PPO
+    vec: str  # "selfplay" (batched games, batched opponents), or single-agent views: "dummy" or "subproc"
     policy: str  # the network: a name in agents.nets.POLICIES
     net: str  # mlp layer sizes: the first shared by the policy and value heads, the rest per head
     learning_rate: float  # Adam's learning rate (its start, with the linear schedule)
@@ -57,6 +66,7 @@ class TrainConfig:
     gamma: float  # discount (rewards come only at the end of a game)
     gae_lambda: float  # GAE's lambda
     ent_coef: float  # entropy bonus
+    shaping: float  # weight of the potential-based shaping reward (Rules.potential; "selfplay" vec only)
     prior: str  # "none", or the prior the policy starts from: "greedy", "greedy-scores" (agents.prior)
     prior_weight: float  # initial logit bonus of the prior's move (trained with the rest)
     init: str | None  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
@@ -93,11 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     add("--net", "net", "mlp hidden layer sizes, the first shared by both heads")
     add("--learning-rate", "learning_rate", "Adam learning rate", type=positive_float)
     add("--lr-schedule", "lr_schedule", "constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
+    add("--n-steps", "n_steps", "rollout length per env between updates", type=positive_int)
+    add("--batch-size", "batch_size", "PPO minibatch size", type=positive_int)
     add("--n-epochs", "n_epochs", "PPO epochs per update", type=positive_int)
-    add("--ent-coef", "ent_coef", "entropy bonus", type=float)
+    add("--ent-coef", "ent_coef", "entropy bonus, >= 0", type=nonnegative_float)
     prior = "start from greedy's move and learn where to depart (agents.prior); greedy-scores: from greedy's score"
     add("--prior", "prior", f"{prior} of every move (grid: passing included); none: from scratch", choices=PRIORS)
-    add("--prior-weight", "prior_weight", "initial logit bonus of the prior's move", type=float)
+    add(
+        "--shaping",
+        "shaping",
+        "weight of the shaping reward (the game's potential, e.g. grid's points lead)",
+        type=nonnegative_float,
+    )
+    add("--prior-weight", "prior_weight", "initial logit bonus of the prior's move", type=finite_float)
     add("--pool", "pool", "fixed opponents, comma-separated")
     add("--init", "init", "start from this checkpoint's policy weights (same game and --policy)", metavar="CHECKPOINT")
     add("--snapshot-every", "snapshot_every", "steps between snapshots joining the pool", type=positive_int)
@@ -109,98 +127,76 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/train/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
+    trust = "load Stable-Baselines3 zips (--init, --resume of runs before the safe format): they unpickle code"
+    p.add_argument("--trust-checkpoint", action="store_true", help=trust + "; only for files you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
-def make_opponents(cfg: TrainConfig, snapshots: list[str]) -> list[Any]:
-    """The pool the learner's opponents are drawn from: the preset's agents, then the saved snapshots."""
-    import agents
-
-    pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in cfg.pool.split(",")]
-    return pool + [snapshot_opponent(cfg, path) for path in snapshots]
-
-
-def snapshot_opponent(cfg: TrainConfig, path: str) -> Any:
-    """A saved snapshot of the learner as an opponent (loaded on first use, in whichever process plays it)."""
-    from agents.ppo import LazyPPOOpponent
-
-    return LazyPPOOpponent(cfg.game, path, cfg.options)
-
-
-def make_vec_env(cfg: TrainConfig, opponents: list[Any]) -> Any:
-    """``n_envs`` single-agent views (the learner in a random seat, the prior's hint appended) as an SB3 VecEnv."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    import jericho_env
-    from agents.prior import PriorHintEnv
-
-    def factory(rank: int) -> Any:
-        def make() -> Any:
-            env = jericho_env.single_agent(cfg.game, opponents=list(opponents), seat="random", **cfg.options)
-            if cfg.prior != "none":
-                env = PriorHintEnv(env, cfg.prior, cfg.game, **cfg.options)
-            env.reset(seed=cfg.seed * 1000 + rank)
-            return env
-
-        return make
-
-    fns = [factory(i) for i in range(cfg.n_envs)]
-    return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
-
-
-def make_model(cfg: TrainConfig, vec: Any) -> Any:
+def make_model(cfg: TrainConfig, vec: Any, trust: bool = False) -> Any:
     """A new MaskablePPO with the config's network, prior and hyperparameters (and ``--init``'s weights)."""
     from sb3_contrib import MaskablePPO
 
+    from agents.checkpoint import attach_meta
     from agents.nets import build_policy
     from agents.ppo import linear_to_zero, start_from
+    from experiments.checkpoints import run_meta
 
     policy, kwargs = build_policy(cfg.policy, cfg.game, cfg.options, cfg.net, cfg.prior, cfg.prior_weight)
     rate = linear_to_zero(cfg.learning_rate) if cfg.lr_schedule == "linear" else cfg.learning_rate
     ppo = {k: getattr(cfg, k) for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")}
     model = MaskablePPO(policy, vec, rate, **ppo, policy_kwargs=kwargs, seed=cfg.seed, device="cpu")
+    attach_meta(model, run_meta(dataclasses.asdict(cfg)))  # what its checkpoints record (agents.checkpoint)
     if cfg.init:
-        start_from(model, cfg.init)
+        start_from(model, cfg.init, trust)
     return model
 
 
-def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = False) -> Path:
-    """Train (or continue training) in ``folder``; returns the final model's path."""
+def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = False, trust: bool = False) -> Path:
+    """Train (or continue training) in ``folder``; returns the final model's path.
+
+    ``trust``: Stable-Baselines3 zips (``--init``, or resuming a run from before the safe format) may be
+    loaded, which unpickles them (``agents.checkpoint``).
+    """
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.utils import set_random_seed
 
-    from agents.ppo import load_model
-    from experiments.callbacks import Every, TrainCallback, eval_text, evaluate_against
+    from agents.checkpoint import attach_meta, load_model_for_resume, model_meta, save_checkpoint
+    from experiments.callbacks import Every, TrainCallback, eval_text
+    from experiments.checkpoints import run_meta
+    from experiments.selfplay import add_snapshot, evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
+    # torch checks every distribution's arguments (a simplex test per masked Categorical, per call); the
+    # masks and logits come from our own code, so the training process skips those checks
+    torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
-    done = run.restore() if resume else 0
-    vec = make_vec_env(cfg, make_opponents(cfg, run.snapshots))
-    if resume:
-        load_model(run.latest)  # a clear error if the checkpoint is damaged
-        model = MaskablePPO.load(str(run.latest), env=vec, device="cpu")
+    done, checkpoint = run.restore(trust) if resume else (0, None)
+    vec = make_vec_env(cfg, run.snapshots, trust)
+    if checkpoint is not None:
+        model = load_model_for_resume(checkpoint, vec, trust)  # the saved hyperparameters and tensors
         model.num_timesteps = done
+        if not hasattr(model, "_jericho_meta"):  # an SB3 zip of an earlier version: save in the safe format
+            attach_meta(model, run_meta(dataclasses.asdict(cfg)))
+        meta = model_meta(model)
+        meta.training = {"hyperparameters": meta.training["hyperparameters"]}  # counters and run state: per save
     else:
-        model = make_model(cfg, vec)
-        if cfg.init or cfg.prior != "none":
-            model.save(str(run.initial))  # the starting policy joins the final tournament
+        model = make_model(cfg, vec, trust)
+        save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
     model.set_logger(run.logger(done))
+    run.begin_session(done)
 
     def snapshot(model: Any, steps: int) -> None:
-        path = run.save_snapshot(model, steps, cfg.max_snapshots)
-        model.get_env().env_method("add_opponent", snapshot_opponent(cfg, path), cfg.max_snapshots)
+        add_snapshot(vec, cfg, model, run.save_snapshot(model, steps, cfg.max_snapshots), steps)
 
-    def evaluate(model: Any, steps: int) -> str:
-        row = evaluate_against(model, steps, cfg.game, cfg.options, cfg.eval_opponent, cfg.eval_deals, run.ckpt_dir)
-        run.evals.append(row)
-        return eval_text(row)
+    def evaluation(model: Any, steps: int) -> str:
+        run.evals.append(evaluate(model, cfg, steps))
+        return eval_text(run.evals[-1])
 
     actions = [
         Every(cfg.snapshot_every, snapshot),
-        Every(cfg.eval_every, evaluate),
+        Every(cfg.eval_every, evaluation),
         Every(cfg.checkpoint_every, run.save_checkpoint),
     ]
     t0 = time.perf_counter()
@@ -217,27 +213,27 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
             callback.close()
     seconds = time.perf_counter() - t0
     final = run.folder / "final.zip"
-    model.save(str(final))
+    save_checkpoint(model, final)
     run.save_checkpoint(model, model.num_timesteps)
     vec.close()
     run.save_training(model.num_timesteps, model.num_timesteps - done, seconds)
     return final
 
 
-def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool) -> dict[str, Any]:
+def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool, trust: bool = False) -> dict[str, Any]:
     """Train (or resume) one game, then play, print and save the final tournament."""
     from experiments.evaluate import against_baselines
     from experiments.report import learning_curves
 
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
-    final = train(cfg, folder, quiet, resume)
-    initial = folder / "checkpoints" / "initial.zip"  # with a prior or --init: what PPO started from
+    final = train(cfg, folder, quiet, resume, trust)
+    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: only with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
-    summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained)
+    summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust)
     wall = time.perf_counter() - t0
-    learning_curves(folder)
+    learning_curves(folder)  # skipped with a note when matplotlib is missing
     print(f"\n## {cfg.game}: final table (seed {cfg.seed}, {cfg.timesteps} steps, {wall / 60:.1f} min wall time)\n")
     print(summary["table"])
     print(f"\noutputs in {folder}/ (model final.zip, tournament/, config.json, learning_curves.png, logs/progress.csv)")
@@ -246,19 +242,28 @@ def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool) -> dict
 
 def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
     """The config of a new run from the command line (the ``--init`` checkpoint checked before any work)."""
-    from agents.ppo import load_model
+    from agents.checkpoint import load_policy
 
     given = {key: getattr(args, key, None) for key in presets.PRESETS["default"]}  # no flag: from the preset
     given["policy"] = None if args.policy == "auto" else args.policy
     cfg = make_config(game, dict(args.option), **given)
-    if cfg.init:
-        load_model(cfg.init)  # missing or damaged: a clear error before the run folder is made
+    if cfg.init:  # missing, damaged, unsafe or for another game: a clear error before the run folder is made
+        load_policy(cfg.init, trust=getattr(args, "trust_checkpoint", False), game_id=game, options=cfg.options)
     return cfg
 
 
 def resumed_config(folder: str, game: str, timesteps: int | None) -> TrainConfig:
     """The config of the run in ``folder``; a larger ``--timesteps`` extends it (and is written back)."""
     saved = RunFolder.saved_config(folder, game)
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(saved) - known)
+    if unknown:
+        raise ValueError(
+            f"--resume: {folder}/config.json has unknown field(s) {', '.join(unknown)}; "
+            f"a training config holds {', '.join(sorted(known))}"
+        )
+    if not isinstance(saved.get("options", {}), dict):
+        raise ValueError(f"--resume: {folder}/config.json: options must be a JSON object, got {saved['options']!r}")
     cfg = make_config(game, saved.pop("options", {}), **{k: v for k, v in saved.items() if k != "game"})
     if timesteps is not None and timesteps > cfg.timesteps:
         cfg.timesteps = timesteps
@@ -279,14 +284,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--resume takes one game's run folder, not all")
 
     def run() -> None:
+        outs = {g: args.out if len(games) == 1 else args.out and f"{args.out}/{g}" for g in games}
+        for game in games:  # every path checked before any work
+            if not args.resume:
+                check_out(outs[game], "--out", run_kind="training run", resume_hint=True)
         for game in games:
             if args.resume:
                 cfg, folder = resumed_config(args.resume, game, args.timesteps), Path(args.resume)
             else:
                 cfg = config_from_args(args, game)
-                folder = run_folder("train", game, args.out if len(games) == 1 else args.out and f"{args.out}/{game}")
+                folder = run_folder("train", game, outs[game])
                 RunFolder(folder).save_config(dataclasses.asdict(cfg))  # the values used, not "the preset of the day"
-            train_one(cfg, folder, bool(args.resume), args.quiet)
+            train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint)
 
     return run_cli(parser, run)
 

@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
     p.add_argument("--save-png", default=None, metavar="PATH", help="save a picture of the final table (your view)")
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    trust = "let --opponent ppo=PATH load a Stable-Baselines3 zip, which unpickles code: only for files you trust"
+    p.add_argument("--trust-checkpoint", action="store_true", help=trust)
     args = p.parse_args(argv)
     out = stdout or sys.stdout
     inp = stdin or sys.stdin
@@ -173,6 +175,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         if not 0 <= args.seat < n:
             raise ValueError(f"--seat {args.seat} is not a seat of this game: choose 0..{n - 1}")
         label, name, kwargs = agent_plugins.parse_spec(args.opponent, args.game)
+        if args.trust_checkpoint and "path" in kwargs:
+            kwargs["trust"] = True
         opponents = {}
         for s in range(n):
             if s != args.seat:

@@ -19,7 +19,7 @@ _BUILTIN: dict[str, str] = {
 GAME_IDS: tuple[str, ...] = tuple(_BUILTIN)
 # The env version of each built-in game (its ``Rules.version``; a test keeps the two equal), known
 # without importing the games so that registering with PettingZoo stays cheap.
-GAME_VERSIONS: dict[str, int] = {"grid": 0, "walls": 0, "castles": 0}
+GAME_VERSIONS: dict[str, int] = {"grid": 0, "walls": 1, "castles": 0}
 _extra: dict[str, type[Rules[Any]]] = {}
 
 

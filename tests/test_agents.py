@@ -70,3 +70,29 @@ def test_greedy_beats_random_significantly(game: str) -> None:
     lo, _ = cells[("greedy", "random")].interval
     # two players: above an even score; n players: above the 1/n share an equal agent would get
     assert lo > (0.5 if n == 2 else 1.0 / n), cells[("greedy", "random")]
+
+
+@pytest.mark.parametrize("name", ["random", "greedy"])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"bogus_kw": 1}, "got unknown argument(s) bogus_kw; it takes seed and the game's options (ranks, small_deck"),
+        ({"ranks": 7}, "ranks must be one of 5, 10, 13"),
+    ],
+)
+def test_unknown_or_bad_keyword_arguments_are_refused(name: str, kwargs: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        agents.make(name, "castles", **kwargs)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("game", "made", "played"), [("walls", 3, 4), ("grid", 7, 21), ("castles", 5, 10)])
+def test_greedy_given_another_options_observation_names_the_mismatch(game: str, made: int, played: int) -> None:
+    """The issue: a 3-player walls greedy given a 4-player observation died in a numpy broadcast."""
+    key = {"walls": "num_players", "grid": "board_size", "castles": "ranks"}[game]
+    greedy = agents.make("greedy", game, **{key: made})
+    env = jericho_env.make(game, **{key: played})
+    env.reset(seed=0)
+    obs = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match=rf"greedy agent made for '{game}' with options .* expects observations"):
+        greedy.act(obs)

@@ -4,6 +4,8 @@ The fixture holds a castles (``MlpPolicy`` on ``agents.networks.SharedLinearExtr
 (``agents.networks.PriorMlpPolicy`` with ``WallsExtractor`` and the greedy-scores prior) and a grid
 (``agents.networks.GridConvPolicy``, grid-features, greedy-scores prior) checkpoint, with the moves each
 chose in a seeded game when it was written (``make_expected.py``). The test replays that game.
+They are Stable-Baselines3 zips, so they load only with ``trust=True`` (``agents.checkpoint``); without
+it they are refused, saying why.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
 @pytest.mark.parametrize("game", ["castles", "walls", "grid"])
 def test_old_checkpoint_replays_its_recorded_moves(game: str) -> None:
     record = EXPECTED[game]
-    agent = agents.make("ppo", game, path=str(FIXTURES / f"{game}.zip"))
+    agent = agents.make("ppo", game, path=str(FIXTURES / f"{game}.zip"), trust=True)  # SB3 zips: unpickled
     env = jericho_env.raw_env(game)
     env.reset(seed=record["env_seed"])
     rng = np.random.default_rng(record["mix_seed"])
@@ -46,9 +48,18 @@ def test_old_checkpoints_name_the_old_module_and_still_build_the_same_networks()
     from agents.nets.walls import WallsExtractor
     from agents.ppo import load_model
 
-    grid = load_model(FIXTURES / "grid.zip").policy
+    grid = load_model(FIXTURES / "grid.zip", trust=True).policy
     assert type(grid) is GridConvPolicy and grid.game_options is None, "no options saved: found from the size"
     assert grid.body.side == 21 and grid.body.features is not None
-    walls = load_model(FIXTURES / "walls.zip").policy
+    walls = load_model(FIXTURES / "walls.zip", trust=True).policy
     assert type(walls) is PriorMlpPolicy and type(walls.features_extractor) is WallsExtractor
     assert walls.features_extractor.derived.n == 4
+
+
+@pytest.mark.parametrize("game", ["castles", "walls", "grid"])
+def test_old_checkpoints_are_refused_without_trust_saying_why(game: str) -> None:
+    from agents.checkpoint import UnsafeCheckpointError
+
+    with pytest.raises(UnsafeCheckpointError, match="Stable-Baselines3 zip: loading it unpickles") as err:
+        agents.make("ppo", game, path=str(FIXTURES / f"{game}.zip"))
+    assert "trust=True" in str(err.value) and "--trust-checkpoint" in str(err.value)

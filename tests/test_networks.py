@@ -38,6 +38,14 @@ def make_model(board_size: int = 21, **policy_kwargs: Any) -> MaskablePPO:
     return model
 
 
+def save(model: MaskablePPO, path: Path, board_size: int, **sizes: int) -> None:
+    """Save ``model`` (the grid-conv network of ``make_model``) in the safe checkpoint format."""
+    from agents.checkpoint import CheckpointMeta, PolicySpec, save_checkpoint
+
+    meta = CheckpointMeta("grid", {"board_size": board_size}, PolicySpec("grid-conv", sizes=sizes))
+    save_checkpoint(model, path, meta)
+
+
 def observations(board_size: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``n`` observations and masks of the learner seat from random play."""
     env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=board_size)
@@ -75,7 +83,7 @@ def test_ppo_agent_never_picks_masked(tmp_path: Path, board_size: int) -> None:
     model = make_model(board_size)
     model.learn(64)
     path = tmp_path / "m.zip"
-    model.save(str(path))
+    save(model, path, board_size)
     obs, masks = observations(board_size, 40, seed=1)
     for deterministic in (True, False):
         agent = PPOAgent("grid", path=path, deterministic=deterministic, seed=0, board_size=board_size)
@@ -96,13 +104,23 @@ def test_save_load_identical_logits(tmp_path: Path) -> None:
     with torch.no_grad():
         a, b = model.policy.action_logits(obs), loaded.policy.action_logits(obs)
     assert torch.equal(a, b)
+    # the safe format (agents.checkpoint) rebuilds the same network from its name and sizes
+    from agents.checkpoint import load_policy
+
+    save(model, tmp_path / "safe.zip", 7, channels=8, layers=2)
+    policy, meta = load_policy(tmp_path / "safe.zip", game_id="grid", options={"board_size": 7})
+    assert meta["policy"] == {"name": "grid-conv", "net": "256,256", "prior": "none", "prior_weight": 5.0,
+                              "sizes": {"channels": 8, "layers": 2}}  # fmt: skip
+    with torch.no_grad():
+        assert torch.equal(a, policy.action_logits(obs))
 
 
 def test_mlp_policy_still_acts(tmp_path: Path) -> None:
+    """SB3's own MlpPolicy is no network of agents.nets: it loads only as a trusted SB3 zip."""
     env = jericho_env.single_agent("grid", opponents=["random"], seat="random", board_size=7)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
     model.save(str(tmp_path / "m.zip"))
-    agent = PPOAgent("grid", path=tmp_path / "m.zip", board_size=7)
+    agent = PPOAgent("grid", path=tmp_path / "m.zip", board_size=7, trust=True)
     obs, masks = observations(7, 20)
     for o, m in zip(obs, masks, strict=True):
         assert m[agent.act({"observation": o, "action_mask": m.astype(np.int8)})]
@@ -115,17 +133,19 @@ def test_options_and_game_are_checked_against_the_checkpoint(tmp_path: Path) -> 
         make_model(7, game_id="walls")
     model = make_model(7)
     path = tmp_path / "m.zip"
-    model.save(str(path))
+    save(model, path, 7)
     with pytest.raises(ValueError, match="was trained on 'grid', not 'castles'"):
         PPOAgent("castles", path=path)
+    with pytest.raises(ValueError, match=r"with options \{'board_size': 7\}; this game has board_size=9"):
+        PPOAgent("grid", path=path, board_size=9)
 
 
 def test_policy_names_build_for_their_games_only() -> None:
     from agents.nets import POLICY_NAMES, build_policy, check_policy, policies_for
 
-    assert policies_for("grid") == ("mlp", "grid-conv", "grid-features")
+    assert policies_for("grid") == ("mlp", "grid-conv", "grid-features", "grid-cells")
     assert policies_for("castles") == ("mlp",) and set(policies_for("walls")) == {"mlp", "walls-mlp"}
-    assert set(POLICY_NAMES) == {"mlp", "walls-mlp", "grid-conv", "grid-features"}
+    assert set(POLICY_NAMES) == {"mlp", "walls-mlp", "grid-conv", "grid-features", "grid-cells"}
     with pytest.raises(ValueError, match="--policy grid-conv is for grid only, not 'walls'"):
         check_policy("grid-conv", "walls")
     policy, kwargs = build_policy("grid-features", "grid", {"board_size": 9}, "64", "greedy-scores", 3.0)

@@ -10,6 +10,7 @@ import torch
 
 import agents
 import jericho_env
+from agents.checkpoint import CheckpointMeta, PolicySpec, load_policy, save_checkpoint
 from agents.nets import build_policy
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
 from experiments import presets, train
@@ -68,7 +69,8 @@ def _fresh_model(game: str, tmp_path: Path, prior: str = "greedy", weight: float
     env = PriorHintEnv(jericho_env.single_agent(game), prior, game)
     model = MaskablePPO(policy, env, n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=0)
     path = tmp_path / f"{game}-{prior}.zip"
-    model.save(str(path))
+    spec = PolicySpec(presets.preset(game)["policy"], "32,32", prior, weight)
+    save_checkpoint(model, path, CheckpointMeta(game, {}, spec))
     return path
 
 
@@ -91,15 +93,13 @@ def test_untrained_prior_policy_plays_greedys_moves(game: str, tmp_path: Path) -
 
 
 def test_prior_weight_is_a_trained_parameter(tmp_path: Path) -> None:
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO.load(str(_fresh_model("castles", tmp_path)), device="cpu")
-    names = [n for n, _ in model.policy.named_parameters()]
+    policy, _ = load_policy(_fresh_model("castles", tmp_path))
+    names = [n for n, _ in policy.named_parameters()]
     assert "prior_weight" in names
-    assert float(model.policy.prior_weight.detach()) == pytest.approx(5.0)
-    obs = torch.zeros(1, model.observation_space.shape[0])
-    obs[0, -1] = encode_hint(3, model.action_space.n)
-    logits = model.policy.action_logits(obs)[0]
+    assert float(policy.prior_weight.detach()) == pytest.approx(5.0)
+    obs = torch.zeros(1, policy.observation_space.shape[0])
+    obs[0, -1] = encode_hint(3, policy.action_space.n)
+    logits = policy.action_logits(obs)[0]
     others = torch.cat([logits[:3], logits[4:]])
     assert float((logits[3] - others.max()).detach()) > 4.0
 

@@ -47,7 +47,7 @@ class ToyRules(Rules[ToyState]):
     def legal_actions(self, s: ToyState) -> list[int]:
         return [] if s.pile == 0 else ([0] if s.pile == 1 else [0, 1])
 
-    def apply(self, s: ToyState, action: int) -> None:
+    def apply_unchecked(self, s: ToyState, action: int) -> None:
         s.pile -= action + 1
         s.history.append(action)
         if s.pile == 0:
@@ -103,7 +103,7 @@ class ToyRules(Rules[ToyState]):
             "history": s.history,
         }
 
-    def from_dict(self, d: Mapping[str, Any]) -> ToyState:
+    def from_dict(self, d: Mapping[str, Any], strict: bool = True) -> ToyState:
         try:
             return ToyState(
                 list(d["cards"]),

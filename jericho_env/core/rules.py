@@ -126,14 +126,20 @@ class GameInfo:
 class Rules(ABC, Generic[S]):
     """The rules protocol: a game's state machine, observation and text, free of any RL API.
 
-    Subclasses set ``game_id``, ``version`` and ``OPTIONS`` and implement the abstract methods.
-    ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over. The
-    constructor validates the options, then calls ``build_parts`` (a game's board, deck and action
+    Subclasses set ``game_id``, ``version`` (the env version, bumped when play changes),
+    ``observation_version`` and ``OPTIONS`` and implement the abstract methods.
+    ``current_player`` is the seat to act (0-based), or ``-1`` once the game is over. Games implement
+    ``apply_unchecked``; the public ``apply`` checks legality first (``is_legal``, which games make
+    cheap) and raises ``IllegalActionError``. The constructor validates the options, then calls
+    ``build_parts`` (a game's board, deck and action
     encoding), ``build_layout`` and ``build_info``, in that order.
     """
 
     game_id: ClassVar[str]
     version: ClassVar[int]
+    # Bumped when the observation's layout or the meaning of a field changes (not when only the rules
+    # do): saved policies record it and refuse to play observations of another version.
+    observation_version: ClassVar[int] = 0
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
@@ -167,9 +173,45 @@ class Rules(ABC, Generic[S]):
     def legal_actions(self, state: S) -> list[int]:
         """The legal actions of the seat to act, ascending; empty once the game is over."""
 
-    @abstractmethod
     def apply(self, state: S, action: int) -> None:
-        """Play ``action`` (assumed legal) for the seat to act, changing ``state`` in place."""
+        """Play ``action`` for the seat to act, changing ``state`` in place; refuse an illegal one.
+
+        ``ActionTypeError`` if ``action`` is not an integer, ``IllegalActionError`` (saying why) if it
+        is not legal now, out of the action space included; ``state`` is then unchanged.
+        """
+        self.apply_unchecked(state, self.check_action(state, action))
+
+    @abstractmethod
+    def apply_unchecked(self, state: S, action: int) -> None:
+        """Play ``action`` for the seat to act without checking that it is legal.
+
+        The fast path for callers that already know the action is legal: the envs (after their own
+        mask check) and search code that plays moves taken from ``legal_actions``. An illegal action
+        here may leave ``state`` impossible (cards lost, counts below zero); use ``apply`` otherwise.
+        """
+
+    def is_legal(self, state: S, action: int) -> bool:
+        """Whether the int ``action`` is legal now; games override it with a check cheaper than the full list."""
+        return action in self.legal_actions(state)
+
+    def check_action(self, state: S, action: Any) -> int:
+        """``action`` as an int if it is legal now; ``ActionTypeError`` / ``IllegalActionError`` saying why not."""
+        if type(action) is int and self.is_legal(state, action):  # the common case, checked first
+            return action
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ActionTypeError(
+                f"{self.game_id}: an action is an int in [0, {self.info.num_actions}), "
+                f"got {action!r} of type {type(action).__name__}"
+            )
+        a = int(action)
+        if self.is_legal(state, a):
+            return a
+        raise IllegalActionError(
+            f"{self.game_id}: cannot play {a} ({self.describe_action(a)}): {self.why_illegal(state, a)}; "
+            "the state is unchanged"
+        )
 
     @abstractmethod
     def is_terminal(self, state: S) -> bool:
@@ -210,8 +252,24 @@ class Rules(ABC, Generic[S]):
         """A JSON-able dictionary from which ``from_dict`` rebuilds ``state`` exactly."""
 
     @abstractmethod
-    def from_dict(self, data: Mapping[str, Any]) -> S:
-        """Rebuild a state from ``to_dict``'s output; raise ``StateFormatError`` if malformed."""
+    def from_dict(self, data: Mapping[str, Any], strict: bool = True) -> S:
+        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` naming the first broken condition.
+
+        Refused: malformed dictionaries (missing or unknown keys, wrong types or ranges), cards lost or
+        added, and with ``strict`` (the default) any state that play cannot reach, including one where
+        the seat to move has no legal action and the game is not over. ``strict=False`` skips the
+        reachability checks, for positions made by hand (tests, studies); the engine's guarantees
+        (a legal action always exists, and so on) may then fail.
+        """
+
+    def require_playable(self, state: S) -> S:
+        """``state`` if the game is over or the seat to move has a legal action; else ``StateFormatError``."""
+        if not self.is_terminal(state) and not self.legal_actions(state):
+            raise StateFormatError(
+                f"{self.game_id} state: seat {self.current_player(state)} is to move but has no legal action, "
+                "and the game is not over"
+            )
+        return state
 
     @abstractmethod
     def card_zones(self, state: S) -> dict[str, list[int]]:
@@ -270,6 +328,14 @@ class Rules(ABC, Generic[S]):
         from jericho_env.core.image import text_image
 
         return text_image(self.render_text(state, seat))
+
+    def potential(self, state: S, seat: int) -> float:
+        """A heuristic worth of ``state`` for ``seat`` in [-1, 1] (0 at the start), for reward shaping.
+
+        Games may define one (grid: the points lead); 0 everywhere by default. The batched self-play env
+        pays its change as a shaping reward (``shaping``), which leaves every episode's return unchanged.
+        """
+        return 0.0
 
     def observation_dict(self, state: S, seat: int) -> dict[str, np.ndarray]:
         """The observation of ``seat`` split into its named fields (views, not copies)."""

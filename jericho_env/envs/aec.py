@@ -117,7 +117,7 @@ class JerichoEnv(AECEnv):
             return
         a = self._check_action(agent, action)
         self._cumulative_rewards[agent] = 0.0
-        self.rules.apply(self.state, a)
+        self.rules.apply_unchecked(self.state, a)  # _check_action checked it against the mask
         self._mask = None
         self.num_moves += 1
         if self.rules.is_terminal(self.state):

@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 from jericho_env.agent_plugins import UniformRandomAgent, choose_action
-from jericho_env.core.rules import IllegalActionError, OptionError
+from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
 from jericho_env.envs.aec import JerichoEnv
 
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
@@ -103,8 +103,11 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             for s in range(n):
                 if s != self.seat:
                     opp = self.pool[int(self.np_random.integers(len(self.pool)))]
+                    opp_seed = int(
+                        self.np_random.integers(2**62)
+                    )  # drawn for every seat (the batched view draws it too)
                     if hasattr(opp, "reset"):
-                        opp.reset(seed=int(self.np_random.integers(2**62)))
+                        opp.reset(seed=opp_seed)
                     self.opponents[s] = opp
             self.aec.reset(seed=int(self.np_random.integers(2**62)))
             self._advance_opponents()
@@ -147,7 +150,13 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             p = rules.current_player(aec.state)
             if p == self.seat:
                 return
-            aec.step(choose_action(self.opponents[p], aec, aec.possible_agents[p]))
+            opp = self.opponents[p]
+            choice = choose_action(opp, aec, aec.possible_agents[p])  # a searching agent gets its view first
+            try:
+                aec.step(choice)
+            except (ActionTypeError, IllegalActionError) as e:  # the opponent's fault, not the learner's
+                who = getattr(opp, "name", None) or getattr(opp, "__name__", None) or type(opp).__name__
+                raise type(e)(f"opponent {who!r} in seat {p} returned {choice!r}: {e}") from None
 
     def _obs(self) -> np.ndarray:
         return self.rules.observe(self.aec.state, self.seat)

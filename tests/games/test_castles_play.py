@@ -222,7 +222,7 @@ def test_bad_make_options() -> None:
         (lambda d: d.__setitem__("phase", "bidding"), "'phase' must be one of"),
         (lambda d: d["hands"][0].__setitem__(0, d["hands"][0][0] + 1), "player 0's cards"),
         (lambda d: d["decks"][1].append(99), "rank codes 0..10"),
-        (lambda d: d.__setitem__("to_move", True), "'to_move' must be an int"),
+        (lambda d: d.__setitem__("to_move", True), "to_move must be an int"),
         (lambda d: d.__setitem__("hands", [[1] * 11]), "two lists of 11"),
         (lambda d: d.__setitem__("winner", 1), "phase 'over' goes with a winner"),
     ],

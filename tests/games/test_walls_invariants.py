@@ -29,7 +29,7 @@ def type_totals(s: WallsState) -> list[int]:
             tot[c] += 1
     for c in s.deck:
         tot[c] += 1
-    tot[TRUMPET] += s.discard
+    tot[TRUMPET] += s.discard + s.supply_trumpets  # trumpets of collapsed walls wait in the supply (walls v1)
     tot[SCORING] += s.scored
     return tot
 

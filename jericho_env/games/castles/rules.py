@@ -156,8 +156,27 @@ class CastlesRules(Rules[CastlesState]):
         return [base + r for r, n in enumerate(counts) if n]
 
     # ----------------------------------------------------------------- transitions
-    def apply(self, state: CastlesState, action: int) -> None:
-        """Play ``action`` (assumed legal) for the seat to move."""
+    def is_legal(self, state: CastlesState, action: int) -> bool:
+        """Whether ``action`` is legal now, from the counts of the seat to move (no list built)."""
+        phase = state.phase
+        p = state.to_move
+        if phase == _PLAY:
+            if 0 <= action < self._joker:
+                r, k = divmod(action, self._copies)
+                return state.hands[p][r] > k and r in self.deck.allowed[state.beat]
+            return action == self._joker and state.hands[p][self.deck.joker] > 0
+        if phase == _CHOOSE_SAVES:
+            base, end, counts = self._save, self._play_save, state.hands[p]
+        elif phase == _PLAY_SAVE:
+            base, end, counts = self._play_save, self._discard, state.saves[p]
+        elif phase == _DISCARD:
+            base, end, counts = self._discard, self.num_actions, state.hands[p]
+        else:
+            return False
+        return base <= action < end and counts[action - base] > 0
+
+    def apply_unchecked(self, state: CastlesState, action: int) -> None:
+        """Play ``action`` for the seat to move without checking it (see ``Rules.apply_unchecked``)."""
         p = state.to_move
         if action < self._joker:
             r, k = divmod(action, self._copies)
@@ -379,9 +398,10 @@ class CastlesRules(Rules[CastlesState]):
         """A JSON-able dict (decks bottom to top, counts per rank code; see ``serialize``)."""
         return serialize.to_dict(state)
 
-    def from_dict(self, data: Mapping[str, Any]) -> CastlesState:
-        """Rebuild a state; ``StateFormatError`` saying what is wrong otherwise."""
-        return serialize.from_dict(self.deck, data)
+    def from_dict(self, data: Mapping[str, Any], strict: bool = True) -> CastlesState:
+        """Rebuild a state; ``StateFormatError`` saying what is wrong otherwise (see ``serialize``)."""
+        state = serialize.from_dict(self.deck, data, strict)
+        return self.require_playable(state) if strict else state
 
     def card_zones(self, state: CastlesState) -> dict[str, list[int]]:
         """Every card by zone, as ``16 * owner + rank code``."""

@@ -15,7 +15,7 @@ from jericho_env.core.rules import GameInfo, Rules, int_option
 from jericho_env.games.grid import serialize
 from jericho_env.games.grid.actions import GridActions
 from jericho_env.games.grid.knowledge import DRAW, NONE, PLACE, SOME, HandFacts, redeal_hand
-from jericho_env.games.grid.observation import Encoder, build_layout
+from jericho_env.games.grid.observation import build_layout, encoder_for
 from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
     BASE,
@@ -62,7 +62,7 @@ class GridRules(Rules[GridState]):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.encoder = Encoder(self.layout, self.board)
+        self.encoder = encoder_for(self.layout, self.board)  # its tables are built once per board size
 
     # ----------------------------------------------------------------- metadata
     def build_parts(self) -> None:
@@ -161,8 +161,8 @@ class GridRules(Rules[GridState]):
             return None
         return super().why_illegal(state, action)
 
-    def apply(self, state: GridState, action: int) -> None:
-        """Play ``action`` for the seat to move (assumed legal), changing ``state`` in place."""
+    def apply_unchecked(self, state: GridState, action: int) -> None:
+        """Play ``action`` for the seat to move without checking it (see ``Rules.apply_unchecked``)."""
         p = state.to_move
         if action == self.pass_action:
             if state.in_chain:
@@ -230,6 +230,11 @@ class GridRules(Rules[GridState]):
         state.passes_in_row = 0
         state.last_pass[p] = False
         state.to_move = 1 - p
+
+    def potential(self, state: GridState, seat: int) -> float:
+        """The points lead of ``seat`` / 100, clipped to [-1, 1] (reward shaping; see ``Rules.potential``)."""
+        lead = (state.points[seat] - state.points[1 - seat]) / 100.0
+        return max(-1.0, min(1.0, lead))
 
     def returns(self, state: GridState) -> list[float]:
         """+1 to the player with more points, -1 to the other, 0 each on equal points or before the end."""
@@ -319,9 +324,10 @@ class GridRules(Rules[GridState]):
         """JSON-able position: cards as text, table as ``{"x,y": card}`` (see ``serialize``)."""
         return serialize.to_dict(self.board, state)
 
-    def from_dict(self, data: Mapping[str, Any]) -> GridState:
-        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong otherwise."""
-        return serialize.from_dict(self.board, data)
+    def from_dict(self, data: Mapping[str, Any], strict: bool = True) -> GridState:
+        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` saying what is wrong (see ``serialize``)."""
+        state = serialize.from_dict(self.board, data, strict)
+        return self.require_playable(state) if strict else state
 
     def card_zones(self, state: GridState) -> dict[str, list[int]]:
         """Every card by zone: base, table, both hands, draw, discard, both capture piles."""

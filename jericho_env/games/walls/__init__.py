@@ -14,8 +14,9 @@ wall and puts a card face down into the *supply*; the wall cards are revealed to
 On a turn a player does one of: build (lay a wall card on their wall of its colour; a wall's
 length is the sum of its values), blow a trumpet (name a colour: every wall card of that colour
 with the highest value on the table, in anyone's wall, falls face up into the supply; walls left
-with trumpets only collapse; the trumpet joins the player's own wall of that colour, or is
-discarded if they have none), or put any card face down into the supply. Then they draw a card.
+with trumpets only collapse and their trumpets go face up into the supply too; the trumpet joins
+the player's own wall of that colour, or is discarded if they have none), or put any card face down
+into the supply. Then they draw a card.
 
 Drawing a scoring card triggers a scoring at once (the drawer draws a replacement): the supply is
 revealed, its trumpets discarded, and each colour's cards go to the longest wall of that colour
@@ -65,13 +66,16 @@ Observation layout (4 players; `n` rows for per-seat fields, the observer first,
 | `walls` | 90 | (4, 5, 7) | each seat's wall of each colour: counts of values 1,3,4,5,7 / copies, trumpets / 22, length / 101 |
 | `won` | 230 | (4, 25) | wall cards each seat has won, by type / copies |
 | `supply_public` | 330 | (25,) | supply cards everyone has seen (fallen from walls, left after a scoring) / copies |
-| `supply_size` | 355 | (1,) | cards in the supply / 110 |
+| `supply_size` | 355 | (1,) | cards in the supply, the trumpets of collapsed walls included / 110 |
 | `deck_size` | 356 | (1,) | cards in the draw pile / 110 |
 | `scoring_window` | 357 | (2,) | cards to draw before the pile holding the next scoring card begins, and cards left in that pile / 40 |
 | `round` | 359 | (3,) | round 1, 2, 3 (one-hot) |
 | `phase` | 362 | (4,) | opening wall card, opening supply card, play, donation (one-hot) |
 | `to_move` | 366 | (4,) | seat to move, self first then (seat+k)%n (one-hot) |
 | **total** | | (370,) | float32, every value in [0, 1] |
+
+The trumpets of collapsed walls waiting in the supply are not a field of their own: they are
+``supply_size`` less the public wall cards and the face-down cards (both observed).
 
 Never observed: other seats' hands, their face-down first wall cards before the reveal, the cards
 they put face down into the supply (only how many), the order of the draw pile.
@@ -93,5 +97,11 @@ a trumpet in a wall is ``T-red``.
 
 Version History
 ---------------
+* v1: the trumpets of a wall that loses its last wall card go face up into the supply, as the
+  Italian seed says ("vengono scartate e messe nella riserva"), and the next scoring throws them
+  out with the supply's other trumpets; v0 discarded them at once. The same moves give the same
+  scores and outcome; the supply's size (observed) and the trumpets-discarded count differ until
+  that scoring.
+  The observation layout is unchanged.
 * v0: first release.
 """

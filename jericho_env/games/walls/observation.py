@@ -41,7 +41,7 @@ def build_layout(n: int) -> ObsLayout:
                 (25,),
                 "supply cards everyone has seen (fallen from walls, left after a scoring) / copies",
             ),
-            Field("supply_size", (1,), "cards in the supply / 110"),
+            Field("supply_size", (1,), "cards in the supply, the trumpets of collapsed walls included / 110"),
             Field("deck_size", (1,), "cards in the draw pile / 110"),
             Field(
                 "scoring_window",

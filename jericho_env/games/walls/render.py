@@ -71,7 +71,7 @@ def _window_text(before: int, left: int, over: bool) -> str:
 
 def _supply_line(s: WallsState, seat: int | None) -> str:
     face_down = sum(s.hidden_count)
-    face_up = cards_to_str(counts_to_cards(s.supply_public))
+    face_up = cards_to_str(counts_to_cards(s.supply_public) + [TRUMPET] * s.supply_trumpets)
     text = f"supply {s.supply_size} cards: face up [{face_up}], {face_down} face down"
     if seat is None:
         hidden = [f"player_{o}: {cards_to_str(counts_to_cards(h))}" for o, h in enumerate(s.supply_hidden) if any(h)]
@@ -197,7 +197,7 @@ def _draw_header(canvas: Any, s: WallsState, seat: int | None, window: tuple[int
         canvas.draw.rounded_rectangle((x, 50, x + 34, 74), radius=4, fill=COLOUR_RGB[colour], outline=_INK)
         canvas.text(x + 17, 62, str(k), size=13, fill=_ink(colour), bold=True, anchor="mm")
         x += 40
-    canvas.text(x + 6, 56, f"trumpets discarded: {s.discard}", size=11)
+    canvas.text(x + 6, 56, f"trumpets: {s.supply_trumpets} in supply, {s.discard} discarded", size=11)
     if seat is not None and any(s.supply_hidden[seat]):
         mine = cards_to_str(counts_to_cards(s.supply_hidden[seat]))
         canvas.text(_WALLS_X + 420, 32, f"yours face down: {mine}"[:64], size=11)

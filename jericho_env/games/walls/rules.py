@@ -14,7 +14,7 @@ from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand
 from jericho_env.core.rules import GameInfo, Rules, int_option
 from jericho_env.games.walls import render, serialize
-from jericho_env.games.walls.actions import SUPPLY_BASE, TRUMPET_BASE, WallsActions
+from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE, WallsActions
 from jericho_env.games.walls.cards import (
     NUM_CARDS,
     NUM_SCORING,
@@ -56,7 +56,7 @@ class WallsRules(Rules[WallsState]):
     """Jericho for 3-5 players (2 as an unpublished variant): build walls, blow trumpets, win the supply."""
 
     game_id = "walls"
-    version = 0
+    version = 1  # v1: trumpets of a collapsed wall go into the supply (v0 discarded them)
     OPTIONS = (
         int_option(
             "num_players",
@@ -153,8 +153,24 @@ class WallsRules(Rules[WallsState]):
             return out or [TRUMPET]
         return [SUPPLY_BASE + k for k in range(26) if h[k]]
 
-    def apply(self, state: WallsState, action: int) -> None:
-        """Play ``action`` for the seat to move (assumed legal)."""
+    def is_legal(self, state: WallsState, action: int) -> bool:
+        """Whether ``action`` is legal now, from the hand of the seat to move (no list built)."""
+        phase = state.phase
+        if phase == _OVER or not 0 <= action < NUM_ACTIONS:
+            return False
+        h = state.hands[state.to_move]
+        if phase == _PLAY:
+            if action < TRUMPET_BASE:
+                return h[action] > 0
+            return h[TRUMPET if action < SUPPLY_BASE else action - SUPPLY_BASE] > 0
+        if phase == _OPEN_WALL:
+            if action < TRUMPET_BASE:
+                return h[action] > 0
+            return action == TRUMPET_BASE and not any(h[:NUM_WALL_TYPES])
+        return action >= SUPPLY_BASE and h[action - SUPPLY_BASE] > 0
+
+    def apply_unchecked(self, state: WallsState, action: int) -> None:
+        """Play ``action`` for the seat to move without checking it (see ``Rules.apply_unchecked``)."""
         s = state
         seat = s.to_move
         phase = s.phase
@@ -213,8 +229,11 @@ class WallsRules(Rules[WallsState]):
                     s.supply_public[colour * 5 + vi] += k
                     s.supply_size += k
                     if wall[base + LENGTH_AT] == 2 * wall[base + TRUMPETS_AT]:
-                        # no wall card left: the trumpets alone cannot stand and are discarded
-                        s.discard += wall[base + TRUMPETS_AT]
+                        # no wall card left: the trumpets alone cannot stand and go, face up, into the
+                        # supply (seeds/walls.md, decision 9); its scoring throws them out
+                        t = wall[base + TRUMPETS_AT]
+                        s.supply_trumpets += t
+                        s.supply_size += t
                         wall[base + TRUMPETS_AT] = 0
                         wall[base + LENGTH_AT] = 0
             if hit:
@@ -280,6 +299,8 @@ class WallsRules(Rules[WallsState]):
             s.discard += hidden[TRUMPET]
             hidden[TRUMPET] = 0
             s.hidden_count[seat] = 0
+        s.discard += s.supply_trumpets
+        s.supply_trumpets = 0
         for colour in range(5):
             base = colour * WALL_STRIDE + LENGTH_AT
             lengths = [w[base] for w in s.walls]
@@ -506,9 +527,10 @@ class WallsRules(Rules[WallsState]):
         """A JSON-able dictionary with cards as text (see ``serialize``)."""
         return serialize.to_dict(state)
 
-    def from_dict(self, data: Mapping[str, Any]) -> WallsState:
-        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` naming the problem otherwise."""
-        return serialize.from_dict(data, self.n)
+    def from_dict(self, data: Mapping[str, Any], strict: bool = True) -> WallsState:
+        """Rebuild a state from ``to_dict``'s output; ``StateFormatError`` naming the problem (see ``serialize``)."""
+        state = serialize.from_dict(data, self.n, self.piles, strict)
+        return self.require_playable(state) if strict else state
 
     def card_zones(self, state: WallsState) -> dict[str, list[int]]:
         """Every card by zone: hands, face-down openings, walls, won, supply, discard, scoring cards, pile."""
@@ -520,7 +542,7 @@ class WallsRules(Rules[WallsState]):
             zones[f"wall_{seat}"] = wall_cards(s.walls[seat])
             zones[f"won_{seat}"] = counts_to_cards(s.won[seat])
             zones[f"supply_hidden_{seat}"] = counts_to_cards(s.supply_hidden[seat])
-        zones["supply_public"] = counts_to_cards(s.supply_public)
+        zones["supply_public"] = counts_to_cards(s.supply_public) + [TRUMPET] * s.supply_trumpets
         zones["discard"] = [TRUMPET] * s.discard
         zones["scoring_aside"] = [SCORING] * s.scored
         zones["deck"] = s.deck[:]

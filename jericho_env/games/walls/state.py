@@ -33,7 +33,8 @@ class WallsState:
     """A position of walls (mutable; ``WallsRules.apply`` changes it in place).
 
     Hands, hidden supply contributions, won cards and the public part of the supply are count
-    vectors over card types; the draw pile is a list with its top card last.
+    vectors over card types (the public trumpets of the supply a count of their own); the draw pile
+    is a list with its top card last.
     """
 
     __slots__ = (
@@ -52,6 +53,7 @@ class WallsState:
         "supply_hidden",
         "supply_public",
         "supply_size",
+        "supply_trumpets",
         "to_move",
         "trumpet_log",
         "walls",
@@ -74,6 +76,7 @@ class WallsState:
         self.supply_public: list[int] = [0] * 25  # supply cards everyone has seen (fallen or left after a scoring)
         self.supply_hidden: list[list[int]] = [[0] * 26 for _ in range(n)]  # face-down cards each seat put there
         self.hidden_count: list[int] = [0] * n
+        self.supply_trumpets = 0  # trumpets of collapsed walls, face up in the supply until the next scoring
         self.supply_size = 0
         self.discard = 0  # trumpets out of the game
         self.deck: list[int] = []
@@ -101,6 +104,7 @@ class WallsState:
         new.supply_public = self.supply_public[:]
         new.supply_hidden = [h[:] for h in self.supply_hidden]
         new.hidden_count = self.hidden_count[:]
+        new.supply_trumpets = self.supply_trumpets
         new.supply_size = self.supply_size
         new.discard = self.discard
         new.deck = self.deck[:]
