@@ -13,6 +13,7 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "greedy": ("agents.greedy", "make_greedy"),
     "greedy-capture": ("agents.greedy", "make_greedy_capture"),
     "ppo": ("agents.ppo", "PPOAgent"),
+    "ismcts": ("agents.ismcts", "ISMCTSAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 # the agents that need no checkpoint, weakest first: the opponents of the final table and of training
@@ -64,6 +65,8 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
 
     ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...}).
     A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
+    ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
+    (``agents.ismcts.parse_budget``).
     """
     label = None
     if ":" in spec.split("=", 1)[0]:
@@ -71,12 +74,17 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     name, _, arg = spec.partition("=")
     if name not in _AGENTS:
         raise ValueError(
-            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} (ppo takes ppo=PATH)"
+            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} "
+            "(ppo takes ppo=PATH, ismcts ismcts=BUDGET)"
         )
     kwargs: dict[str, Any] = {}
+    if name == "ismcts":
+        from agents.ismcts import parse_budget
+
+        return label or name, name, parse_budget(arg)
     if arg:
         if name != "ppo":
-            raise ValueError(f"agent {name!r} takes no argument (got {spec!r}); only ppo=PATH does")
+            raise ValueError(f"agent {name!r} takes no argument (got {spec!r}); only ppo=PATH and ismcts=BUDGET do")
         kwargs["path"] = arg
     elif name == "ppo":
         raise ValueError("agent ppo needs a checkpoint: write ppo=PATH/TO/model.zip")

@@ -11,6 +11,7 @@ Examples:
     python -m experiments.evaluate grid --agents random greedy --deals 1000
     python -m experiments.evaluate walls --agents random greedy --option num_players=3
     python -m experiments.evaluate castles --agents random greedy ppo=runs/train/castles-x/final.zip
+    python -m experiments.evaluate castles --agents greedy ismcts=0.5s fast:ismcts=100 --workers 1
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         required=True,
         metavar="AGENT",
-        help="agents: random, greedy, greedy-capture (grid), ppo=PATH; LABEL:SPEC to rename",
+        help="agents: random, greedy, greedy-capture (grid), ppo=PATH, ismcts[=BUDGET] with BUDGET "
+        "N simulations and/or Xs seconds per move plus key=value settings, comma-separated "
+        "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.ismcts.parse_budget); "
+        "LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"

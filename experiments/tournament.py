@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
 
@@ -67,8 +68,7 @@ def play_game(
     rules = env.rules
     while not rules.is_terminal(env.state):
         seat = rules.current_player(env.state)
-        obs = env.observe(env.possible_agents[seat])
-        action = seat_agents[seat].act(obs)
+        action = choose_action(seat_agents[seat], env, env.possible_agents[seat])
         env.step(action)
         if actions is not None:
             actions.append(int(action))

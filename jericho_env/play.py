@@ -126,7 +126,7 @@ class TerminalGame:
                     return 1
                 continue
             agent_id = env.possible_agents[p]
-            action = int(self.opponents[p].act(env.observe(agent_id)))
+            action = agent_plugins.choose_action(self.opponents[p], env, agent_id)
             text = self.rules.public_action_to_str(env.state, action, self.seat)  # no face-down card named
             env.step(action)
             self.say(f"{agent_id} plays {text}")
@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     p.add_argument(
         "--opponent",
         default="random",
-        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH); default random",
+        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH, ismcts=BUDGET); "
+        "default random",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")

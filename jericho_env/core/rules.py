@@ -241,7 +241,13 @@ class Rules(ABC, Generic[S]):
 
     @abstractmethod
     def determinize(self, state: S, seat: int, rng: np.random.Generator) -> S:
-        """A copy of ``state`` with every card ``seat`` cannot see redealt, consistent with its view."""
+        """A copy of ``state`` with every card ``seat`` cannot see redealt, consistent with everything it has seen.
+
+        Consistent means a state the game can reach with the same public history: the seat's observation
+        and mask are unchanged, and what the others' forced moves revealed still holds (each game's
+        docstring and ``seeds/<game>.md`` list what is enforced). The result must depend only on what the
+        seat has seen and on ``rng``, never on where the hidden cards really lie.
+        """
 
     @abstractmethod
     def observe(self, state: S, seat: int) -> np.ndarray:

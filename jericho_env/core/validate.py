@@ -19,16 +19,15 @@ def require_mapping(game_id: str, data: Any) -> Mapping[str, Any]:
     return data
 
 
-def require_keys(game_id: str, data: Mapping[str, Any], keys: Sequence[str]) -> None:
-    """Exactly ``keys``: none missing, none unknown (a misspelt key would otherwise be ignored)."""
+def require_keys(game_id: str, data: Mapping[str, Any], keys: Sequence[str], optional: Sequence[str] = ()) -> None:
+    """All of ``keys``, any of ``optional`` and nothing else (a misspelt key would otherwise be ignored)."""
     missing = [k for k in keys if k not in data]
+    allowed = ", ".join(keys) + (f" (optional: {', '.join(optional)})" if optional else "")
     if missing:
-        raise StateFormatError(f"{game_id} state is missing {', '.join(missing)}; expected keys {', '.join(keys)}")
-    unknown = sorted(str(k) for k in data if k not in keys)
+        raise StateFormatError(f"{game_id} state is missing {', '.join(missing)}; expected keys {allowed}")
+    unknown = sorted(str(k) for k in data if k not in keys and k not in optional)
     if unknown:
-        raise StateFormatError(
-            f"{game_id} state has unknown key(s) {', '.join(unknown)}; expected keys {', '.join(keys)}"
-        )
+        raise StateFormatError(f"{game_id} state has unknown key(s) {', '.join(unknown)}; expected keys {allowed}")
 
 
 def is_int(v: Any) -> bool:

@@ -69,6 +69,7 @@ class JerichoEnv(AECEnv):
         self._zero_mask = np.zeros(n_act, dtype=np.int8)
         self._mask: np.ndarray | None = None  # legal mask of the agent to move, computed once per move
         self._rng: np.random.Generator | None = None
+        self._view_rng: np.random.Generator | None = None  # information views only, never the deal
         self.state: Any = None
         self.num_moves = 0
 
@@ -84,6 +85,8 @@ class JerichoEnv(AECEnv):
         """Start a new game; ``seed`` re-seeds the env's generator (else it continues)."""
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
+            # a stream of its own, so that views never change the deals of a seed
+            self._view_rng = np.random.default_rng(None if seed is None else np.random.SeedSequence([seed, 1]))
         self.state = self.rules.initial_state(self._rng)
         self._mask = None
         self._lost_by_illegal = False
@@ -104,6 +107,21 @@ class JerichoEnv(AECEnv):
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
+
+    def information_view(self, agent: str) -> Any:
+        """A full state as ``agent`` knows it, for search agents: every card it cannot see freshly redealt.
+
+        It is ``rules.determinize(state, seat, rng)`` with a generator of the env's own: a function of
+        what ``agent`` has seen (its cards, the public history) and of that generator only, so an
+        agent handed it learns nothing it could not see (``tests/test_search.py`` swaps hidden cards
+        and checks that views and choices stay the same). Front ends hand it to agents that define
+        ``observe_view`` (``jericho_env.agent_plugins.choose_action``).
+        """
+        if self.state is None:
+            raise OptionError("information_view: call reset() first")
+        if self._view_rng is None:
+            self._view_rng = np.random.default_rng()
+        return self.rules.determinize(self.state, self._seat[agent], self._view_rng)
 
     def current_mask(self) -> np.ndarray:
         """The mover's legal mask, cached until the next step (observe and step both need it); do not modify."""

@@ -17,13 +17,13 @@ This module does not import ``agents`` (the layers flow one way); pass agent obj
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from jericho_env.agent_plugins import UniformRandomAgent
+from jericho_env.agent_plugins import UniformRandomAgent, choose_action
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
 from jericho_env.envs.aec import JerichoEnv
 
@@ -150,10 +150,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             p = rules.current_player(aec.state)
             if p == self.seat:
                 return
-            obs = aec.observe(aec.possible_agents[p])
             opp = self.opponents[p]
-            act: Callable[[dict[str, np.ndarray]], int] = opp.act if hasattr(opp, "act") else opp
-            choice = act(obs)
+            choice = choose_action(opp, aec, aec.possible_agents[p])  # a searching agent gets its view first
             try:
                 aec.step(choice)
             except (ActionTypeError, IllegalActionError) as e:  # the opponent's fault, not the learner's

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.layout import ObsLayout
+from jericho_env.core.redeal import draw_hand, shuffled
 from jericho_env.core.rules import GameInfo, Rules, choice_option
 from jericho_env.games.castles import serialize
 from jericho_env.games.castles.actions import CastlesActions
@@ -56,6 +57,9 @@ class CastlesRules(Rules[CastlesState]):
         a = self.actions
         self._joker, self._copies = a.joker, a.copies
         self._save, self._play_save, self._discard = a.save_base, a.play_save_base, a.discard_base
+        # answers[b]: bit mask of the rank codes (joker included) that may be played on a top card of rank b
+        d = self.deck
+        self._answers = [sum(1 << r for r in d.allowed[b]) | 1 << d.joker for b in range(d.ranks + 1)]
 
     def build_layout(self) -> ObsLayout:
         """The observation layout for the deck."""
@@ -192,6 +196,9 @@ class CastlesRules(Rules[CastlesState]):
     def _play_from_hand(self, s: CastlesState, p: int, r: int, k: int) -> None:
         s.hands[p][r] -= k
         s.hand_n[p] -= k
+        if s.need_n[p] and not self._answers[s.need_beat[p]] >> r & 1:
+            # these cards may have been among the ones kept when stuck: fewer of those need remain in hand
+            s.need_n[p] = max(0, s.need_n[p] - k)
         self._put_on_table(s, p, r, k)
 
     def _put_on_table(self, s: CastlesState, p: int, r: int, k: int) -> None:
@@ -229,10 +236,14 @@ class CastlesRules(Rules[CastlesState]):
                 if left:
                     self._discard_hand(s, p)
                     self._refill(s, p)
+                    s.barred[p], s.need_n[p] = 0, 0  # a fresh hand: nothing is known about it
+                else:
+                    s.barred[p] |= self._answers[s.beat]  # the kept hand holds nothing that answers s.beat
                 s.phase = _PLAY_SAVE
             else:
                 s.phase = _DISCARD  # short deck: the player chooses which cards to swap out
                 s.pending = min(left, s.hand_n[p])
+                s.need_n[p], s.need_beat[p] = s.hand_n[p], s.beat  # no card of this hand answers s.beat
 
     def _discard_hand(self, s: CastlesState, p: int) -> None:
         hand, disc = s.hands[p], s.discard[p]
@@ -245,6 +256,7 @@ class CastlesRules(Rules[CastlesState]):
     def _discard_one(self, s: CastlesState, p: int, r: int) -> None:
         s.hands[p][r] -= 1
         s.hand_n[p] -= 1
+        s.need_n[p] -= 1  # the discarded card was one that could not answer: the rest still cannot
         s.discard[p][r] += 1
         s.pending -= 1
         if s.pending == 0:
@@ -337,23 +349,50 @@ class CastlesRules(Rules[CastlesState]):
         return state.clone()
 
     def determinize(self, state: CastlesState, seat: int, rng: np.random.Generator) -> CastlesState:
-        """Redeal what ``seat`` cannot see: its own deck order, and the opponent's hand, saves and deck."""
+        """A copy with what ``seat`` cannot see redealt: its own deck's order; the opponent's hand, saves and deck.
+
+        The opponent's unseen cards (its deck less what it played or discarded) are split anew into
+        hand, saves and deck, keeping their sizes and every constraint its moves revealed: a hand kept
+        when stuck with an empty deck holds no rank of ``barred``, and the hand of an opponent that lost
+        stuck no card answering the last card to beat; after a stuck turn with a short deck, at least
+        ``need_n`` hand cards cannot answer ``need_beat``; an opponent to move in the
+        play phase holds a card that answers the card to beat (it was not stuck). Among the splits
+        meeting these constraints the hand is drawn uniformly (copies of a rank told apart), then
+        saves and deck uniformly from the rest. Every copy is a state the game can reach with the
+        same public history; the opponent's own choices (which cards it kept, which save it turned)
+        are not weighted by any model of its play, so this is the support of the posterior, not its
+        exact weights (see ``seeds/castles.md``, D21). The result depends only on what ``seat`` has
+        seen and on ``rng``.
+        """
+        d = self.deck
+        comp = d.composition()
         new = state.clone()
-        own = new.decks[seat]
-        new.decks[seat] = [own[i] for i in rng.permutation(len(own))]
+        mine = [comp[r] - state.hands[seat][r] - state.saves[seat][r] - state.pile[seat][r] - state.discard[seat][r]
+                for r in range(d.ranks + 1)]  # fmt: skip
+        new.decks[seat] = shuffled([r for r, n in enumerate(mine) for _ in range(n)], rng)
         o = 1 - seat
-        unseen = [r for r, n in enumerate(new.hands[o]) for _ in range(n)]
-        unseen += [r for r, n in enumerate(new.saves[o]) for _ in range(n)]
-        unseen += new.decks[o]
-        unseen = [unseen[i] for i in rng.permutation(len(unseen))]
-        k = self.deck.ranks + 1
+        pool = [r for r in range(d.ranks + 1) for _ in range(comp[r] - state.pile[o][r] - state.discard[o][r])]
+        barred = state.barred[o]
+        if state.phase == _OVER and state.reason == STUCK and state.winner == seat:
+            barred |= self._answers[state.beat]  # the opponent lost stuck: nothing in its hand answered
+        allowed_pool = [r for r in pool if not barred >> r & 1]
+        bounds: list[tuple[Any, int]] = []
+        if state.need_n[o]:
+            answers = self._answers[state.need_beat[o]]
+            bounds.append((lambda r: not answers >> r & 1, state.need_n[o]))
+        if state.phase == _PLAY and state.to_move == o:
+            answers_now = self._answers[state.beat]
+            bounds.append((lambda r: answers_now >> r & 1, 1))
+        hand_cards, rest = draw_hand(allowed_pool, state.hand_n[o], bounds, rng)
+        rest = shuffled(sorted(rest + [r for r in pool if barred >> r & 1]), rng)
+        k = d.ranks + 1
         hand, saves = [0] * k, [0] * k
-        for r in unseen[: new.hand_n[o]]:
+        for r in hand_cards:
             hand[r] += 1
-        for r in unseen[new.hand_n[o] : new.hand_n[o] + new.save_n[o]]:
+        for r in rest[: state.save_n[o]]:
             saves[r] += 1
         new.hands[o], new.saves[o] = hand, saves
-        new.decks[o] = unseen[new.hand_n[o] + new.save_n[o] :]
+        new.decks[o] = rest[state.save_n[o] :]
         return new
 
     def observe(self, state: CastlesState, seat: int) -> np.ndarray:

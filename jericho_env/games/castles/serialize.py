@@ -35,6 +35,9 @@ KEYS = (
     "winner",
     "reason",
 )
+# What forced moves revealed about each hand (see ``CastlesState``). Optional in ``from_dict``: a
+# position written by hand has no history, so nothing is known beyond its cards.
+KNOWLEDGE_KEYS = ("barred", "need_n", "need_beat")
 
 
 def to_dict(s: CastlesState) -> dict[str, Any]:
@@ -54,6 +57,9 @@ def to_dict(s: CastlesState) -> dict[str, Any]:
         "pending": s.pending,
         "winner": s.winner,
         "reason": REASON_NAMES[s.reason],
+        "barred": s.barred[:],
+        "need_n": s.need_n[:],
+        "need_beat": s.need_beat[:],
     }
 
 
@@ -90,7 +96,7 @@ def _name(data: Mapping[str, Any], key: str, names: tuple[str, ...]) -> int:
 def from_dict(deck: DeckSpec, data: Mapping[str, Any], strict: bool = True) -> CastlesState:
     """Rebuild a state from ``to_dict``'s output, checking every field and that no card is lost or added."""
     data = require_mapping("castles", data)
-    require_keys("castles", data, KEYS)
+    require_keys("castles", data, KEYS, optional=KNOWLEDGE_KEYS)
     k = deck.ranks + 1
     hands, saves = _counts(data, "hands", k), _counts(data, "saves", k)
     pile, discard = _counts(data, "pile", k), _counts(data, "discard", k)
@@ -113,10 +119,30 @@ def from_dict(deck: DeckSpec, data: Mapping[str, Any], strict: bool = True) -> C
         winner=strict_int("castles", data, "winner", -1, 1),
         reason=reason,
     )
+    _knowledge(deck, data, s)
     _check(deck, s)
     if strict:
         _check_reachable(deck, s)
     return s
+
+
+def _pair(data: Mapping[str, Any], key: str, lo: int, hi: int, default: int) -> list[int]:
+    v = data.get(key, [default, default])
+    ok = isinstance(v, list) and len(v) == 2
+    ok = ok and all(isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi for n in v)
+    if not ok:
+        raise StateFormatError(f"castles state: {key!r} must be two ints in {lo}..{hi} (one per seat), got {v!r}")
+    return list(v)
+
+
+def _knowledge(deck: DeckSpec, data: Mapping[str, Any], s: CastlesState) -> None:
+    """The optional knowledge fields: barred ranks (bit masks) and the short-deck bound (count, rank)."""
+    s.barred = _pair(data, "barred", 0, (1 << (deck.ranks + 1)) - 1, 0)
+    s.need_n = _pair(data, "need_n", 0, 5, 0)
+    s.need_beat = _pair(data, "need_beat", -1, deck.ranks, -1)
+    for p in range(2):
+        if s.need_n[p] and s.need_beat[p] < 0:
+            raise StateFormatError(f"castles state: need_n[{p}] > 0 needs a rank in need_beat[{p}]")
 
 
 def _check(deck: DeckSpec, s: CastlesState) -> None:

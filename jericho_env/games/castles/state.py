@@ -33,9 +33,16 @@ class CastlesState:
     beat); ``discard[p]`` those discarded when stuck. ``beat`` is the rank code of the card(s) to
     beat (-1 during set-up), ``beat_n`` how many, ``beat_by`` who played them. A joker on top
     means its player is on the extra turn and may play any card.
+
+    What the players' forced moves revealed about a hand (public knowledge, kept for ``determinize``):
+    ``barred[p]`` is a bit mask of rank codes seat p's hand cannot hold (set when p was stuck with
+    an empty deck and kept its hand), and at least ``need_n[p]`` of p's hand cards cannot be played
+    on rank ``need_beat[p]`` (set when p was stuck with a short deck: the cards it kept could not
+    answer ``need_beat[p]``).
     """
 
     __slots__ = (
+        "barred",
         "beat",
         "beat_by",
         "beat_n",
@@ -44,6 +51,8 @@ class CastlesState:
         "first",
         "hand_n",
         "hands",
+        "need_beat",
+        "need_n",
         "pending",
         "phase",
         "pile",
@@ -70,6 +79,9 @@ class CastlesState:
         pending: int,
         winner: int = -1,
         reason: int = NO_REASON,
+        barred: list[int] | None = None,
+        need_n: list[int] | None = None,
+        need_beat: list[int] | None = None,
     ) -> None:
         self.hands = hands
         self.hand_n = [sum(h) for h in hands]
@@ -87,6 +99,9 @@ class CastlesState:
         self.pending = pending
         self.winner = winner
         self.reason = reason
+        self.barred = barred if barred is not None else [0, 0]
+        self.need_n = need_n if need_n is not None else [0, 0]
+        self.need_beat = need_beat if need_beat is not None else [-1, -1]
 
     def clone(self) -> CastlesState:
         """An independent copy (lists copied one level deep: they hold ints only)."""
@@ -107,6 +122,9 @@ class CastlesState:
         new.pending = self.pending
         new.winner = self.winner
         new.reason = self.reason
+        new.barred = self.barred[:]
+        new.need_n = self.need_n[:]
+        new.need_beat = self.need_beat[:]
         return new
 
     def __eq__(self, other: object) -> bool:

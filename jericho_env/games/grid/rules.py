@@ -10,9 +10,11 @@ import numpy as np
 
 from jericho_env.core.cards import NUM_CARDS, card_to_str
 from jericho_env.core.layout import ObsLayout
+from jericho_env.core.redeal import shuffled
 from jericho_env.core.rules import GameInfo, Rules, int_option
 from jericho_env.games.grid import serialize
 from jericho_env.games.grid.actions import GridActions
+from jericho_env.games.grid.knowledge import DRAW, NONE, PLACE, SOME, HandFacts, redeal_hand
 from jericho_env.games.grid.observation import build_layout, encoder_for
 from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
@@ -164,6 +166,8 @@ class GridRules(Rules[GridState]):
         p = state.to_move
         if action == self.pass_action:
             if state.in_chain:
+                # ending a chain by choice: the hand held a card that fits a capturing cell
+                state.hist[p] = ((SOME, self._capture_mask(state)), state.hist[p])
                 self._end_turn(state, True)
             else:
                 state.passes_in_row += 1
@@ -173,6 +177,7 @@ class GridRules(Rules[GridState]):
         slot, cell = divmod(action, self.cells)
         board = self.board
         card = state.hands[p].pop(slot)
+        state.hist[p] = ((PLACE, card), state.hist[p])
         cells = state.board
         place(board, state, cell, card)
         nbrs = state.nbrs
@@ -187,17 +192,24 @@ class GridRules(Rules[GridState]):
                 state.points[p] += POINTS[cells[q]]
             remove(board, state, captured)
             state.in_chain = True
-            if state.hands[p] and self._can_capture(state):
-                return
+            if state.hands[p]:
+                fits = self._capture_mask(state)
+                hm = 0
+                for c in state.hands[p]:
+                    hm |= 1 << c
+                if fits & hm:
+                    return  # the chain goes on: everyone sees that the hand holds a card of ``fits``
+                if fits:
+                    state.hist[p] = ((NONE, fits), state.hist[p])  # ...or, here, that it holds none
         self._end_turn(state, state.in_chain)
 
-    def _can_capture(self, state: GridState) -> bool:
-        """Whether the seat to move holds a card that fits a capturing cell."""
-        hm = 0
-        for c in state.hands[state.to_move]:
-            hm |= 1 << c
+    def _capture_mask(self, state: GridState) -> int:
+        """The cards that fit some capturing cell (a 52-bit mask)."""
         allowed = state.allowed
-        return any(allowed[cell] & hm for cell in capturing_cells(self.board, state))
+        m = 0
+        for cell in capturing_cells(self.board, state):
+            m |= allowed[cell]
+        return m
 
     def _end_turn(self, state: GridState, captured_this_turn: bool) -> None:
         """Discard cards cut off from the base (only captures can cut any off), refill to 5, pass the turn."""
@@ -208,8 +220,12 @@ class GridRules(Rules[GridState]):
                 state.discard.extend(state.board[c] for c in cut)
                 remove(self.board, state, cut)
         hand, draw = state.hands[p], state.draw
+        drawn = 0
         while len(hand) < HAND_SIZE and draw:
             insort(hand, draw.pop())
+            drawn += 1
+        if drawn:
+            state.hist[p] = ((DRAW, drawn), state.hist[p])
         state.in_chain = False
         state.passes_in_row = 0
         state.last_pass[p] = False
@@ -275,15 +291,28 @@ class GridRules(Rules[GridState]):
         return state.copy()
 
     def determinize(self, state: GridState, seat: int, rng: np.random.Generator) -> GridState:
-        """Redeal the opponent's hand, the draw pile and the base among themselves (sizes kept)."""
+        """A copy with the opponent's hand, the draw pile and the base redealt, consistent with the public history.
+
+        The unseen cards (opponent's hand, draw pile, base) are pooled in card order; the opponent's
+        hand is drawn uniformly among the hands of its size that admit a drawing schedule meeting
+        every fact its chains revealed (``knowledge``: it held no card of a capturing cell when its
+        chain ended by itself, some card when the chain went on or was ended by choice, and a card
+        for a capturing cell now if it is to move in a chain); the draw pile and base are then a
+        uniform order of the rest. Every copy is a state the game can reach with the same public
+        history; the opponent's choices are not weighted by any model of its play (the support of
+        the posterior, not its weights). The result depends only on what ``seat`` has seen and ``rng``.
+        """
         new = state.copy()
         opp = 1 - seat
-        unseen = [*state.hands[opp], *state.draw, state.base_card]
-        perm = [unseen[i] for i in rng.permutation(len(unseen))]
-        k = len(state.hands[opp])
-        new.hands[opp] = sorted(perm[:k])
-        new.draw = perm[k:-1]
-        new.base_card = perm[-1]
+        facts = HandFacts(state.hist[opp], len(state.hands[opp]))
+        if state.to_move == opp and state.in_chain and state.passes_in_row < 2:
+            facts.add_current(SOME, self._capture_mask(state))
+        pool = sorted([*state.hands[opp], *state.draw, state.base_card])
+        hand, rest = redeal_hand(facts, pool, len(state.hands[opp]), rng)
+        rest = shuffled(rest, rng)
+        new.hands[opp] = sorted(hand)
+        new.draw = rest[:-1]
+        new.base_card = rest[-1]
         return new
 
     def observe(self, state: GridState, seat: int) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any
 from jericho_env.core.cards import NUM_CARDS, card_to_str, str_to_card
 from jericho_env.core.rules import StateFormatError
 from jericho_env.core.validate import require_keys, require_mapping, strict_bool, strict_int, strict_list, text_of
+from jericho_env.games.grid.knowledge import DRAW, KIND_NAMES, PLACE, entries, from_entries
 from jericho_env.games.grid.state import (
     BASE,
     COMPAT,
@@ -46,6 +47,8 @@ KEYS = (
     "passes_in_row",
     "last_pass",
 )
+# optional in from_dict: a position written by hand has no history (nothing known of the hands)
+OPTIONAL_KEYS = ("history",)
 
 
 def to_dict(board: Board, state: GridState) -> dict[str, Any]:
@@ -67,7 +70,42 @@ def to_dict(board: Board, state: GridState) -> dict[str, Any]:
         "in_chain": state.in_chain,
         "passes_in_row": state.passes_in_row,
         "last_pass": list(state.last_pass),
+        "history": [_history_text(state.hist[0]), _history_text(state.hist[1])],
     }
+
+
+def _history_text(history: Any) -> list[str]:
+    """``"draw 3"``, ``"place Ah"``, ``"none Ah 2h"`` / ``"some ..."`` (the cards of the mask), oldest first."""
+    out = []
+    for kind, value in entries(history):
+        if kind == DRAW:
+            out.append(f"draw {value}")
+        elif kind == PLACE:
+            out.append(f"place {card_to_str(value)}")
+        else:
+            cards = " ".join(card_to_str(c) for c in range(NUM_CARDS) if value >> c & 1)
+            out.append(f"{KIND_NAMES[kind]} {cards}")
+    return out
+
+
+def _history(v: Any) -> Any:
+    """The persistent history from its text (see ``_history_text``)."""
+    if not isinstance(v, list) or not all(isinstance(t, str) for t in v):
+        raise StateFormatError(f"a seat's history must be a list of texts like 'draw 3', 'place Ah', got {v!r}")
+    items = []
+    for text in v:
+        word, _, rest = text.partition(" ")
+        if word not in KIND_NAMES:
+            raise StateFormatError(f"history entry {text!r} must start with one of {', '.join(KIND_NAMES)}")
+        kind = KIND_NAMES.index(word)
+        if kind == DRAW:
+            value = int(rest)
+        elif kind == PLACE:
+            value = str_to_card(rest)
+        else:
+            value = sum(1 << str_to_card(t) for t in rest.split())
+        items.append((kind, value))
+    return from_entries(items)
 
 
 def from_dict(board: Board, data: Mapping[str, Any], strict: bool = True) -> GridState:
@@ -96,7 +134,7 @@ def _cards(v: Any, what: str) -> list[int]:
 def _from_dict(board: Board, d: Mapping[str, Any]) -> GridState:
     """Parse every field, check types and ranges and that the zones hold the 52 cards once each."""
     d = require_mapping("grid", d)
-    require_keys("grid", d, KEYS)
+    require_keys("grid", d, KEYS, optional=OPTIONAL_KEYS)
     if d["board_size"] != board.size or not isinstance(d["board_size"], int) or isinstance(d["board_size"], bool):
         raise _fail(f"it is for board_size={d['board_size']!r}, these rules use board_size={board.size}")
     hands = [sorted(_cards(h, f"hands[{i}]")) for i, h in enumerate(strict_list("grid", d["hands"], "hands", 2))]
@@ -142,6 +180,11 @@ def _from_dict(board: Board, d: Mapping[str, Any]) -> GridState:
     state.in_chain = in_chain
     state.passes_in_row = passes
     state.last_pass = list(last_pass)
+    # optional: a position written by hand has no history, so nothing is known of the hands beyond their sizes
+    hist = d.get("history", [[], []])
+    if not (isinstance(hist, list) and len(hist) == 2):
+        raise StateFormatError("history must be a list of two lists (one per seat)")
+    state.hist = [_history(hist[0]), _history(hist[1])]
     return state
 
 

@@ -11,7 +11,8 @@ neighbours; removing cards recomputes only the cells around them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from jericho_env.core.cards import NUM_CARDS
 
@@ -81,6 +82,8 @@ class GridState:
     in_chain: bool  # the seat to move captured this turn and may place another capturing card
     passes_in_row: int  # consecutive passes; 2 ends the game
     last_pass: list[bool]  # per seat: was its last turn a pass
+    # per seat: the public history of its hand (see ``knowledge``): a persistent list, shared by copies
+    hist: list[Any] = field(default_factory=lambda: [None, None])
 
     def copy(self) -> GridState:
         """An independent copy (lists copied, cards are ints)."""
@@ -100,6 +103,7 @@ class GridState:
             self.in_chain,
             self.passes_in_row,
             self.last_pass[:],
+            self.hist[:],
         )
 
 

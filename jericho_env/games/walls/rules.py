@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.layout import ObsLayout
+from jericho_env.core.redeal import draw_hand
 from jericho_env.core.rules import GameInfo, Rules, int_option
 from jericho_env.games.walls import render, serialize
 from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE, WallsActions
@@ -212,6 +213,9 @@ class WallsRules(Rules[WallsState]):
 
     def _trumpet(self, s: WallsState, seat: int, colour: int) -> None:
         s.hands[seat][TRUMPET] -= 1
+        log = s.trumpet_log[seat]
+        if log is not None:
+            s.trumpet_log[seat] = (*log, ("blow",))
         base = colour * WALL_STRIDE
         walls = s.walls
         for vi in _VALUES_DESC:
@@ -273,6 +277,7 @@ class WallsRules(Rules[WallsState]):
         for seat, card in enumerate(s.opening):
             if card == TRUMPET:
                 s.discard += 1  # a trumpet-only wall collapses at once
+                s.trumpet_log[seat] = ()  # everyone now knows it was dealt seven trumpets
             elif card >= 0:
                 self._add_to_wall(s, seat, card)
             s.opening[seat] = -1
@@ -280,6 +285,11 @@ class WallsRules(Rules[WallsState]):
     def _score(self, s: WallsState) -> None:
         """Reveal the supply, discard its trumpets, give each colour to its longest wall(s)."""
         pub = s.supply_public
+        if any(log is not None for log in s.trumpet_log):
+            each = tuple(h[TRUMPET] for h in s.supply_hidden)
+            for seat, log in enumerate(s.trumpet_log):
+                if log is not None:
+                    s.trumpet_log[seat] = (*log, ("scoring", s.hidden_count[seat], sum(each), each))
         for seat in range(s.n):
             hidden = s.supply_hidden[seat]
             for k in range(NUM_WALL_TYPES):
@@ -436,7 +446,18 @@ class WallsRules(Rules[WallsState]):
         return state.copy()
 
     def determinize(self, state: WallsState, seat: int, rng: np.random.Generator) -> WallsState:
-        """Redeal what ``seat`` cannot see: others' hands, face-down openings and supply cards, the pile."""
+        """A copy with what ``seat`` cannot see redealt: others' hands, face-down openings and supply cards, the pile.
+
+        The unseen cards are pooled in card order and dealt anew, sizes kept: a face-down first wall
+        card is a wall card (a player holding one must lay one), scoring cards lie anywhere in the
+        undrawn part of their piles. No move in walls is forced, so nothing else is revealed, except
+        for a player shown at the reveal to have opened with a trumpet (it was dealt seven): it still
+        holds at least ``T`` trumpets among its hand and face-down supply cards and ``S`` of them in the
+        supply, replayed from ``trumpet_log`` as ``seat`` knows it (``_trumpet_floor``). Hands meeting
+        these bounds are drawn uniformly among those that do. Every copy is a reachable state with the
+        same public history; the others' free choices are not weighted by any model of their play.
+        The result depends only on what ``seat`` has seen and ``rng``.
+        """
         s = state.copy()
         n = s.n
         others = [o for o in range(n) if o != seat]
@@ -446,8 +467,8 @@ class WallsRules(Rules[WallsState]):
             pool += counts_to_cards(s.supply_hidden[o])
             if s.opening[o] >= 0:
                 pool.append(s.opening[o])
-        deck_cards = [c for c in s.deck if c != SCORING]
-        pool += deck_cards
+        pool += [c for c in s.deck if c != SCORING]
+        pool.sort()  # canonical: the copy depends on what the seat has seen, not on where hidden cards lie
         pool = [pool[int(i)] for i in rng.permutation(len(pool))]
         # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets).
         for o in others:
@@ -455,18 +476,47 @@ class WallsRules(Rules[WallsState]):
                 pick = next((i for i, c in enumerate(pool) if c != TRUMPET), 0)
                 s.opening[o] = pool.pop(pick)
         for o in others:
+            floor = self._trumpet_floor(state, o, seat)
+            if floor is None:
+                hidden_cards, pool = pool[: s.hidden_count[o]], pool[s.hidden_count[o] :]
+                hand_cards, pool = pool[: s.hand_size[o]], pool[s.hand_size[o] :]
+            else:
+                total, in_supply = floor
+                hidden_cards, pool = draw_hand(pool, s.hidden_count[o], [(_is_trumpet, in_supply)], rng)
+                need = total - hidden_cards.count(TRUMPET)
+                hand_cards, pool = draw_hand(pool, s.hand_size[o], [(_is_trumpet, need)], rng)
             h = [0] * 26
-            for c in pool[: s.hand_size[o]]:
+            for c in hand_cards:
                 h[c] += 1
-            del pool[: s.hand_size[o]]
             s.hands[o] = h
             hidden = [0] * 26
-            for c in pool[: s.hidden_count[o]]:
+            for c in hidden_cards:
                 hidden[c] += 1
-            del pool[: s.hidden_count[o]]
             s.supply_hidden[o] = hidden
         s.deck = self._restack(s, pool, rng)
         return s
+
+    @staticmethod
+    def _trumpet_floor(s: WallsState, player: int, observer: int) -> tuple[int, int] | None:
+        """(T, S) for a player dealt seven trumpets, as ``observer`` knows them; ``None`` for any other player.
+
+        After the opening it held 5 in hand and 1 in the supply (T=6, S=1). Blowing one may use a
+        known trumpet (T-1, never below S). At a scoring its supply cards leave: at most
+        min(its supply cards, T, trumpets in the whole supply less those ``observer`` put there) of the
+        known ones went with them, and none is known to be in the supply any more (S=0).
+        """
+        log = s.trumpet_log[player]
+        if log is None:
+            return None
+        total, in_supply = 6, 1
+        for event in log:
+            if event[0] == "blow":
+                total = max(in_supply, total - 1)
+            else:
+                _, supplied, trumpets, each = event
+                total -= min(supplied, total, trumpets - each[observer])
+                in_supply = 0
+        return max(0, total), in_supply
 
     def _restack(self, s: WallsState, cards: list[int], rng: np.random.Generator) -> list[int]:
         """A draw pile of ``cards`` whose scoring cards lie anywhere in the undrawn part of their piles."""
@@ -527,3 +577,7 @@ def wall_cards(wall: list[int]) -> list[int]:
             out += [colour * 5 + vi] * wall[base + vi]
         out += [TRUMPET] * wall[base + TRUMPETS_AT]
     return out
+
+
+def _is_trumpet(card: int) -> bool:
+    return card == TRUMPET

@@ -50,6 +50,8 @@ KEYS = (
     "discard",
     "deck",
 )
+# optional in from_dict: the log of a player dealt seven trumpets (absent in a position written by hand)
+OPTIONAL_KEYS = ("trumpet_log",)
 
 
 def wall_to_text(wall: list[int]) -> list[str]:
@@ -81,7 +83,9 @@ def to_dict(s: WallsState) -> dict[str, Any]:
         "supply_hidden": [_texts(counts_to_cards(h)) for h in s.supply_hidden],
         "discard": s.discard,
         "deck": _texts(reversed(s.deck)),
-    }
+        "trumpet_log": [None if log is None else [list(e[:3]) + ([list(e[3])] if len(e) > 3 else []) for e in log]
+                        for log in s.trumpet_log],
+    }  # fmt: skip
 
 
 def _texts(cards: Any) -> list[str]:
@@ -150,7 +154,7 @@ def _parse_wall(texts: Any, key: str) -> list[int]:
 def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
     """Parse every field and check the types, ranges and card conservation."""
     data = require_mapping("walls", data)
-    require_keys("walls", data, KEYS)
+    require_keys("walls", data, KEYS, optional=OPTIONAL_KEYS)
     if not (isinstance(data["num_players"], int) and not isinstance(data["num_players"], bool)) or (
         data["num_players"] != n
     ):
@@ -190,8 +194,35 @@ def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
     s.deck = [_card(t, "deck") for t in reversed(strict_list("walls", data["deck"], "deck"))]
     if s.deck.count(SCORING) != NUM_SCORING - s.scored:
         raise _fail(f"the deck must hold {NUM_SCORING - s.scored} scoring card(s) after {s.scored} scorings")
+    s.trumpet_log = _trumpet_log(data.get("trumpet_log", [None] * n), n)
     _check_conservation(s)
     return s
+
+
+def _trumpet_log(v: Any, n: int) -> list[Any]:
+    """The optional per-seat log of a player dealt seven trumpets (None for the others; see ``WallsState``)."""
+    if not isinstance(v, list) or len(v) != n:
+        raise StateFormatError(f"walls state: trumpet_log must be a list of {n} entries (null or a list of events)")
+    out: list[Any] = []
+    for log in v:
+        if log is None:
+            out.append(None)
+            continue
+        events: list[tuple[Any, ...]] = []
+        for e in log if isinstance(log, list) else [None]:
+            if e == ["blow"]:
+                events.append(("blow",))
+            elif (
+                isinstance(e, list) and len(e) == 4 and e[0] == "scoring"
+                and all(isinstance(x, int) for x in e[1:3]) and isinstance(e[3], list) and len(e[3]) == n
+            ):  # fmt: skip
+                events.append(("scoring", e[1], e[2], tuple(e[3])))
+            else:
+                raise StateFormatError(
+                    f"walls state: bad trumpet_log event {e!r} (['blow'] or ['scoring', n, n, [n...]])"
+                )
+        out.append(tuple(events))
+    return out
 
 
 def _check_conservation(s: WallsState) -> None:

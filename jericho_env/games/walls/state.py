@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 from jericho_env.games.walls.cards import NUM_COLOURS
 
@@ -54,6 +55,7 @@ class WallsState:
         "supply_size",
         "supply_trumpets",
         "to_move",
+        "trumpet_log",
         "walls",
         "won",
     )
@@ -78,6 +80,11 @@ class WallsState:
         self.supply_size = 0
         self.discard = 0  # trumpets out of the game
         self.deck: list[int] = []
+        # per seat: None, or (after the reveal showed it opened with a trumpet, i.e. was dealt seven
+        # trumpets) the public events that bear on how many of those trumpets it still holds: ("blow",)
+        # and ("scoring", its face-down supply cards, trumpets in the whole supply, trumpets each seat put
+        # there). Tuples, so copies share them.
+        self.trumpet_log: list[tuple[tuple[Any, ...], ...] | None] = [None] * n
 
     def copy(self) -> WallsState:
         """An independent copy (lists copied one level deep, which is all there is)."""
@@ -101,4 +108,5 @@ class WallsState:
         new.supply_size = self.supply_size
         new.discard = self.discard
         new.deck = self.deck[:]
+        new.trumpet_log = self.trumpet_log[:]
         return new

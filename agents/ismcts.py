@@ -1,0 +1,223 @@
+"""``ismcts``: information-set Monte Carlo tree search, playing through ``act(observation)`` like every agent.
+
+An observation does not carry the public history a search needs (what the others' forced moves
+revealed), so the agent takes one more input: before each ``act``, the front end hands it the
+seat's *information view* through ``observe_view(view)``, a full state whose every card the seat
+cannot see is freshly redealt (``JerichoEnv.information_view``; the tournament, ``jericho_env.play``
+and the single-agent view do it through ``jericho_env.agent_plugins.choose_action``). The view is a
+function of what the seat has seen, so the agent cannot peek; ``act`` checks that the view matches
+the observation it is given. The search itself: ``agents.search.ISMCTS``, or OpenSpiel's
+``ISMCTSBot`` through the bridge with ``backend="openspiel"`` (needs the ``openspiel`` extra).
+
+Budgets: ``simulations`` per move, ``time_limit`` seconds per move (the whole move), or both (whichever
+ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+import jericho_env
+from agents.base import BaseAgent
+from agents.search import ISMCTS, PriorPolicy, RolloutPolicy
+
+ROLLOUTS = ("random", "greedy")
+BACKENDS = ("jericho", "openspiel")
+PRIORS = ("none", "greedy")
+# Settings each game plays with unless told otherwise; the simulation counts keep a move within 0.5 s
+# of CPU on the 2-core development machine. How they were chosen: docs/results.md, "Search".
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "castles": {"simulations": 1000, "rollout": "random", "uct_c": 0.7},
+    "grid": {"simulations": 30, "rollout": "greedy", "rollout_depth": 4, "prior": "greedy", "uct_c": 1.0},
+    "walls": {"simulations": 50, "rollout": "greedy", "prior": "greedy", "uct_c": 1.0},
+}
+FALLBACK = {"simulations": 300, "rollout": "random", "uct_c": 0.7}  # a game without an entry
+
+
+class ISMCTSAgent(BaseAgent):
+    """ISMCTS from the seat's information view, with a random or greedy rollout policy."""
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        game_id: str,
+        seed: int | None = None,
+        simulations: int | None = None,
+        time_limit: float | None = None,
+        rollout: str | None = None,
+        uct_c: float | None = None,
+        backend: str = "jericho",
+        rollout_depth: int | None = None,
+        prior: str | None = None,
+        **game_options: Any,
+    ) -> None:
+        super().__init__(game_id, seed, **game_options)
+        # the game's settings (GAME_DEFAULTS) fill what is not given; a time limit alone drops the simulation count
+        preset = GAME_DEFAULTS.get(game_id, FALLBACK)
+        if backend == "openspiel":  # ISMCTSBot rolls out at random, without a prior
+            preset = {**preset, "rollout": "random", "prior": "none", "rollout_depth": None}
+        if simulations is None and time_limit is None:
+            simulations = preset["simulations"]
+        rollout = rollout if rollout is not None else preset["rollout"]
+        uct_c = uct_c if uct_c is not None else preset["uct_c"]
+        prior = prior if prior is not None else preset.get("prior", "none")
+        if rollout_depth is None and rollout == preset["rollout"]:
+            rollout_depth = preset.get("rollout_depth")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"ismcts: rollout={rollout!r} is not allowed; use one of {', '.join(ROLLOUTS)}")
+        if backend not in BACKENDS:
+            raise ValueError(f"ismcts: backend={backend!r} is not allowed; use one of {', '.join(BACKENDS)}")
+        self.rules = jericho_env.make_rules(game_id, **game_options)
+        self.simulations, self.time_limit, self.rollout_name, self.uct_c = simulations, time_limit, rollout, uct_c
+        self.backend = backend
+        if rollout_depth is not None and game_id not in EVALUATORS:
+            raise ValueError(
+                f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has"
+            )
+        self.rollout_depth = rollout_depth
+        if prior not in PRIORS:
+            raise ValueError(f"ismcts: prior={prior!r} is not allowed; use one of {', '.join(PRIORS)}")
+        self.prior_name = prior
+        self._view: Any = None
+        self._build()
+
+    def _build(self) -> None:
+        if self.backend == "openspiel":
+            from jericho_env.openspiel import ismcts_bot
+
+            self._bot = ismcts_bot(
+                self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name
+            )
+            return
+        rollout: RolloutPolicy | None = None
+        if self.rollout_name == "greedy":
+            rollout = self._greedy_rollout(self.game_id)
+        evaluate = EVALUATORS[self.game_id] if self.rollout_depth is not None else None
+        prior = self._greedy_prior() if self.prior_name == "greedy" else None
+        self.search = ISMCTS(
+            self.rules,
+            self.simulations,
+            self.time_limit,
+            rollout,
+            self.uct_c,
+            self.rng,
+            self.rollout_depth,
+            evaluate,
+            prior,
+        )
+
+    def _greedy_prior(self) -> PriorPolicy:
+        """The greedy agent's scores (``exp(score - best)``) as the tree's prior over the legal actions."""
+        from agents.greedy import make_greedy
+
+        greedy: Any = make_greedy(self.game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
+        if not hasattr(greedy, "scores"):
+            raise ValueError(f"ismcts: prior=greedy needs a greedy agent with scores(), which {self.game_id} lacks")
+        rules = self.rules
+
+        def prior(state: Any, player: int, legal: list[int]) -> dict[int, float]:
+            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
+            w = greedy.scores(obs)
+            return {a: float(w[a]) for a in legal}
+
+        return prior
+
+    def _greedy_rollout(self, game_id: str) -> RolloutPolicy:
+        """The game's greedy agent as the rollout policy, reading each rollout state's observation and mask."""
+        from agents.greedy import make_greedy
+
+        greedy = make_greedy(game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
+        rules = self.rules
+
+        def policy(state: Any, player: int, legal: list[int]) -> int:
+            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
+            return greedy.act(obs)
+
+        return policy
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the search's generator; forget any view."""
+        super().reset(seed)
+        self._view = None
+        self._build()
+
+    def observe_view(self, view: Any) -> None:
+        """Take the seat's information view for the next ``act`` (see the module docstring)."""
+        self._view = view
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The search's choice; ``ValueError`` without a fresh view matching ``observation``."""
+        started = time.perf_counter()
+        legal = self.legal(observation)
+        view, self._view = self._view, None
+        if view is None:
+            raise ValueError(
+                "ismcts: no information view; the front end must call observe_view(env.information_view(agent)) "
+                "before act (jericho_env.agent_plugins.choose_action does)"
+            )
+        seat = self.rules.current_player(view)
+        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
+            raise ValueError("ismcts: the information view does not match the observation (a stale view?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        if self.backend == "openspiel":
+            action = int(self._bot.step_from_view(view, seat))
+        else:
+            action = self.search.search(view, seat, started)
+        if not observation["action_mask"][action]:
+            raise RuntimeError(f"ismcts chose {action}, which the mask forbids")
+        return action
+
+
+def grid_points(state: Any) -> list[float]:
+    """A grid position's value to each seat: ``tanh`` of its lead in captured points over 20."""
+    lead = (state.points[0] - state.points[1]) / 20.0
+    v = float(np.tanh(lead))
+    return [v, -v]
+
+
+# position evaluations for rollouts cut short (``rollout_depth``): they read the searched copy of the state
+EVALUATORS = {"grid": grid_points}
+
+_KEYS = {
+    "prior": str,
+    "rollout_depth": int,
+    "simulations": int,
+    "time_limit": float,
+    "rollout": str,
+    "uct_c": float,
+    "backend": str,
+    "seed": int,
+}
+
+
+def parse_budget(text: str) -> dict[str, Any]:
+    """The keyword arguments of an ``ismcts=...`` spec: ``300`` (simulations), ``0.5s`` (seconds), ``key=value``.
+
+    Items are comma-separated, e.g. ``"300,rollout=greedy"`` or ``"0.5s,uct_c=1.0"``; keys are
+    ``simulations``, ``time_limit``, ``rollout`` (random, greedy), ``uct_c``, ``backend`` (jericho,
+    openspiel), ``seed``. An empty text gives the defaults (300 simulations, random rollouts).
+    """
+    out: dict[str, Any] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = item.partition("=")
+        try:
+            if not sep and item.endswith("s"):
+                out["time_limit"] = float(item[:-1])
+            elif not sep:
+                out["simulations"] = int(item)
+            elif key in _KEYS:
+                out[key] = _KEYS[key](value)
+            else:
+                raise ValueError(f"unknown key {key!r}")
+        except ValueError as e:
+            raise ValueError(
+                f"bad ismcts setting {item!r} ({e}): write ismcts=N (simulations per move), ismcts=Xs (seconds "
+                f"per move) and/or key=value with keys {', '.join(_KEYS)}, comma-separated, "
+                "e.g. ismcts=300,rollout=greedy"
+            ) from None
+    return out

@@ -1,0 +1,189 @@
+"""Search figures: time, simulations and peak memory per ``ismcts`` move, and our ISMCTS against OpenSpiel's.
+
+    python -m experiments.search_bench moves castles --agent ismcts=0.5s --games 4
+    python -m experiments.search_bench backends castles --simulations 100 --games 40
+
+``moves`` plays ``--games`` games of the agent alone against greedy players (its seat rotating, deals
+from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and, over the
+agent's moves that had a choice, the mean and maximum seconds per move, wall clock and CPU time of
+the process (``time.process_time``, which other work on a shared machine does not inflate; untraced
+games), the mean number of simulations and the peak memory one move allocated (odd games, or the
+first ``--memory-games`` of them, under ``tracemalloc``, which slows the search: Python allocations
+during the search, the tree and its copies of the state); ``--progress`` prints each game's result
+as it ends. ``backends`` plays our ISMCTS (``backend=jericho``) against OpenSpiel's ``ISMCTSBot``
+through the bridge (``backend=openspiel``), both with random rollouts, no prior and ``uct_c`` 1.0, at
+the same number of simulations, seats swapped on every deal, and prints the win rate with its 95%
+interval and each side's seconds per move. Figures are written to ``docs/results.md`` by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import tracemalloc
+from typing import Any
+
+import numpy as np
+
+import agents
+from agents.registry import parse_spec
+from experiments.cli import parse_option
+from experiments.tournament import derive_seed, wilson_interval
+from jericho_env.agent_plugins import choose_action
+from jericho_env.envs.aec import JerichoEnv
+
+
+class _Timed:
+    """Wraps an agent: records seconds, simulations and peak traced memory of each move with a choice."""
+
+    def __init__(self, agent: Any, trace: bool) -> None:
+        self.agent, self.trace = agent, trace
+        self.seconds: list[float] = []
+        self.cpu: list[float] = []
+        self.sims: list[int] = []
+        self.peaks: list[int] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def observe_view(self, view: Any) -> None:
+        self.agent.observe_view(view)
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        choice = int(observation["action_mask"].sum()) > 1
+        if self.trace and choice:
+            tracemalloc.start()
+        t0, c0 = time.perf_counter(), time.process_time()
+        action = int(self.agent.act(observation))
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        if self.trace and choice:
+            self.peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        elif choice:  # tracing slows the search: time only the untraced moves
+            self.seconds.append(dt)
+            self.cpu.append(cpu)
+        if choice:
+            search = getattr(self.agent, "search", None)
+            if search is not None:
+                self.sims.append(search.last_simulations)
+        return action
+
+
+def _play(env: JerichoEnv, seats: list[Any], seed: int) -> list[float]:
+    for i, agent in enumerate(seats):
+        agent.reset(seed=derive_seed(seed, i))
+    env.reset(seed=seed)
+    rules = env.rules
+    while not rules.is_terminal(env.state):
+        seat = rules.current_player(env.state)
+        env.step(choose_action(seats[seat], env, env.possible_agents[seat]))
+    return [float(r) for r in rules.returns(env.state)]
+
+
+def moves(
+    game: str,
+    spec: str,
+    games: int,
+    options: dict[str, Any],
+    seed: int,
+    progress: bool = False,
+    memory_games: int | None = None,
+) -> dict[str, float]:
+    """Per-move figures of the agent ``spec`` against greedy players."""
+    env = JerichoEnv(game, **options)
+    n = env.rules.info.num_players
+    _, name, kwargs = parse_spec(spec)
+    timed = _Timed(agents.make(name, game, **kwargs, **options), trace=True)
+    field = [agents.make("greedy", game, **options) for _ in range(n - 1)]
+    score = 0.0
+    for g in range(games):
+        seat = g % n
+        # memory on odd games (the first ``memory_games`` of them if given: tracing slows the search), time on the rest
+        timed.trace = g % 2 == 1 and (memory_games is None or g < 2 * memory_games)
+        seats = [*field[:seat], timed, *field[seat:]]
+        ret = _play(env, seats, derive_seed(seed, g))
+        score += ret[seat] > 0  # a win, shared or not (as the tournament tables count it)
+        if progress:  # one line a game on stderr, so an unfinished run still tells what it played
+            cpu = float(np.mean(timed.cpu)) if timed.cpu else float("nan")
+            print(
+                f"game {g + 1}/{games}: seat {seat}, return {ret[seat]:g}, wins {score:g}, mean CPU s {cpu:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    out = {
+        "moves": len(timed.seconds),
+        "mean_s": float(np.mean(timed.seconds)),
+        "max_s": float(np.max(timed.seconds)),
+        "mean_cpu_s": float(np.mean(timed.cpu)),
+        "max_cpu_s": float(np.max(timed.cpu)),
+        "mean_sims": float(np.mean(timed.sims)) if timed.sims else float("nan"),
+        "peak_mib": max(timed.peaks) / 2**20,
+        "mean_peak_mib": float(np.mean(timed.peaks)) / 2**20,
+        "wins": score,
+        "games": games,
+    }
+    out["ci_low"], out["ci_high"] = wilson_interval(score, games)
+    return out
+
+
+def backends(game: str, simulations: int, games: int, options: dict[str, Any], seed: int) -> dict[str, float]:
+    """Our ISMCTS against OpenSpiel's ISMCTSBot, equal simulations, random rollouts, seats swapped per deal."""
+    env = JerichoEnv(game, **options)
+    if env.rules.info.num_players != 2:
+        raise ValueError("the backend comparison is for two-player games (castles, grid)")
+    plain = {"simulations": simulations, "uct_c": 1.0, "rollout": "random", "prior": "none"}
+    ours = _Timed(agents.make("ismcts", game, **plain, **options), trace=False)
+    theirs = _Timed(agents.make("ismcts", game, **plain, backend="openspiel", **options), trace=False)
+    wins = 0.0
+    for g in range(games):
+        seats = [ours, theirs] if g % 2 == 0 else [theirs, ours]
+        ret = _play(env, seats, derive_seed(seed, g // 2))
+        mine = ret[g % 2]
+        wins += 1.0 if mine > 0 else (0.5 if mine == 0 else 0.0)
+    lo, hi = wilson_interval(wins, games)
+    return {
+        "ours_win_rate": wins / games,
+        "ci_low": lo,
+        "ci_high": hi,
+        "ours_s_per_move": float(np.mean(ours.seconds)),
+        "openspiel_s_per_move": float(np.mean(theirs.seconds)),
+        "games": games,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    p = argparse.ArgumentParser(prog="python -m experiments.search_bench", description=__doc__.splitlines()[0])
+    p.add_argument("what", choices=("moves", "backends"))
+    p.add_argument("game")
+    p.add_argument("--agent", default="ismcts=0.5s", help="agent spec for 'moves' (default ismcts=0.5s)")
+    p.add_argument("--simulations", type=int, default=100, help="simulations per move for 'backends'")
+    p.add_argument("--games", type=int, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--progress", action="store_true", help="'moves': print each game's result on stderr")
+    p.add_argument(
+        "--memory-games", type=int, default=None, help="'moves': trace memory on this many odd games (default: all)"
+    )
+    args = p.parse_args(argv)
+    options = dict(args.option)
+    if args.what == "moves":
+        figures = moves(
+            args.game,
+            args.agent,
+            args.games,
+            options,
+            args.seed,
+            progress=args.progress,
+            memory_games=args.memory_games,
+        )
+    else:
+        figures = backends(args.game, args.simulations, args.games, options, args.seed)
+    for key, value in figures.items():
+        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
