@@ -139,7 +139,9 @@ def chunk(items: Sequence[Any], parts: int) -> list[list[Any]]:
 _STATE: dict[str, Any] = {}  # job key -> what init built, in this worker process (the latest job only)
 
 
-def _run_chunk(key: str, init: Callable[[Any], Any], payload: list[Any], run: Callable[[Any, Any], Any], tasks: list[Any]) -> list[Any]:
+def _run_chunk(
+    key: str, init: Callable[[Any], Any], payload: list[Any], run: Callable[[Any, Any], Any], tasks: list[Any]
+) -> list[Any]:
     """Inside a Ray worker: build (once per job and process) the state from the payload, then run the chunk."""
     if key not in _STATE:
         import ray

@@ -82,7 +82,7 @@ def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hi
 
 
 def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) or lost work exits 2 with one line naming it."""
+    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (our errors) exits 2, one line naming it."""
     try:
         body()
     except KeyboardInterrupt:

@@ -152,7 +152,8 @@ def check_trials(game: str, trials: list[Trial], common: list[str]) -> None:
                 args = train.build_parser().parse_args(argv)
         except SystemExit:
             said = err.getvalue().strip().splitlines()
-            raise ValueError(f"trial {trial.name}: experiments.train refuses {argv[1:]}: {said[-1] if said else ''}")
+            why = said[-1].split("error: ", 1)[-1] if said else "see above"
+            raise ValueError(f"trial {trial.name}: experiments.train refuses its flags: {why}") from None
         train.config_from_args(args, game)
 
 
@@ -359,7 +360,11 @@ def trial_cells(folder: Path, opponents: list[str]) -> dict[str, dict[str, Any]]
     data = json.loads((folder / "tournament" / "results.json").read_text(encoding="utf-8"))
     cells = {c["opponent"]: c for c in data["cells"] if c["agent"] == "ppo"}
     return {
-        o: {"win_rate": cells[o]["win_rate"], "ci95": cells[o]["ci95"], "games": cells[o]["wins"] + cells[o]["draws"] + cells[o]["losses"]}
+        o: {
+            "win_rate": cells[o]["win_rate"],
+            "ci95": cells[o]["ci95"],
+            "games": cells[o]["wins"] + cells[o]["draws"] + cells[o]["losses"],
+        }
         for o in opponents
         if o in cells
     }
@@ -418,7 +423,9 @@ def markdown(game: str, opponents: list[str], rows: list[dict[str, Any]], config
             why = f"{r['status']}: {r['error']}" if r["error"] else r["status"]
             lines.append(f"| {r['trial']} | {why} | " + " | ".join("—" for _ in opponents) + " |")
     lines += ["", "Cells: PPO's score (wins + ½ draws) per game in its final table, with the 95% Wilson interval.", ""]
-    lines.append("| configuration | seeds done | " + " | ".join(f"mean vs {o} [lowest, highest seed]" for o in opponents) + " |")
+    lines.append(
+        "| configuration | seeds done | " + " | ".join(f"mean vs {o} [lowest, highest seed]" for o in opponents) + " |"
+    )
     lines.append("|" + " --- |" * (2 + len(opponents)))
     for c in configs:
         cells = [
@@ -468,7 +475,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.workers is not None and not backend.is_ray:
             raise ValueError("--workers sets the CPUs of a local Ray (--backend ray); local trials run one by one")
         outcome.update(
-            sweep(args.game, args.seeds, args.grid, common, args.out, backend, args.workers, args.cpus_per_trial, args.quiet)
+            sweep(
+                args.game,
+                args.seeds,
+                args.grid,
+                common,
+                args.out,
+                backend,
+                args.workers,
+                args.cpus_per_trial,
+                args.quiet,
+            )
         )
 
     code = run_cli(parser, run)
