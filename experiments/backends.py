@@ -112,6 +112,9 @@ def ray_session(backend: Backend, num_cpus: int) -> Iterator[Any]:
             ray.init(address="local", num_cpus=num_cpus, **quiet)
     except ConnectionError as e:
         raise BackendError(f"cannot reach the Ray cluster at {address!r}: {e}") from None
+    except Exception as e:  # Ray raises a bare Exception when its processes time out while starting
+        where = f"connect to the Ray cluster at {address!r}" if address else f"start a local Ray of {num_cpus} CPUs"
+        raise BackendError(f"could not {where}: {type(e).__name__}: {' '.join(str(e).split())}") from None
     try:
         yield ray
     finally:

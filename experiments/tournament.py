@@ -13,6 +13,7 @@ that, so no worker reads the head's files (``docs/ray.md``).
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import hashlib
 import json
@@ -281,6 +282,7 @@ class _RayWorker(_Worker):
     def __init__(self, payload: dict[str, Any]) -> None:
         data = json.loads(payload["json"])
         self.tmp = tempfile.mkdtemp(prefix="jericho-ray-")
+        atexit.register(shutil.rmtree, self.tmp, True)  # the last tournament's files go when the worker exits
         specs = []
         for s in data["specs"]:
             kwargs = dict(s["kwargs"])

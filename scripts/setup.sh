@@ -10,5 +10,5 @@ python -m pip install -q --upgrade pip
 if ! python -c "import torch" 2>/dev/null; then
   python -m pip install -q "torch==2.13.0"
 fi
-python -m pip install -q -e ".[train,plot,notebooks,dev]"
+python -m pip install -q -e ".[train,plot,notebooks,dev,ray]"
 echo "jericho-env installed in .venv (activate with: source .venv/bin/activate)"
