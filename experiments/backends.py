@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -104,17 +105,22 @@ def ray_session(backend: Backend, num_cpus: int) -> Iterator[Any]:
         yield ray
         return
     address = backend.address or os.environ.get("RAY_ADDRESS") or None
-    quiet = {"include_dashboard": False, "logging_level": logging.WARNING, "configure_logging": True}
-    try:
-        if address:
-            ray.init(address=address, logging_level=logging.WARNING)
-        else:  # "local": a new Ray of our own, never one that another user started on this machine
-            ray.init(address="local", num_cpus=num_cpus, **quiet)
-    except ConnectionError as e:
-        raise BackendError(f"cannot reach the Ray cluster at {address!r}: {e}") from None
-    except Exception as e:  # Ray raises a bare Exception when its processes time out while starting
-        where = f"connect to the Ray cluster at {address!r}" if address else f"start a local Ray of {num_cpus} CPUs"
-        raise BackendError(f"could not {where}: {type(e).__name__}: {' '.join(str(e).split())}") from None
+    for attempt in (1, 2):
+        try:
+            if address:
+                ray.init(address=address, logging_level=logging.WARNING)
+            else:  # "local": a new Ray of our own, never one that another user started on this machine
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, logging_level=logging.WARNING)
+            break
+        except ConnectionError as e:
+            raise BackendError(f"cannot reach the Ray cluster at {address!r}: {e}") from None
+        except Exception as e:  # a bare Exception: Ray's processes did not start within its 30 s (a loaded machine)
+            ray.shutdown()  # stop what did start
+            text = f"{type(e).__name__}: {' '.join(str(e).split())}"
+            if address or attempt == 2:
+                where = f"connect to the Ray cluster at {address!r}" if address else "start a local Ray"
+                raise BackendError(f"could not {where}: {text}") from None
+            print(f"(a local Ray did not start: {text}; trying once more)", file=sys.stderr)
     try:
         yield ray
     finally:

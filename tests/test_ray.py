@@ -8,7 +8,6 @@ the module (no dashboard), shut down at its end.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 
 import jericho_env
 from experiments import evaluate, sweep
-from experiments.backends import Backend, BackendError, map_chunks
+from experiments.backends import Backend, BackendError, map_chunks, ray_session
 from experiments.tournament import AgentSpec, make_tasks, play_task, ray_payload, run_games, worker_from_payload
 
 pytestmark = pytest.mark.ray
@@ -33,16 +32,14 @@ RAY = Backend("ray")
 
 @pytest.fixture(scope="module")
 def ray_cpus() -> Iterator[int]:
-    """A local Ray of 2 CPUs for the module."""
+    """A local Ray of 2 CPUs for the module (started as the commands start theirs, shut down at the end)."""
     try:
-        import ray
+        import ray  # noqa: F401
     except ImportError:
         pytest.fail("the ray tests need the ray extra: pip install -e '.[ray]' (or deselect: pytest -m 'not ray')")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
-    try:
+    os.environ.pop("RAY_ADDRESS", None)  # ours, never a cluster named by the environment
+    with ray_session(RAY, 2):
         yield 2
-    finally:
-        ray.shutdown()
 
 
 def results(folder: Path) -> dict[str, Any]:
