@@ -145,16 +145,16 @@ class Killer(threading.Thread):
 
 def test_a_killed_worker_is_retried_and_the_table_is_whole(tmp_path: Path, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
-    reference = run_games("castles", specs, deals=120, seed=4, backend=RAY, chunks=6)
+    reference = run_games("castles", specs, deals=300, seed=4)  # local: the correct table
     killer = Killer()
     killer.start()
     try:
-        records = run_games("castles", specs, deals=120, seed=4, backend=RAY, chunks=6)
+        records = run_games("castles", specs, deals=300, seed=4, backend=RAY, chunks=6)
     finally:
         killer.stop.set()
         killer.join()
     assert killer.killed is not None, "no worker was running a chunk to kill"
-    assert records == reference and len(records) == 240
+    assert records == reference and len(records) == 600
 
 
 def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Path, ray_cpus: int) -> None:
@@ -164,7 +164,7 @@ def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Pat
     out = tmp_path / "t"
     try:
         with pytest.raises(BackendError, match=r"a Ray task \(deals .* of random vs greedy\) was lost after 0 retries"):
-            evaluate.evaluate("castles", specs, 120, out=str(out), quiet=True, backend=Backend("ray", retries=0))
+            evaluate.evaluate("castles", specs, 300, out=str(out), quiet=True, backend=Backend("ray", retries=0))
     finally:
         killer.stop.set()
         killer.join()
