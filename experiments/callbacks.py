@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
@@ -62,32 +61,6 @@ class TrainCallback(BaseCallback):
         """Close the progress bar."""
         if self.bar is not None:
             self.bar.close()
-
-
-def evaluate_against(
-    model: Any, steps: int, game_id: str, options: dict[str, Any], opponent: str, deals: int, scratch: Path
-) -> dict[str, Any]:
-    """The learner against ``opponent`` on ``deals`` seat-swapped deals (saved to ``scratch``/eval.zip to play).
-
-    Returns training.json's evaluation row: ``steps``, ``opponent``, ``vs_<opponent>`` (the win rate),
-    ``ci95`` and ``games``.
-    """
-    from agents.checkpoint import save_checkpoint
-    from experiments.tournament import AgentSpec, run_games, tabulate
-
-    path = str(Path(scratch) / "eval.zip")
-    save_checkpoint(model, path)  # the safe format (agents.checkpoint), with the meta attached to the model
-    specs = [AgentSpec("ppo", "ppo", {"path": path}), AgentSpec(opponent, opponent, {})]
-    records = run_games(game_id, specs, deals, seed=10_000 + steps, options=options)
-    cell = tabulate(records, ["ppo", opponent])[("ppo", opponent)]
-    lo, hi = cell.interval
-    return {
-        "steps": steps,
-        "opponent": opponent,
-        f"vs_{opponent}": cell.win_rate,
-        "ci95": [lo, hi],
-        "games": cell.games,
-    }
 
 
 def eval_text(row: dict[str, Any]) -> str:

@@ -143,9 +143,9 @@ def against_baselines(
 ) -> dict[str, Any]:
     """The tournament of the baselines (random, greedy where the game has one) and the PPO checkpoint ``path``.
 
-    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from (with a prior or
-    ``--init``), played as one more agent named "untrained" so the table shows what training added to the
-    starting policy. It comes last, so the other pairs play the same games as without it.
+    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from, played as one
+    more agent named "untrained" so the table shows what training added to the starting policy. It comes
+    last, so the other pairs play the same games as without it.
     """
     specs = [AgentSpec(name, name) for name in baselines(game_id)]
     extra = {"trust": True} if trust else {}

@@ -25,54 +25,68 @@ from jericho_env.registry import make_rules
 
 PRESETS: dict[str, dict[str, Any]] = {
     "default": {
-        "timesteps": 200_000,
+        "timesteps": 1_000_000,
         "seed": 0,
-        "n_envs": 4,
-        "vec": "dummy",
+        "n_envs": 64,
+        "vec": "selfplay",
         "policy": "mlp",
         "net": "256,128",
         "learning_rate": 3e-4,
         "lr_schedule": "constant",
-        "n_steps": 512,
-        "batch_size": 512,
-        "n_epochs": 5,
+        "n_steps": 64,
+        "batch_size": 2048,
+        "n_epochs": 4,
         "gamma": 0.997,
         "gae_lambda": 0.95,
         "ent_coef": 0.01,
+        "shaping": 0.0,
         "prior": "none",
         "prior_weight": 5.0,
         "init": None,
         "pool": "random,greedy",
-        "snapshot_every": 40_000,
+        "snapshot_every": 100_000,
         "max_snapshots": 5,
-        "eval_every": 50_000,
+        "eval_every": 200_000,
         "eval_opponent": "greedy",
-        "eval_deals": 40,
-        "checkpoint_every": 25_000,
+        "eval_deals": 50,
+        "checkpoint_every": 200_000,
         "final_deals": 250,
         "workers": 2,
     },
     "grid": {
-        "timesteps": 150_000,
-        "policy": "grid-features",
-        "learning_rate": 1e-4,
+        "policy": "grid-cells",
+        "n_steps": 32,
+        "batch_size": 1024,
         "n_epochs": 2,
-        "prior": "greedy-scores",
+        "snapshot_every": 200_000,
+        "eval_every": 250_000,
+        "checkpoint_every": 250_000,
     },
     "walls": {
-        "timesteps": 400_000,
+        "timesteps": 4_000_000,
         "prior": "greedy-scores",
         "pool": "random,greedy,greedy",
+        "snapshot_every": 250_000,
+        "eval_every": 500_000,
+        "checkpoint_every": 500_000,
     },
     "castles": {
-        "timesteps": 900_000,
+        "timesteps": 8_000_000,
+        "net": "128,64",
+        "n_envs": 256,
+        "n_steps": 16,
+        "n_epochs": 3,
         "learning_rate": 1e-3,
         "lr_schedule": "linear",
         "pool": "random,random,greedy,greedy",
+        "snapshot_every": 250_000,
+        "eval_every": 500_000,
+        "eval_deals": 100,
+        "checkpoint_every": 500_000,
     },
 }
 LR_SCHEDULES = ("constant", "linear")
-VEC_ENVS = ("dummy", "subproc")
+VEC_ENVS = ("selfplay", "dummy", "subproc")
 
 
 def preset(game_id: str) -> dict[str, Any]:
@@ -154,6 +168,7 @@ NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
     "ent_coef": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "shaping": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "prior_weight": (False, math.isfinite, "a finite number"),
 }
 
@@ -187,3 +202,5 @@ def check(game_id: str, values: Mapping[str, Any]) -> None:
         raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
     if values["vec"] not in VEC_ENVS:
         raise ValueError(f"--vec takes one of {', '.join(VEC_ENVS)}, got {values['vec']!r}")
+    if values["shaping"] and values["vec"] != "selfplay":
+        raise ValueError(f"--shaping needs --vec selfplay (the batched env pays it), not {values['vec']!r}")

@@ -7,8 +7,8 @@ pool of baseline agents and frozen snapshots of the learner, a snapshot being ad
 greedy, or the game's strongest baseline (mask-aware, through the tournament code). Checkpoints go
 to the run folder every ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER``
 continues from the last one.
-At the end: a tournament of the baselines and the trained agent (with a prior or ``--init``, also the
-untrained starting policy, as "untrained"), printed and saved. With a prior (``--prior greedy`` or
+At the end: a tournament of the baselines, the trained agent and its starting policy (as "untrained"),
+printed and saved. With a prior (``--prior greedy`` or
 ``greedy-scores``) the policy starts from greedy's judgement and learns where to depart from it
 (``agents.prior``). Every default comes from ``experiments.presets`` (a default entry plus what each
 game changes). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
@@ -55,8 +55,8 @@ class TrainConfig:
     options: dict[str, Any]  # the game's options as given (the game's defaults for the others)
     timesteps: int  # learner steps to train for
     seed: int  # seeds torch, numpy, the envs, the opponents and the final tournament
-    n_envs: int  # parallel envs feeding PPO
-    vec: str  # "dummy" (envs in this process) or "subproc" (one process per env)
+    n_envs: int  # games played at once (in lockstep with "selfplay") feeding PPO
+    vec: str  # "selfplay" (batched games, batched opponents), or single-agent views: "dummy" or "subproc"
     policy: str  # the network: a name in agents.nets.POLICIES
     net: str  # mlp layer sizes: the first shared by the policy and value heads, the rest per head
     learning_rate: float  # Adam's learning rate (its start, with the linear schedule)
@@ -67,6 +67,7 @@ class TrainConfig:
     gamma: float  # discount (rewards come only at the end of a game)
     gae_lambda: float  # GAE's lambda
     ent_coef: float  # entropy bonus
+    shaping: float  # weight of the potential-based shaping reward (Rules.potential; "selfplay" vec only)
     prior: str  # "none", or the prior the policy starts from: "greedy", "greedy-scores" (agents.prior)
     prior_weight: float  # initial logit bonus of the prior's move (trained with the rest)
     init: str | None  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
@@ -103,10 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
     add("--net", "net", "mlp hidden layer sizes, the first shared by both heads")
     add("--learning-rate", "learning_rate", "Adam learning rate", type=positive_float)
     add("--lr-schedule", "lr_schedule", "constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
+    add("--n-steps", "n_steps", "rollout length per env between updates", type=positive_int)
+    add("--batch-size", "batch_size", "PPO minibatch size", type=positive_int)
     add("--n-epochs", "n_epochs", "PPO epochs per update", type=positive_int)
     add("--ent-coef", "ent_coef", "entropy bonus, >= 0", type=nonnegative_float)
     prior = "start from greedy's move and learn where to depart (agents.prior); greedy-scores: from greedy's score"
     add("--prior", "prior", f"{prior} of every move (grid: passing included); none: from scratch", choices=PRIORS)
+    add(
+        "--shaping",
+        "shaping",
+        "weight of the shaping reward (the game's potential, e.g. grid's points lead)",
+        type=nonnegative_float,
+    )
     add("--prior-weight", "prior_weight", "initial logit bonus of the prior's move", type=finite_float)
     add("--pool", "pool", "fixed opponents, comma-separated")
     add("--init", "init", "start from this checkpoint's policy weights (same game and --policy)", metavar="CHECKPOINT")
@@ -124,42 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_backend_flags(p)  # where the final table's games run
     return p
-
-
-def make_opponents(cfg: TrainConfig, snapshots: list[str], trust: bool = False) -> list[Any]:
-    """The pool the learner's opponents are drawn from: the preset's agents, then the saved snapshots."""
-    import agents
-
-    pool: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in cfg.pool.split(",")]
-    return pool + [snapshot_opponent(cfg, path, trust) for path in snapshots]
-
-
-def snapshot_opponent(cfg: TrainConfig, path: str, trust: bool = False) -> Any:
-    """A saved snapshot of the learner as an opponent (loaded on first use, in whichever process plays it)."""
-    from agents.ppo import LazyPPOOpponent
-
-    return LazyPPOOpponent(cfg.game, path, cfg.options, trust=trust)  # trust: SB3 snapshots of older runs
-
-
-def make_vec_env(cfg: TrainConfig, opponents: list[Any]) -> Any:
-    """``n_envs`` single-agent views (the learner in a random seat, the prior's hint appended) as an SB3 VecEnv."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    import jericho_env
-    from agents.prior import PriorHintEnv
-
-    def factory(rank: int) -> Any:
-        def make() -> Any:
-            env = jericho_env.single_agent(cfg.game, opponents=list(opponents), seat="random", **cfg.options)
-            if cfg.prior != "none":
-                env = PriorHintEnv(env, cfg.prior, cfg.game, **cfg.options)
-            env.reset(seed=cfg.seed * 1000 + rank)
-            return env
-
-        return make
-
-    fns = [factory(i) for i in range(cfg.n_envs)]
-    return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
 
 
 def make_model(cfg: TrainConfig, vec: Any, trust: bool = False) -> Any:
@@ -191,14 +164,18 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     from stable_baselines3.common.utils import set_random_seed
 
     from agents.checkpoint import attach_meta, load_model_for_resume, model_meta, save_checkpoint
-    from experiments.callbacks import Every, TrainCallback, eval_text, evaluate_against
+    from experiments.callbacks import Every, TrainCallback, eval_text
     from experiments.checkpoints import run_meta
+    from experiments.selfplay import add_snapshot, evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
+    # torch checks every distribution's arguments (a simplex test per masked Categorical, per call); the
+    # masks and logits come from our own code, so the training process skips those checks
+    torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
     done, checkpoint = run.restore(trust) if resume else (0, None)
-    vec = make_vec_env(cfg, make_opponents(cfg, run.snapshots, trust))
+    vec = make_vec_env(cfg, run.snapshots, trust)
     if checkpoint is not None:
         model = load_model_for_resume(checkpoint, vec, trust)  # the saved hyperparameters and tensors
         model.num_timesteps = done
@@ -208,23 +185,20 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         meta.training = {"hyperparameters": meta.training["hyperparameters"]}  # counters and run state: per save
     else:
         model = make_model(cfg, vec, trust)
-        if cfg.init or cfg.prior != "none":
-            save_checkpoint(model, run.initial)  # the starting policy joins the final tournament
+        save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
     model.set_logger(run.logger(done))
     run.begin_session(done)
 
     def snapshot(model: Any, steps: int) -> None:
-        path = run.save_snapshot(model, steps, cfg.max_snapshots)
-        model.get_env().env_method("add_opponent", snapshot_opponent(cfg, path), cfg.max_snapshots)
+        add_snapshot(vec, cfg, model, run.save_snapshot(model, steps, cfg.max_snapshots), steps)
 
-    def evaluate(model: Any, steps: int) -> str:
-        row = evaluate_against(model, steps, cfg.game, cfg.options, cfg.eval_opponent, cfg.eval_deals, run.ckpt_dir)
-        run.evals.append(row)
-        return eval_text(row)
+    def evaluation(model: Any, steps: int) -> str:
+        run.evals.append(evaluate(model, cfg, steps))
+        return eval_text(run.evals[-1])
 
     actions = [
         Every(cfg.snapshot_every, snapshot),
-        Every(cfg.eval_every, evaluate),
+        Every(cfg.eval_every, evaluation),
         Every(cfg.checkpoint_every, run.save_checkpoint),
     ]
     t0 = time.perf_counter()
@@ -258,7 +232,7 @@ def train_one(
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = train(cfg, folder, quiet, resume, trust)
-    initial = folder / "checkpoints" / "initial.zip"  # with a prior or --init: what PPO started from
+    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: only with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
     summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust, backend=backend)

@@ -19,7 +19,7 @@ pytest.importorskip("sb3_contrib")
 from experiments import evaluate, report, train
 from experiments.tournament import AgentSpec
 
-TINY = ["--n-envs", "2", "--snapshot-every", "512", "--eval-every", "512", "--eval-deals", "1"]
+TINY = ["--n-envs", "2", "--n-steps", "512", "--snapshot-every", "512", "--eval-every", "512", "--eval-deals", "1"]
 TINY += ["--checkpoint-every", "256", "--final-deals", "1", "--workers", "1", "--net", "16,16", "--quiet"]
 
 

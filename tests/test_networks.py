@@ -143,9 +143,9 @@ def test_options_and_game_are_checked_against_the_checkpoint(tmp_path: Path) -> 
 def test_policy_names_build_for_their_games_only() -> None:
     from agents.nets import POLICY_NAMES, build_policy, check_policy, policies_for
 
-    assert policies_for("grid") == ("mlp", "grid-conv", "grid-features")
+    assert policies_for("grid") == ("mlp", "grid-conv", "grid-features", "grid-cells")
     assert policies_for("castles") == ("mlp",) and set(policies_for("walls")) == {"mlp", "walls-mlp"}
-    assert set(POLICY_NAMES) == {"mlp", "walls-mlp", "grid-conv", "grid-features"}
+    assert set(POLICY_NAMES) == {"mlp", "walls-mlp", "grid-conv", "grid-features", "grid-cells"}
     with pytest.raises(ValueError, match="--policy grid-conv is for grid only, not 'walls'"):
         check_policy("grid-conv", "walls")
     policy, kwargs = build_policy("grid-features", "grid", {"board_size": 9}, "64", "greedy-scores", 3.0)

@@ -25,18 +25,20 @@ def test_the_default_entry_names_every_setting_and_games_state_only_differences(
         assert not same, f"{game} restates the default for {same}"
 
 
-def test_per_game_values_are_the_ones_measured_before_the_table() -> None:
-    """The per-game defaults that experiments.train held as DEFAULT_* dicts (their reasons: docs/results.md)."""
-    before = {
-        "timesteps": {"grid": 150_000, "walls": 400_000, "castles": 900_000},
-        "n_epochs": {"grid": 2, "walls": 5, "castles": 5},
-        "learning_rate": {"grid": 1e-4, "walls": 3e-4, "castles": 1e-3},
+def test_per_game_values_are_the_ones_measured() -> None:
+    """The per-game training defaults of the batched self-play trainer (their reasons: docs/results.md)."""
+    expected = {
+        "timesteps": {"grid": 1_000_000, "walls": 4_000_000, "castles": 8_000_000},
+        "vec": {"grid": "selfplay", "walls": "selfplay", "castles": "selfplay"},
+        "n_envs": {"grid": 64, "walls": 64, "castles": 256},
+        "n_epochs": {"grid": 2, "walls": 4, "castles": 3},
+        "learning_rate": {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3},
         "pool": {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"},
         "lr_schedule": {"grid": "constant", "walls": "constant", "castles": "linear"},
-        "prior": {"grid": "greedy-scores", "walls": "greedy-scores", "castles": "none"},
-        "policy": {"grid": "grid-features", "walls": "mlp", "castles": "mlp"},
+        "prior": {"grid": "none", "walls": "greedy-scores", "castles": "none"},
+        "policy": {"grid": "grid-cells", "walls": "mlp", "castles": "mlp"},
     }
-    for key, per_game in before.items():
+    for key, per_game in expected.items():
         for game, value in per_game.items():
             assert presets.resolve(game, {})[key] == value, (game, key)
 
@@ -66,7 +68,7 @@ def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
         ("castles", {"pool": "ppo"}, "--pool takes agent names from random, greedy, greedy-capture"),
         ("castles", {"batch": 3}, "unknown training settings batch"),
         ("castles", {"lr_schedule": "cosine"}, "--lr-schedule takes one of constant, linear"),
-        ("castles", {"vec": "ray"}, "--vec takes one of dummy, subproc"),
+        ("castles", {"vec": "ray"}, "--vec takes one of selfplay, dummy, subproc"),
         ("castles", {"net": "0"}, "--net needs positive layer sizes"),
     ],
 )
@@ -89,7 +91,7 @@ def test_given_none_means_the_preset_and_old_configs_resolve() -> None:
 
 
 def test_help_lists_each_games_differences() -> None:
-    assert presets.per_game("timesteps") == "200000; grid: 150000, walls: 400000, castles: 900000"
+    assert presets.per_game("timesteps") == "1000000; walls: 4000000, castles: 8000000"
     assert presets.per_game("gamma") == "0.997"
     assert presets.per_game("init") == "none"
 

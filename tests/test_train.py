@@ -50,8 +50,8 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert train.main([game, "--out", str(out), *TINY]) == 0
     printed = capsys.readouterr().out
     assert f"## {game}: final table" in printed and "ppo" in printed
-    # grid and walls train on a prior by default, so their untrained starting policy plays in the table too
-    assert ("| **untrained** |" in printed) == (game != "castles")
+    # the policy training started from plays in the table too, so the table shows what training added
+    assert "| **untrained** |" in printed
     for name in (
         "final.zip",
         "config.json",
@@ -90,7 +90,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
 
 @pytest.mark.parametrize(
     ("game", "prior", "policy"),
-    [("grid", "greedy-scores", "grid-features"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
+    [("grid", "none", "grid-cells"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
 )
 def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, policy: str) -> None:
     parser = train.build_parser()
@@ -109,8 +109,8 @@ def test_train_help() -> None:
     )
     assert res.returncode == 0 and "--timesteps" in res.stdout and "--resume" in res.stdout
     help_text = " ".join(res.stdout.split())  # argparse wraps the lines
-    assert "(default 200000; grid: 150000, walls: 400000, castles: 900000)" in help_text, "per-game defaults"
-    assert "(default mlp; grid: grid-features)" in help_text
+    assert "(default 1000000; walls: 4000000, castles: 8000000)" in help_text, "per-game defaults"
+    assert "(default mlp; grid: grid-cells)" in help_text
 
 
 def test_a_registered_game_without_its_own_preset_or_greedy_trains(
@@ -126,7 +126,7 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
     assert "## toy: final table" in printed
     assert (out / "tournament" / "table.md").read_text().startswith("# toy: agent vs agent")
     results = json.loads((out / "tournament" / "results.json").read_text())
-    assert results["agents"] == ["random", "ppo"] and len(results["games"]) == 2 * 10
+    assert results["agents"] == ["random", "ppo", "untrained"] and len(results["games"]) == 3 * 2 * 10
     cfg = json.loads((out / "config.json").read_text())
     expected = {**presets.PRESETS["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
     expected.update(n_envs=2, snapshot_every=1024, eval_every=1024, eval_deals=4, checkpoint_every=1024)

@@ -6,6 +6,7 @@
 | ``walls-mlp`` | ``mlp`` over the observation plus fixed majority features (``walls.WallsExtractor``) | walls |
 | ``grid-conv`` | a convolutional body with per-cell logits (``grid.GridConvPolicy``) | grid |
 | ``grid-features`` | ``grid-conv`` plus fixed capture and fit planes (``grid.GridFeatures``) | grid |
+| ``grid-cells`` | a small per-cell network on fixed tactical planes (``grid_cells.GridCellsPolicy``) | grid |
 
 With a prior (``agents.prior``) the ``mlp`` networks become ``common.PriorMlpPolicy``. The game's id
 and options are handed to the networks that need them and saved with the checkpoint. This module
@@ -52,6 +53,12 @@ def _grid_conv(features: bool) -> PolicyBuild:
     return build
 
 
+def _grid_cells(game_id: str, options: dict[str, Any], sizes: list[int], prior: dict[str, Any]) -> tuple[Any, dict]:
+    from agents.nets.grid_cells import GridCellsPolicy
+
+    return GridCellsPolicy, {"game_id": game_id, "game_options": options, **prior}
+
+
 @dataclasses.dataclass(frozen=True)
 class PolicyChoice:
     """One entry of ``POLICIES``: a network and the games it plays."""
@@ -63,11 +70,13 @@ class PolicyChoice:
 
 
 CONV_SIZES = ("channels", "layers")  # GridConvPolicy's arguments that experiments.imitate sets
+CELL_SIZES = ("width", "embed", "max_cells")  # GridCellsPolicy's
 POLICIES: dict[str, PolicyChoice] = {
     "mlp": PolicyChoice(None, "MLP, the first --net layer shared by both heads", _mlp),
     "walls-mlp": PolicyChoice(("walls",), "mlp plus majority features", _walls_mlp),
     "grid-conv": PolicyChoice(("grid",), "convolutional", _grid_conv(False), CONV_SIZES),
     "grid-features": PolicyChoice(("grid",), "grid-conv plus capture and fit planes", _grid_conv(True), CONV_SIZES),
+    "grid-cells": PolicyChoice(("grid",), "small per-cell network on fixed tactical planes", _grid_cells, CELL_SIZES),
 }
 POLICY_NAMES: tuple[str, ...] = tuple(POLICIES)
 

@@ -323,6 +323,14 @@ class Rules(ABC, Generic[S]):
 
         return text_image(self.render_text(state, seat))
 
+    def potential(self, state: S, seat: int) -> float:
+        """A heuristic worth of ``state`` for ``seat`` in [-1, 1] (0 at the start), for reward shaping.
+
+        Games may define one (grid: the points lead); 0 everywhere by default. The batched self-play env
+        pays its change as a shaping reward (``shaping``), which leaves every episode's return unchanged.
+        """
+        return 0.0
+
     def observation_dict(self, state: S, seat: int) -> dict[str, np.ndarray]:
         """The observation of ``seat`` split into its named fields (views, not copies)."""
         return self.layout.split(self.observe(state, seat))

@@ -103,8 +103,11 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             for s in range(n):
                 if s != self.seat:
                     opp = self.pool[int(self.np_random.integers(len(self.pool)))]
+                    opp_seed = int(
+                        self.np_random.integers(2**62)
+                    )  # drawn for every seat (the batched view draws it too)
                     if hasattr(opp, "reset"):
-                        opp.reset(seed=int(self.np_random.integers(2**62)))
+                        opp.reset(seed=opp_seed)
                     self.opponents[s] = opp
             self.aec.reset(seed=int(self.np_random.integers(2**62)))
             self._advance_opponents()

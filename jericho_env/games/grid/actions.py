@@ -14,6 +14,7 @@ does the arithmetic inline; everything else goes through ``decode``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
@@ -29,6 +30,12 @@ class GridMove(NamedTuple):
     cell: int = -1
 
 
+@functools.cache
+def board_of(size: int) -> Board:
+    """The geometry of a ``size x size`` window, built once per process (it is read-only)."""
+    return Board(size)
+
+
 class GridActions:
     """The action encoding of grid on a ``board_size`` window: ``HAND_SIZE * cells`` placements, then pass/end."""
 
@@ -36,7 +43,7 @@ class GridActions:
 
     def __init__(self, board_size: int) -> None:
         self.board_size = board_size
-        self.board = Board(board_size)
+        self.board = board_of(board_size)
         self.cells = self.board.cells
         self.pass_action = HAND_SIZE * self.cells  # pass at the start of a turn, end the turn in a chain
         self.num_actions = self.pass_action + 1

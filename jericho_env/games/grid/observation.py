@@ -42,6 +42,17 @@ def build_layout(size: int) -> ObsLayout:
     )
 
 
+_ENCODERS: dict[int, Encoder] = {}
+
+
+def encoder_for(layout: ObsLayout, board: Board) -> Encoder:
+    """The encoder of ``board``'s size, built once per process (it holds only read-only tables)."""
+    encoder = _ENCODERS.get(board.size)
+    if encoder is None or encoder.layout.size != layout.size:
+        encoder = _ENCODERS[board.size] = Encoder(layout, board)
+    return encoder
+
+
 class Encoder:
     """Turns a state into the observation of a seat, with offsets precomputed for one board size."""
 

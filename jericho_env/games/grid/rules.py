@@ -13,7 +13,7 @@ from jericho_env.core.layout import ObsLayout
 from jericho_env.core.rules import GameInfo, Rules, int_option
 from jericho_env.games.grid import serialize
 from jericho_env.games.grid.actions import GridActions
-from jericho_env.games.grid.observation import Encoder, build_layout
+from jericho_env.games.grid.observation import build_layout, encoder_for
 from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
     BASE,
@@ -60,7 +60,7 @@ class GridRules(Rules[GridState]):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.encoder = Encoder(self.layout, self.board)
+        self.encoder = encoder_for(self.layout, self.board)  # its tables are built once per board size
 
     # ----------------------------------------------------------------- metadata
     def build_parts(self) -> None:
@@ -214,6 +214,11 @@ class GridRules(Rules[GridState]):
         state.passes_in_row = 0
         state.last_pass[p] = False
         state.to_move = 1 - p
+
+    def potential(self, state: GridState, seat: int) -> float:
+        """The points lead of ``seat`` / 100, clipped to [-1, 1] (reward shaping; see ``Rules.potential``)."""
+        lead = (state.points[seat] - state.points[1 - seat]) / 100.0
+        return max(-1.0, min(1.0, lead))
 
     def returns(self, state: GridState) -> list[float]:
         """+1 to the player with more points, -1 to the other, 0 each on equal points or before the end."""

@@ -1,0 +1,93 @@
+"""Training throughput against the env's own speed: ``python -m experiments.bench_training [GAME ...]``.
+
+For each game: a short ``experiments.train`` run at the game's preset (snapshots joining the pool from
+the first fifth of the run, evaluations included), whose ``training.json`` gives the learner steps per
+second over the whole training phase; then, right after, on the same machine, the AEC loop of uniformly
+random play through the public API (``experiments.bench``'s "AEC" row, agent steps per second). Prints
+both, their ratio and the ratio that the self-play issue set as the target, and writes them to
+``--json`` if given. The run folders go to a temporary directory unless ``--out`` names one.
+
+Examples:
+    python -m experiments.bench_training
+    python -m experiments.bench_training castles --timesteps 500000
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from experiments.cli import cli_parser, positive_float, positive_int
+
+# the training steps/s each game should reach, as a share of its AEC random-play steps/s (issue 16)
+TARGETS = {"castles": 0.25, "walls": 0.20, "grid": 0.08}
+DEFAULT_STEPS = {"castles": 600_000, "walls": 400_000, "grid": 150_000}
+
+
+def training_speed(game: str, timesteps: int, folder: Path) -> dict[str, Any]:
+    """Train ``game`` for ``timesteps`` at its preset (snapshots early) and read back training.json."""
+    from experiments import train
+
+    every = max(timesteps // 5, 1)
+    argv = [game, "--timesteps", str(timesteps), "--snapshot-every", str(every), "--eval-every", str(every * 2)]
+    argv += ["--checkpoint-every", str(timesteps), "--final-deals", "2", "--workers", "1", "--out", str(folder)]
+    if train.main([*argv, "--quiet"]) != 0:
+        raise RuntimeError(f"training {game} failed (see above)")
+    summary = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    return {"steps": int(summary["steps"]), "steps_per_second": float(summary["steps_per_second"])}
+
+
+def aec_speed(game: str, seconds: float) -> float:
+    """Agent steps/s of uniformly random play through the AEC API (the best of three turns)."""
+    import jericho_env
+    from experiments.bench import aec_loop, timed
+
+    loop = aec_loop(functools.partial(jericho_env.make, game))
+    loop()
+    return max(timed(loop, seconds / 3)[0] / (seconds / 3) for _ in range(3))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    from jericho_env.registry import GAME_IDS
+
+    p = cli_parser("experiments.bench_training", __doc__)
+    p.add_argument("games", nargs="*", help=f"games (default all: {', '.join(GAME_IDS)})")
+    p.add_argument("--timesteps", type=positive_int, default=None, help=f"learner steps (default {DEFAULT_STEPS})")
+    p.add_argument("--seconds", type=positive_float, default=6.0, help="seconds of AEC random play (default 6)")
+    p.add_argument("--out", default=None, help="keep the run folders here (default: a temporary directory)")
+    p.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = p.parse_args(argv)
+    bad = [g for g in args.games if g not in GAME_IDS]
+    if bad:
+        p.error(f"unknown game(s) {', '.join(bad)}; choose from {', '.join(GAME_IDS)}")
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(args.out or scratch)
+        for game in args.games or list(GAME_IDS):
+            steps = args.timesteps or DEFAULT_STEPS[game]
+            row = training_speed(game, steps, root / game)
+            row["aec_steps_per_second"] = aec_speed(game, args.seconds)
+            row["ratio"] = row["steps_per_second"] / row["aec_steps_per_second"]
+            row["target_ratio"] = TARGETS.get(game)
+            results[game] = row
+    print("\n| game | training steps/s | AEC random play steps/s | ratio | target |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for game, row in results.items():
+        target = f"{row['target_ratio']:.2f}" if row["target_ratio"] is not None else "-"
+        print(
+            f"| {game} | {row['steps_per_second']:,.0f} | {row['aec_steps_per_second']:,.0f} | "
+            f"{row['ratio']:.3f} | {target} |"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

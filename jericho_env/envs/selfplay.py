@@ -1,0 +1,312 @@
+"""Batched self-play: N games in lockstep, one learner seat each, opponents asked once per batch.
+
+``SelfPlayVector`` drives ``num_envs`` games of one game id through the rules engine directly (no
+per-game AEC env). After the learner's actions are applied, every game advances to its learner's
+next decision; at each round of that advance, every opponent policy that has games waiting is called
+**once** with all of them: ``policy(observations, masks) -> actions``, observations a
+``(B, observation_size)`` float32 array and masks a ``(B, num_actions)`` bool array. A network
+snapshot thus costs one forward pass per round, not one per game.
+
+Episode bookkeeping follows ``jericho_env.single_agent`` (``SingleAgentEnv``) exactly: per game a
+generator seeded like Gymnasium's ``np_random(seed)``; per episode the learner's seat, then each
+other seat's opponent drawn from the pool (plus a seed drawn per seat, as the single-agent view
+draws to reset its opponents), then the deal's seed; a game that ends before the learner moves is
+dealt again; the reward is the learner's return, paid on the step that ends the game. With the same
+seeds and deterministic opponents both views play the same games (a test checks it).
+
+With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
+learner's ``rules.potential`` since its previous decision (grid: its points lead), the potential
+counting as 0 at the start and at the end of a game: potential-based shaping (Ng, Harada and Russell,
+1999), which moves credit earlier in the game without changing any episode's return (``episode["r"]``
+stays the game's outcome).
+
+Games restart on their own (as in Stable-Baselines3's vector envs): the step that ends a game
+returns the first observation of the next one, and ``infos[i]`` carries ``terminal_observation``,
+the learner's ``seat``, and ``episode`` (return, length in learner steps). ``SelfPlayVecEnv`` in
+``jericho_env.envs.sb3`` wraps this class as a Stable-Baselines3 ``VecEnv`` for MaskablePPO.
+
+This module imports nothing from ``agents``: opponents are plain callables. The ``agents`` package
+provides batch policies for its agents (random, greedy, PPO snapshots).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.utils.seeding import np_random
+
+from jericho_env.core.rules import IllegalActionError, OptionError, Rules
+from jericho_env.registry import make_rules
+
+BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class RandomBatchPolicy:
+    """Uniform over each row's legal actions; reads only the masks (no observation is encoded for it)."""
+
+    name = "random"
+    uses_observation = False
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        # the k-th legal action with k uniform: cumulative counts along each row
+        counts = masks.sum(axis=1)
+        k = (self.rng.random(len(masks)) * counts).astype(np.int64)
+        cum = np.cumsum(masks, axis=1)
+        return np.argmax(cum > k[:, None], axis=1)
+
+
+def _as_batch_policy(p: Any) -> Any:
+    if p is None or (isinstance(p, str) and p == "random"):
+        return RandomBatchPolicy()
+    if callable(p):
+        return p
+    raise OptionError(
+        f"opponent {p!r} is not a batch policy: pass 'random' or a callable (observations, masks) -> actions "
+        "(agents.batch_policy(agent) turns any agent into one)"
+    )
+
+
+class SelfPlayVector:
+    """``num_envs`` games of ``game_id`` in lockstep, each with one learner seat; see the module docstring."""
+
+    render_mode = None  # nothing to render: Stable-Baselines3's VecEnv asks
+
+    def __init__(
+        self,
+        game_id: str,
+        num_envs: int,
+        opponents: Any | Sequence[Any] = "random",
+        seat: int | str = "random",
+        seed: int | None = None,
+        rules: Rules[Any] | None = None,
+        shaping: float = 0.0,
+        **options: Any,
+    ) -> None:
+        if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
+            raise OptionError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        self.rules: Rules[Any] = rules if rules is not None else make_rules(game_id, **options)
+        self.game_id = game_id
+        info = self.rules.info
+        self.num_envs = int(num_envs)
+        self.num_players = info.num_players
+        self.num_actions = info.num_actions
+        self.observation_size = info.observation_size
+        if not (
+            seat == "random"
+            or (isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < self.num_players)
+        ):
+            raise OptionError(f"seat={seat!r} is not allowed: use 'random' or an int in 0..{self.num_players - 1}")
+        self.seat_choice = seat
+        pool = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
+        if not pool:
+            raise OptionError("opponents must not be empty")
+        self.pool: list[Any] = [_as_batch_policy(p) for p in pool]
+        self._fixed = len(self.pool)
+        n = self.num_envs
+        self._rngs: list[np.random.Generator] = []
+        self.states: list[Any] = [None] * n
+        self.seats = np.zeros(n, dtype=np.int64)
+        # the opponent policy of each game and seat (None in the learner's seat)
+        self.opponents: list[list[Any]] = [[None] * self.num_players for _ in range(n)]
+        self.deal_seeds = np.zeros(n, dtype=np.int64)  # the env seed of each game's deal (replays it exactly)
+        self.episode_lengths = np.zeros(n, dtype=np.int64)
+        self.episode_starts = np.zeros(n, dtype=np.float64)
+        self._obs = np.zeros((n, self.observation_size), dtype=np.float32)
+        self._masks = np.zeros((n, self.num_actions), dtype=bool)
+        self.opponent_calls = 0  # batched calls made (for profiling)
+        self.opponent_decisions = 0
+        if not (isinstance(shaping, (int, float)) and np.isfinite(shaping) and shaping >= 0):
+            raise OptionError(f"shaping must be a finite number >= 0, got {shaping!r}")
+        self.shaping = float(shaping)
+        self._potential = np.zeros(n)  # the learner's potential at its last decision (shaping)
+        self._seed = seed
+        self._needs_reset = True
+
+    # ------------------------------------------------------------------ pool
+    def add_opponent(self, policy: Any, max_added: int | None = None) -> None:
+        """Add ``policy`` to the pool; beyond ``max_added`` added ones, the oldest added is dropped.
+
+        Games in progress keep the opponents they drew (a dropped policy finishes its games).
+        """
+        self.pool.append(_as_batch_policy(policy))
+        if max_added is not None and len(self.pool) - self._fixed > max_added:
+            del self.pool[self._fixed]
+
+    def set_opponents(self, policies: Sequence[Any]) -> None:
+        """Replace the pool (all of it counts as given at construction); takes effect at the next episodes."""
+        self.pool = [_as_batch_policy(p) for p in policies]
+        self._fixed = len(self.pool)
+        self._needs_reset = True
+
+    # ------------------------------------------------------------------ episodes
+    def seed(self, seed: int | None) -> None:
+        """Seed the games: game ``i`` gets the generator Gymnasium's ``np_random(seed + i)`` gives."""
+        self._seed = seed
+        self._needs_reset = True
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Start a game in every slot; return (observations, masks) of the learners."""
+        if seed is not None:
+            self._seed = seed
+        base = self._seed
+        self._rngs = [np_random(None if base is None else base + i)[0] for i in range(self.num_envs)]
+        for i in range(self.num_envs):
+            self._new_episode(i)
+        self._advance(list(range(self.num_envs)))
+        self._redeal_finished(list(range(self.num_envs)))
+        self._needs_reset = False
+        self._encode(range(self.num_envs))
+        return self._obs.copy(), self._masks.copy()
+
+    def _new_episode(self, i: int) -> None:
+        rng = self._rngs[i]
+        n = self.num_players
+        seat = int(rng.integers(n)) if self.seat_choice == "random" else int(self.seat_choice)
+        self.seats[i] = seat
+        row = self.opponents[i]
+        for s in range(n):
+            row[s] = None
+            if s != seat:
+                row[s] = self.pool[int(rng.integers(len(self.pool)))]
+                rng.integers(2**62)  # the single-agent view reseeds each opponent here: keep the streams equal
+        self.deal_seeds[i] = int(rng.integers(2**62))
+        self.states[i] = self.rules.initial_state(np.random.default_rng(int(self.deal_seeds[i])))
+        self.episode_lengths[i] = 0
+        self.episode_starts[i] = time.perf_counter()
+        self._potential[i] = 0.0
+
+    def _redeal_finished(self, ids: list[int]) -> None:
+        """Deal again every game in ``ids`` that ended before its learner moved."""
+        terminal = self.rules.is_terminal
+        again = [i for i in ids if terminal(self.states[i])]
+        while again:
+            for i in again:
+                self._new_episode(i)
+            self._advance(again)
+            again = [i for i in again if terminal(self.states[i])]
+
+    def _advance(self, ids: list[int]) -> None:
+        """Play the opponents of the games ``ids`` until each is at its learner's turn or over."""
+        rules = self.rules
+        current, terminal = rules.current_player, rules.is_terminal
+        states, seats, opp = self.states, self.seats, self.opponents
+        waiting = [i for i in ids if not terminal(states[i]) and current(states[i]) != seats[i]]
+        while waiting:
+            groups: dict[int, tuple[Any, list[int]]] = {}
+            for i in waiting:
+                policy = opp[i][current(states[i])]
+                groups.setdefault(id(policy), (policy, []))[1].append(i)
+            for policy, members in groups.values():
+                self._play_opponent(policy, members)
+            waiting = [i for i in waiting if not terminal(states[i]) and current(states[i]) != seats[i]]
+
+    def _play_opponent(self, policy: Any, members: list[int]) -> None:
+        rules, states = self.rules, self.states
+        movers = [rules.current_player(states[i]) for i in members]
+        masks = np.zeros((len(members), self.num_actions), dtype=bool)
+        for j, i in enumerate(members):
+            masks[j, rules.legal_actions(states[i])] = True
+        obs = None
+        if getattr(policy, "uses_observation", True):
+            obs = np.empty((len(members), self.observation_size), dtype=np.float32)
+            for j, (i, p) in enumerate(zip(members, movers, strict=True)):
+                obs[j] = rules.observe(states[i], p)
+        actions = np.asarray(policy(obs, masks)).reshape(-1)
+        self.opponent_calls += 1
+        self.opponent_decisions += len(members)
+        if len(actions) != len(members):
+            raise ValueError(
+                f"opponent {getattr(policy, 'name', policy)!r} returned {len(actions)} actions for {len(members)} games"
+            )
+        for j, i in enumerate(members):
+            a = int(actions[j])
+            if not (0 <= a < self.num_actions and masks[j, a]):
+                raise IllegalActionError(
+                    f"opponent {getattr(policy, 'name', policy)!r} chose illegal action {a} "
+                    f"({rules.describe_action(a) if 0 <= a < self.num_actions else 'out of range'}) in game {i}"
+                )
+            rules.apply_unchecked(states[i], a)  # checked against the mask above
+
+    def _encode(self, ids: Any) -> None:
+        rules, states, seats = self.rules, self.states, self.seats
+        obs, masks = self._obs, self._masks
+        for i in ids:
+            s = states[i]
+            obs[i] = rules.observe(s, int(seats[i]))
+            masks[i] = False
+            if not rules.is_terminal(s):
+                masks[i, rules.legal_actions(s)] = True
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Play the learners' ``actions`` (one per game); return (observations, rewards, dones, infos).
+
+        An illegal learner action raises ``IllegalActionError`` naming the game, before any game changes.
+        """
+        if self._needs_reset:
+            raise RuntimeError("call reset() before step() (and after set_opponents or seed)")
+        acts = np.asarray(actions).reshape(-1)
+        n = self.num_envs
+        if acts.shape[0] != n:
+            raise ValueError(f"step() takes {n} actions (one per game), got {acts.shape[0]}")
+        if not np.issubdtype(acts.dtype, np.integer):
+            if not np.all(np.isfinite(acts)) or not np.all(acts == np.round(acts)):
+                raise IllegalActionError(f"actions must be integers, got {acts!r}")
+            acts = acts.astype(np.int64)
+        bad = np.flatnonzero((acts < 0) | (acts >= self.num_actions))
+        if len(bad) == 0:
+            bad = np.flatnonzero(~self._masks[np.arange(n), acts])
+        if len(bad):
+            i = int(bad[0])
+            a = int(acts[i])
+            what = self.rules.describe_action(a) if 0 <= a < self.num_actions else "outside the action space"
+            raise IllegalActionError(
+                f"game {i}: learner action {a} ({what}) is not legal; legal: {np.flatnonzero(self._masks[i]).tolist()}"
+            )
+        rules, states = self.rules, self.states
+        for i in range(n):
+            rules.apply_unchecked(states[i], int(acts[i]))  # checked against the masks above
+        self.episode_lengths += 1
+        self._advance(list(range(n)))
+        rewards = np.zeros(n, dtype=np.float32)
+        dones = np.zeros(n, dtype=bool)
+        infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        finished = [i for i in range(n) if rules.is_terminal(states[i])]
+        if self.shaping:  # potential-based: the change of the learner's potential since its last move
+            for i in range(n):
+                now = 0.0 if rules.is_terminal(states[i]) else rules.potential(states[i], int(self.seats[i]))
+                rewards[i] = self.shaping * (now - self._potential[i])
+                self._potential[i] = now
+        if finished:
+            now = time.perf_counter()
+            for i in finished:
+                s = states[i]
+                seat = int(self.seats[i])
+                r = float(rules.returns(s)[seat])
+                rewards[i] += r
+                dones[i] = True
+                infos[i] = {
+                    "terminal_observation": rules.observe(s, seat),
+                    "seat": seat,
+                    "returns": [float(x) for x in rules.returns(s)],
+                    "episode": {
+                        "r": r,
+                        "l": int(self.episode_lengths[i]),
+                        "t": round(now - self.episode_starts[i], 6),
+                    },
+                }
+                self._new_episode(i)
+            self._advance(finished)
+            self._redeal_finished(finished)
+        self._encode(range(n))
+        return self._obs.copy(), rewards, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, (num_envs, num_actions) bool."""
+        return self._masks.copy()
