@@ -173,7 +173,7 @@ def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Pat
 
 
 # -------------------------------------------------------------------------------------------------- sweeps
-SMALL = ["--n-envs", "1", "--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "100000"]
+SMALL = ["--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "100000"]  # castles preset: 256 envs
 
 
 def test_sweep_on_ray_writes_the_combined_table_and_a_rerun_skips_finished_trials(
