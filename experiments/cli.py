@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from experiments.backends import BackendError
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 
 
@@ -81,12 +82,12 @@ def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hi
 
 
 def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input (our errors) exits 2 with one line naming it."""
+    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (our errors) exits 2, one line naming it."""
     try:
         body()
     except KeyboardInterrupt:
         return 130
-    except (JerichoError, ValueError, OSError, ImportError) as e:
+    except (JerichoError, ValueError, OSError, ImportError, BackendError) as e:
         parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     return 0
 
@@ -111,13 +112,13 @@ def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
     )
 
 
-def progress_bar(total: int, desc: str, quiet: bool) -> Any:
+def progress_bar(total: int, desc: str, quiet: bool, unit: str = "game") -> Any:
     """A tqdm bar with ETA (a silent stand-in when quiet or tqdm is missing)."""
     if not quiet:
         try:
             from tqdm.auto import tqdm
 
-            return tqdm(total=total, desc=desc, unit="game", dynamic_ncols=True)
+            return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
         except ImportError:
             pass
 

@@ -12,6 +12,7 @@ Examples:
     python -m experiments.evaluate walls --agents random greedy --option num_players=3
     python -m experiments.evaluate castles --agents random greedy ppo=runs/train/castles-x/final.zip
     python -m experiments.evaluate castles --agents greedy ismcts=0.5s fast:ismcts=100 --workers 1
+    python -m experiments.evaluate castles --agents random greedy --deals 2000 --backend ray --workers 2
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
+from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
 from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     trust = "load ppo=PATH checkpoints that are Stable-Baselines3 zips (written before the safe format): they"
     p.add_argument("--trust-checkpoint", action="store_true", help=trust + " unpickle code; only for files you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_backend_flags(p)
     return p
 
 
@@ -93,8 +96,9 @@ def evaluate(
     plot: bool = True,
     quiet: bool = False,
     kind: str = "evaluate",
+    backend: Backend = LOCAL,
 ) -> dict[str, Any]:
-    """Run the tournament, write its outputs and return the summary (with ``folder``)."""
+    """Run the tournament (on ``backend``), write its outputs and return the summary (with ``folder``)."""
     options = dict(options or {})
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
@@ -108,7 +112,7 @@ def evaluate(
     bar = progress_bar(total, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:
-        records = run_games(game_id, specs, deals, seed, workers, options, progress=bar.update)
+        records = run_games(game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend)
     finally:
         bar.close()
     elapsed = time.perf_counter() - t0
@@ -121,6 +125,7 @@ def evaluate(
         "deals": deals,
         "seed": seed,
         "workers": workers,
+        **backend.describe(),
         "games": len(records),
         "seconds": round(elapsed, 2),
     }
@@ -145,6 +150,7 @@ def against_baselines(
     quiet: bool,
     untrained: str | None = None,
     trust: bool = False,
+    backend: Backend = LOCAL,
 ) -> dict[str, Any]:
     """The tournament of the baselines (random, greedy where the game has one) and the PPO checkpoint ``path``.
 
@@ -157,7 +163,7 @@ def against_baselines(
     specs.append(AgentSpec(label, "ppo", {"path": path, **extra}))
     if untrained is not None:
         specs.append(AgentSpec("untrained", "ppo", {"path": untrained, **extra}))
-    return evaluate(game_id, specs, deals, seed=seed, workers=workers, options=options, out=out, quiet=quiet)
+    return evaluate(game_id, specs, deals, seed, workers, options, out, quiet=quiet, backend=backend)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -177,10 +183,11 @@ def main(argv: list[str] | None = None) -> int:
             args.record,
             plot=not args.no_plot,
             quiet=args.quiet,
+            backend=backend_from_args(args),
         )
     except KeyboardInterrupt:
         return 130
-    except (JerichoError, ValueError, OSError, ImportError) as e:
+    except (JerichoError, ValueError, OSError, ImportError, BackendError) as e:
         parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     print()
     print(summary["table"])

@@ -4,20 +4,31 @@ Fairness: every pair of agents plays the same ``deals`` (env seeds derived from 
 seed and the deal index only), each deal once per seat arrangement, so luck of the cards and of
 the seat cancels out. Two-player games: both seat orders. Games of n players: agent A alone in
 one seat against n-1 copies of B, A in every seat in turn. Every game's seeds depend only on
-(seed, pair, deal, arrangement), so the results are identical for any number of workers.
+(seed, pair, deal, arrangement), so the results are identical for any number of workers, on either
+backend: ``local`` (a process pool) or ``ray`` (chunks of deals as Ray tasks, ``experiments.backends``).
+On Ray, agents travel as data: their specs as JSON, a checkpoint (``path=``) as its bytes, read
+once here and put in Ray's object store; a worker writes them to a private temporary file and loads
+that, so no worker reads the head's files (``docs/ray.md``).
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import hashlib
+import json
 import math
 import os
+import shutil
+import tempfile
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 import agents
+from experiments.backends import Backend, map_chunks
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
@@ -171,14 +182,18 @@ def record_games(
 _worker: _Worker | None = None
 
 
-def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
-    global _worker
+def _one_thread() -> None:
     try:  # one thread per worker: processes, not threads, use the cores
         import torch
 
         torch.set_num_threads(1)
     except ImportError:
         pass
+
+
+def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+    global _worker
+    _one_thread()
     _worker = _Worker(game_id, options, specs, seed)
 
 
@@ -195,12 +210,20 @@ def run_games(
     workers: int = 1,
     options: dict[str, Any] | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: Backend | None = None,
+    chunks: int | None = None,
 ) -> list[GameRecord]:
-    """Play every game of the tournament; ``progress(k)`` is called as k more games finish."""
+    """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
+
+    ``backend``: local processes (default) or Ray tasks (``chunks`` of them; default 16 per CPU), same
+    records in the same order. On Ray, ``workers`` is the CPU count of a local Ray started for this call.
+    """
     options = dict(options or {})
     probe = JerichoEnv(game_id, **options)
     n_players = probe.rules.info.num_players
     tasks = make_tasks(len(specs), n_players, deals)
+    if backend is not None and backend.is_ray:
+        return _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks)
     records: list[GameRecord] = []
 
     def consume(it: Iterator[list[GameRecord]]) -> None:
@@ -219,6 +242,107 @@ def run_games(
         with ctx.Pool(workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed)) as pool:
             consume(pool.imap(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
     return records
+
+
+# ----------------------------------------------------------------------------------------------- on Ray
+def _run_on_ray(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    workers: int,
+    options: dict[str, Any],
+    tasks: list[Task],
+    progress: Callable[[int], None] | None,
+    backend: Backend,
+    chunks: int | None,
+) -> list[GameRecord]:
+    """The tasks as Ray tasks (``experiments.backends.map_chunks``), the agents shipped as ``ray_payload``."""
+    payload = ray_payload(game_id, specs, seed, options)
+    labels = [s.label for s in specs]
+
+    def describe(piece: Sequence[Task]) -> str:
+        first, last = piece[0], piece[-1]
+        pairs = sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece})
+        return f"deals {first.deal}-{last.deal} of {', '.join(pairs)}"
+
+    done = map_chunks(
+        backend,
+        workers,
+        f"tournament-{uuid.uuid4().hex}",
+        worker_from_payload,
+        payload,
+        play_task,
+        tasks,
+        progress=(lambda recs: progress(len(recs))) if progress else None,
+        chunks=chunks,
+        describe=describe,
+    )
+    return [rec for recs in done for rec in recs]
+
+
+def ray_payload(game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any]) -> dict[str, Any]:
+    """What a Ray worker needs to play the tournament, as plain data: JSON text and checkpoint bytes.
+
+    An agent's ``path`` (a checkpoint) is replaced by the file's bytes, named by their SHA-256; any
+    other argument must be JSON (no Python object is pickled for the workers), else ``ValueError``.
+    """
+    from agents.checkpoint import resolve_path
+
+    blobs: dict[str, bytes] = {}
+    shipped = []
+    for spec in specs:
+        kwargs = dict(spec.kwargs)
+        blob = None
+        if "path" in kwargs:
+            data = resolve_path(kwargs.pop("path")).read_bytes()
+            blob = hashlib.sha256(data).hexdigest()
+            blobs[blob] = data
+        shipped.append({"label": spec.label, "name": spec.name, "kwargs": kwargs, "blob": blob})
+    try:
+        text = json.dumps({"game_id": game_id, "options": options, "seed": seed, "specs": shipped})
+    except TypeError as e:
+        raise ValueError(
+            f"--backend ray sends agents as JSON arguments and checkpoint bytes; an argument is not JSON ({e}): "
+            "save the agent as a checkpoint and pass path="
+        ) from None
+    return {"json": text, "blobs": blobs}
+
+
+class _RayWorker(_Worker):
+    """A ``_Worker`` built from ``ray_payload``: checkpoints written to a private temporary folder first."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        data = json.loads(payload["json"])
+        self.tmp = tempfile.mkdtemp(prefix="jericho-ray-")
+        atexit.register(shutil.rmtree, self.tmp, True)  # the last tournament's files go when the worker exits
+        specs = []
+        for s in data["specs"]:
+            kwargs = dict(s["kwargs"])
+            if s["blob"] is not None:
+                blob = payload["blobs"][s["blob"]]
+                if hashlib.sha256(blob).hexdigest() != s["blob"]:
+                    raise ValueError(f"the checkpoint of agent {s['label']!r} arrived damaged (SHA-256 differs)")
+                path = os.path.join(self.tmp, f"{s['blob']}.zip")
+                with open(path, "wb") as f:
+                    f.write(blob)
+                kwargs["path"] = path
+            specs.append(AgentSpec(s["label"], s["name"], kwargs))
+        super().__init__(data["game_id"], data["options"], specs, data["seed"])
+
+    def close(self) -> None:
+        """Remove the temporary checkpoint files."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def worker_from_payload(payload: dict[str, Any]) -> _RayWorker:
+    """Inside a Ray worker: the tournament's env and agents (one torch thread: Ray gives each task one CPU)."""
+    _one_thread()
+    return _RayWorker(payload)
+
+
+def play_task(worker: _Worker, task: Task) -> list[GameRecord]:
+    """One task's games on a worker (the ``run`` of ``map_chunks``)."""
+    return worker.run(task)
 
 
 # ---------------------------------------------------------------------------------------- statistics

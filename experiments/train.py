@@ -32,6 +32,7 @@ from typing import Any
 from agents.nets import POLICY_NAMES, describe_policies
 from agents.prior import PRIORS
 from experiments import presets
+from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.checkpoints import RunFolder
 from experiments.cli import (
     check_out,
@@ -132,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     trust = "load Stable-Baselines3 zips (--init, --resume of runs before the safe format): they unpickle code"
     p.add_argument("--trust-checkpoint", action="store_true", help=trust + "; only for files you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_backend_flags(p)  # where the final table's games run
     return p
 
 
@@ -222,8 +224,10 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     return final
 
 
-def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool, trust: bool = False) -> dict[str, Any]:
-    """Train (or resume) one game, then play, print and save the final tournament."""
+def train_one(
+    cfg: TrainConfig, folder: Path, resume: bool, quiet: bool, trust: bool = False, backend: Backend = LOCAL
+) -> dict[str, Any]:
+    """Train (or resume) one game, then play, print and save the final tournament (on ``backend``)."""
     from experiments.evaluate import against_baselines
     from experiments.report import learning_curves
 
@@ -233,7 +237,7 @@ def train_one(cfg: TrainConfig, folder: Path, resume: bool, quiet: bool, trust: 
     initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: only with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
-    summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust)
+    summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust, backend=backend)
     wall = time.perf_counter() - t0
     learning_curves(folder)  # skipped with a note when matplotlib is missing
     print(f"\n## {cfg.game}: final table (seed {cfg.seed}, {cfg.timesteps} steps, {wall / 60:.1f} min wall time)\n")
@@ -287,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--resume takes one game's run folder, not all")
 
     def run() -> None:
+        backend = backend_from_args(args)
         outs = {g: args.out if len(games) == 1 else args.out and f"{args.out}/{g}" for g in games}
         for game in games:  # every path checked before any work
             if not args.resume:
@@ -298,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = config_from_args(args, game)
                 folder = run_folder("train", game, outs[game])
                 RunFolder(folder).save_config(dataclasses.asdict(cfg))  # the values used, not "the preset of the day"
-            train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint)
+            train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)
                 print(f"{count} replays in {path} (python -m jericho_env.web shows them)")

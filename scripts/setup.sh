@@ -10,7 +10,7 @@ python -m pip install -q --upgrade pip
 if ! python -c "import torch" 2>/dev/null; then
   python -m pip install -q "torch==2.13.0"
 fi
-python -m pip install -q -e ".[train,plot,notebooks,dev,web,openspiel]"
+python -m pip install -q -e ".[train,plot,notebooks,dev,web,openspiel,ray]"
 # the web page's browser tests drive Debian's Chromium through Playwright (no browser download)
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver fonts-dejavu-core
