@@ -124,13 +124,13 @@ def ppo_config(
     if modules == "shared":
         ids = ["shared"]
 
-        def mapping(agent_id: str, episode: Any, **kwargs: Any) -> str:
+        def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
             return "shared"
     else:
-        ids = agents
+        ids = [str(a) for a in agents]
 
-        def mapping(agent_id: str, episode: Any, **kwargs: Any) -> str:
-            return agent_id
+        def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+            return str(agent_id)
 
     return (
         PPOConfig()
