@@ -143,19 +143,20 @@ def make_agent(name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
     raise _unknown(name, game_id)
 
 
-def choose_action(agent: Any, env: Any, agent_id: str) -> int:
+def choose_action(agent: Any, env: Any, agent_id: str) -> Any:
     """``agent``'s move for ``agent_id`` in the AEC ``env``, handing it its information view first if it wants one.
 
     Agents that search (``ismcts``) define ``observe_view(view)``: they are first handed
     ``env.information_view(agent_id)``, a full state redealt from what that seat has seen, since an
     observation alone does not carry the public history a search needs. ``agent`` may also be a
-    plain callable ``observation -> action``.
+    plain callable ``observation -> action``. The choice is returned as the agent gave it, so that
+    ``env.step`` names a wrong type or range rather than a conversion here hiding it.
     """
     hook = getattr(agent, "observe_view", None)
     if callable(hook):
         hook(env.information_view(agent_id))
     act = agent.act if hasattr(agent, "act") else agent
-    return int(act(env.observe(agent_id)))
+    return act(env.observe(agent_id))
 
 
 def parse_spec(spec: str, game_id: str) -> tuple[str, str, dict[str, Any]]:
