@@ -132,6 +132,30 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
         return self._run(self.preprocess(obs))[1]
 
 
+class _BodyPolicy(_LogitsPolicy):
+    """A ``_LogitsPolicy`` whose logits and values come from one game-specific module ``self.body``.
+
+    Subclasses build ``body`` (from ``net_kwargs``, ``game_id``, ``game_options``), which a checkpoint saves.
+    """
+
+    body: nn.Module
+    net_kwargs: dict[str, Any]
+    game_id: str
+    game_options: dict[str, Any] | None
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(self.net_kwargs)
+        data.update(self._prior_parameters())
+        data.update(game_id=self.game_id, game_options=self.game_options)
+        return data
+
+    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        game_obs, bonus = self._split(obs)
+        logits, values = self.body(game_obs)
+        return (logits if bonus is None else logits + bonus), values
+
+
 class PriorMlpPolicy(_LogitsPolicy):
     """SB3's MLP actor-critic (features extractor, ``net_arch`` heads) plus the prior bonus of ``agents.prior``.
 

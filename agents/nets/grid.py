@@ -16,7 +16,7 @@ import torch
 from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
-from agents.nets.common import _LogitsPolicy
+from agents.nets.common import _BodyPolicy
 
 GRID_TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
 
@@ -204,7 +204,7 @@ class GridConvNet(nn.Module):
         return logits, self.value_head(pooled)
 
 
-class GridConvPolicy(_LogitsPolicy):
+class GridConvPolicy(_BodyPolicy):
     """MaskablePPO policy for grid built on ``GridConvNet`` for the board of ``game_options``.
 
     Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
@@ -259,15 +259,3 @@ class GridConvPolicy(_LogitsPolicy):
         self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data.update(self.net_kwargs)
-        data.update(self._prior_parameters())
-        data.update(game_id=self.game_id, game_options=self.game_options)
-        return data
-
-    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        game_obs, bonus = self._split(obs)
-        logits, values = self.body(game_obs)
-        return (logits if bonus is None else logits + bonus), values

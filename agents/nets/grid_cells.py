@@ -31,7 +31,7 @@ import torch
 from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
-from agents.nets.common import _LogitsPolicy
+from agents.nets.common import _BodyPolicy
 from agents.nets.grid import GRID_TABLE_FIELDS, _runs
 
 CELL_FEATURES = 15
@@ -193,7 +193,7 @@ class GridCellsNet(nn.Module):
         return logits, self.value_head(pooled)
 
 
-class GridCellsPolicy(_LogitsPolicy):
+class GridCellsPolicy(_BodyPolicy):
     """MaskablePPO policy for grid on ``GridCellsNet`` (``--policy grid-cells``); options saved with it."""
 
     def __init__(
@@ -236,15 +236,3 @@ class GridCellsPolicy(_LogitsPolicy):
         self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
         )
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        data.update(self.net_kwargs)
-        data.update(self._prior_parameters())
-        data.update(game_id=self.game_id, game_options=self.game_options)
-        return data
-
-    def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        game_obs, bonus = self._split(obs)
-        logits, values = self.body(game_obs)
-        return (logits if bonus is None else logits + bonus), values
