@@ -225,7 +225,7 @@ class GridCellsPolicy(_BodyPolicy):
         obs_shape = self.observation_space.shape
         assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
         size = int(obs_shape[0]) - self._hint_size(self.action_space)
-        self.body = GridCellsNet(self.game_options, **self.net_kwargs)
+        self.body = GridCellsNet(self.game_options or {}, **self.net_kwargs)
         if self.body.observation_size != size or self.body.num_actions != int(self.action_space.n):
             raise ValueError(
                 f"GridCellsPolicy: grid with options {self.game_options} has observations of "
