@@ -31,17 +31,37 @@ Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 class AgentBatchPolicy:
-    """Any agent with ``act(observation_dict)``, asked once per row."""
+    """Any agent with ``act(observation_dict)``, asked once per row.
+
+    An agent that searches (it defines ``observe_view``, as ``ismcts`` does) makes the policy ask the
+    batched env for each row's information view (``uses_views``); each row's view is handed to the
+    agent before its ``act``, as ``jericho_env.agent_plugins.choose_action`` does for one game.
+    """
 
     uses_observation = True
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
         self.name = getattr(agent, "name", type(agent).__name__)
+        self.uses_views = callable(getattr(agent, "observe_view", None))
+        self._views: list[Any] | None = None
+
+    def observe_views(self, views: list[Any]) -> None:
+        """The information views of the next call's rows (the batched env calls this for searching agents)."""
+        self._views = list(views)
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         act = self.agent.act
         m8 = masks.astype(np.int8)
+        views, self._views = self._views, None
+        if self.uses_views:
+            if views is None or len(views) != len(masks):
+                raise ValueError(f"{self.name}: needs one information view per row (observe_views) before each call")
+            out = np.empty(len(masks), dtype=np.int64)
+            for j in range(len(masks)):
+                self.agent.observe_view(views[j])
+                out[j] = act({"observation": observations[j], "action_mask": m8[j]})
+            return out
         rows = (act({"observation": observations[j], "action_mask": m8[j]}) for j in range(len(masks)))
         return np.fromiter(rows, dtype=np.int64, count=len(masks))
 

@@ -7,9 +7,14 @@ random play through the public API (``experiments.bench``'s "AEC" row, agent ste
 both, their ratio and the ratio that the self-play issue set as the target, and writes them to
 ``--json`` if given. The run folders go to a temporary directory unless ``--out`` names one.
 
+``--ceiling`` adds the learner's own ceiling: the same preset trained on observations recorded once from
+the self-play env and replayed at no cost (``replay_vec_env``), so its steps/s is what MaskablePPO's
+forward passes, buffer and updates allow when the games and the opponents cost nothing.
+
 Examples:
     python -m experiments.bench_training
     python -m experiments.bench_training castles --timesteps 500000
+    python -m experiments.bench_training walls grid --ceiling
 """
 
 from __future__ import annotations
@@ -41,6 +46,71 @@ def training_speed(game: str, timesteps: int, folder: Path) -> dict[str, Any]:
     return {"steps": int(summary["steps"]), "steps_per_second": float(summary["steps_per_second"])}
 
 
+def learner_ceiling(game: str, timesteps: int) -> float:
+    """Learner steps/s of the game's preset on replayed observations (``replay_vec_env``: games cost nothing)."""
+    import time
+
+    import torch
+
+    from experiments.selfplay import make_vec_env
+    from experiments.train import make_config, make_model
+
+    cfg = make_config(game)
+    torch.set_num_threads(1)  # as experiments.train
+    torch.distributions.Distribution.set_default_validate_args(False)
+    vec = replay_vec_env(make_vec_env(cfg, []), cfg.n_steps)
+    model = make_model(cfg, vec)
+    model.learn(cfg.n_envs * cfg.n_steps)  # warm-up: first allocations
+    t0 = time.perf_counter()
+    model.learn(timesteps, reset_num_timesteps=False)
+    return timesteps / (time.perf_counter() - t0)
+
+
+def replay_vec_env(vec: Any, steps: int) -> Any:
+    """``vec``'s first ``steps`` rounds (random learner moves) replayed in a loop at no cost.
+
+    A ``SelfPlayVecEnv`` whose games are not played: ``step`` ignores the actions and hands back the next
+    recorded round (observations, masks, rewards, dones, infos).
+    """
+    import numpy as np
+
+    from jericho_env.envs.sb3 import SelfPlayVecEnv
+
+    class ReplayVecEnv(SelfPlayVecEnv):
+        def __init__(self) -> None:  # the recorded env's attributes, none of its work
+            self.__dict__.update(vec.__dict__)
+            rng = np.random.default_rng(0)
+            self.rounds: list[tuple[Any, ...]] = []
+            obs = vec.reset()
+            for _ in range(steps):
+                masks = vec.action_masks()
+                actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+                self.rounds.append((obs, masks, *vec.step(actions)[1:]))
+            self.t = 0
+
+        def reset(self) -> Any:
+            self.t = 0
+            return self.rounds[0][0]
+
+        def step_async(self, actions: Any) -> None:
+            pass
+
+        def step_wait(self) -> Any:
+            _, _, rewards, dones, infos = self.rounds[self.t]
+            self.t = (self.t + 1) % len(self.rounds)
+            return self.rounds[self.t][0], rewards, dones, infos
+
+        def action_masks(self) -> Any:
+            return self.rounds[self.t][1]
+
+        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kw: Any) -> list[Any]:
+            if method_name == "action_masks":
+                return list(self.action_masks()[list(self._get_indices(indices))])
+            return super().env_method(method_name, *args, indices=indices, **kw)
+
+    return ReplayVecEnv()
+
+
 def aec_speed(game: str, seconds: float) -> float:
     """Agent steps/s of uniformly random play through the AEC API (the best of three turns)."""
     import jericho_env
@@ -61,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=positive_float, default=6.0, help="seconds of AEC random play (default 6)")
     p.add_argument("--out", default=None, help="keep the run folders here (default: a temporary directory)")
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
+    p.add_argument(
+        "--ceiling", action="store_true", help="also measure the learner alone on replayed observations (slower)"
+    )
     args = p.parse_args(argv)
     bad = [g for g in args.games if g not in GAME_IDS]
     if bad:
@@ -74,15 +147,26 @@ def main(argv: list[str] | None = None) -> int:
             row["aec_steps_per_second"] = aec_speed(game, args.seconds)
             row["ratio"] = row["steps_per_second"] / row["aec_steps_per_second"]
             row["target_ratio"] = TARGETS.get(game)
+            if args.ceiling:
+                row["learner_ceiling_steps_per_second"] = learner_ceiling(game, steps)
+                row["ceiling_ratio"] = row["learner_ceiling_steps_per_second"] / row["aec_steps_per_second"]
             results[game] = row
-    print("\n| game | training steps/s | AEC random play steps/s | ratio | target |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    ceiling = args.ceiling
+    head = "| game | training steps/s | AEC random play steps/s | ratio | target |"
+    rule = "| --- | ---: | ---: | ---: | ---: |"
+    if ceiling:
+        head += " learner alone steps/s | its ratio |"
+        rule += " ---: | ---: |"
+    print("\n" + head + "\n" + rule)
     for game, row in results.items():
         target = f"{row['target_ratio']:.2f}" if row["target_ratio"] is not None else "-"
-        print(
+        line = (
             f"| {game} | {row['steps_per_second']:,.0f} | {row['aec_steps_per_second']:,.0f} | "
             f"{row['ratio']:.3f} | {target} |"
         )
+        if ceiling:
+            line += f" {row['learner_ceiling_steps_per_second']:,.0f} | {row['ceiling_ratio']:.3f} |"
+        print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
         print(f"\nwrote {args.json}")

@@ -246,3 +246,53 @@ def test_shaping_moves_credit_earlier_without_changing_any_episode_return() -> N
     assert unshaped.rules.potential(unshaped.states[0], 0) == 0.0  # games without a potential: no shaping
     with pytest.raises(OptionError, match="shaping"):
         SelfPlayVector("grid", 2, shaping=-1.0)
+
+
+@pytest.mark.parametrize("game", ["castles", "grid", "walls"])
+def test_searching_opponents_get_their_seats_information_view_per_row(game: str) -> None:
+    """A search agent as a batch opponent is handed, per row, a redealt state its seat cannot tell apart."""
+    from agents.batch import AgentBatchPolicy
+
+    class Spy:
+        name = "spy"
+
+        def __init__(self) -> None:
+            self.view: Any = None
+            self.checked = 0
+
+        def observe_view(self, view: Any) -> None:
+            self.view = view
+
+        def act(self, observation: dict[str, np.ndarray]) -> int:
+            rules = vector.rules
+            seat = rules.current_player(self.view)
+            assert np.array_equal(rules.observe(self.view, seat), observation["observation"])
+            assert np.array_equal(rules.legal_mask(self.view).astype(np.int8), observation["action_mask"])
+            self.checked += 1
+            self.view = None  # one view per act
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    spy = Spy()
+    policy = AgentBatchPolicy(spy)
+    assert policy.uses_views
+    vector = SelfPlayVector(game, 4, opponents=[policy], seed=3)
+    _, masks = vector.reset()
+    for _ in range(12):
+        vector.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        masks = vector.action_masks()
+    assert spy.checked == vector.opponent_decisions > 0
+    with pytest.raises(ValueError, match="information view"):  # called without views: named, not guessed
+        policy(np.zeros((1, vector.observation_size), np.float32), masks[:1])
+
+
+def test_ismcts_plays_as_a_batched_opponent() -> None:
+    from agents.batch import make_batch_policy
+
+    vector = SelfPlayVector(
+        "castles", 3, opponents=[make_batch_policy("ismcts", "castles", seed=0, simulations=8)], seed=1
+    )
+    _, masks = vector.reset()
+    for _ in range(20):
+        _, _, _, _ = vector.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        masks = vector.action_masks()
+    assert vector.opponent_decisions > 0

@@ -26,7 +26,11 @@ the learner's ``seat``, and ``episode`` (return, length in learner steps). ``Sel
 ``jericho_env.envs.sb3`` wraps this class as a Stable-Baselines3 ``VecEnv`` for MaskablePPO.
 
 This module imports nothing from ``agents``: opponents are plain callables. The ``agents`` package
-provides batch policies for its agents (random, greedy, PPO snapshots).
+provides batch policies for its agents (random, greedy, PPO snapshots, search). A policy with
+``uses_views = True`` (a searching agent, ``agents.batch.AgentBatchPolicy`` over ``ismcts``) is first
+handed ``observe_views(views)``: per row, its seat's *information view*, the state redealt by
+``rules.determinize`` from what that seat has seen (as ``JerichoEnv.information_view`` gives a single
+agent), drawn with a generator of the vector's own seed.
 """
 
 from __future__ import annotations
@@ -126,6 +130,7 @@ class SelfPlayVector:
         self.shaping = float(shaping)
         self._potential = np.zeros(n)  # the learner's potential at its last decision (shaping)
         self._seed = seed
+        self._view_rng = np.random.default_rng(None if seed is None else [int(seed), 0x5EA4C4])
         self._needs_reset = True
 
     # ------------------------------------------------------------------ pool
@@ -217,6 +222,9 @@ class SelfPlayVector:
             obs = np.empty((len(members), self.observation_size), dtype=np.float32)
             for j, (i, p) in enumerate(zip(members, movers, strict=True)):
                 obs[j] = rules.observe(states[i], p)
+        if getattr(policy, "uses_views", False):  # a search: the seats' information views first
+            rng = self._view_rng
+            policy.observe_views([rules.determinize(states[i], p, rng) for i, p in zip(members, movers, strict=True)])
         actions = np.asarray(policy(obs, masks)).reshape(-1)
         self.opponent_calls += 1
         self.opponent_decisions += len(members)
