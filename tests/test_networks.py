@@ -166,3 +166,31 @@ def test_policy_names_build_for_their_games_only() -> None:
     assert kwargs["net_arch"] == [32]
     with pytest.raises(ValueError, match="takes no channels"):
         build_policy("mlp", "castles", {}, "64", channels=8)
+
+
+@pytest.mark.parametrize("num_actions", [5, 74, 2206])
+def test_masked_categorical_is_sb3_contribs_distribution_and_never_samples_a_masked_action(num_actions: int) -> None:
+    """The policies' cheaper categorical: same log-probabilities, entropies, mode; samples follow the probabilities."""
+    from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
+
+    from agents.nets.common import MaskedCategorical
+
+    gen = torch.Generator().manual_seed(num_actions)
+    logits = torch.randn(32, num_actions, generator=gen) * 3
+    masks = torch.rand(32, num_actions, generator=gen) < 0.3
+    masks[:, -1] = False  # the last action masked: the inverse CDF must not fall past the last legal one
+    masks[torch.arange(32), torch.randint(0, num_actions - 1, (32,), generator=gen)] = True
+    ref = MaskableCategoricalDistribution(num_actions).proba_distribution(logits)
+    ref.apply_masking(masks)
+    ours = MaskedCategorical(logits, masks)
+    actions = ref.distribution.sample()
+    assert torch.allclose(ref.log_prob(actions), ours.log_prob(actions), atol=1e-5)
+    assert torch.allclose(ref.entropy(), ours.entropy(), atol=1e-5)
+    assert torch.equal(ref.distribution.probs.argmax(1), ours.probs.argmax(1))
+    torch.manual_seed(0)
+    draws = torch.stack([ours.sample() for _ in range(50)])  # (50, 32)
+    assert masks.gather(1, draws.T).all()
+    one_row = MaskedCategorical(logits[:1].expand(4000, -1), masks[:1].expand(4000, -1)).sample()
+    assert masks[0, one_row].all()
+    freq = torch.bincount(one_row, minlength=num_actions) / 4000
+    assert 0.5 * (freq - ours.probs[0]).abs().sum() < 0.08  # total variation: sampling noise only
