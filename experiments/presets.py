@@ -66,6 +66,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "timesteps": 4_000_000,
         "prior": "greedy-scores",
         "pool": "random,greedy,greedy",
+        "n_envs": 256,
+        "n_steps": 16,
         "snapshot_every": 250_000,
         "eval_every": 500_000,
         "checkpoint_every": 500_000,

@@ -30,7 +30,7 @@ def test_per_game_values_are_the_ones_measured() -> None:
     expected = {
         "timesteps": {"grid": 1_000_000, "walls": 4_000_000, "castles": 8_000_000},
         "vec": {"grid": "selfplay", "walls": "selfplay", "castles": "selfplay"},
-        "n_envs": {"grid": 64, "walls": 64, "castles": 256},
+        "n_envs": {"grid": 64, "walls": 256, "castles": 256},
         "n_epochs": {"grid": 2, "walls": 4, "castles": 3},
         "learning_rate": {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3},
         "pool": {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"},
