@@ -54,16 +54,15 @@ class AgentBatchPolicy:
         act = self.agent.act
         m8 = masks.astype(np.int8)
         views, self._views = self._views, None
-        if self.uses_views:
-            if views is None or len(views) != len(masks):
-                raise ValueError(f"{self.name}: needs one information view per row (observe_views) before each call")
-            out = np.empty(len(masks), dtype=np.int64)
-            for j in range(len(masks)):
+        if self.uses_views and (views is None or len(views) != len(masks)):
+            raise ValueError(f"{self.name}: needs one information view per row (observe_views) before each call")
+
+        def row(j: int) -> int:
+            if views is not None:
                 self.agent.observe_view(views[j])
-                out[j] = act({"observation": observations[j], "action_mask": m8[j]})
-            return out
-        rows = (act({"observation": observations[j], "action_mask": m8[j]}) for j in range(len(masks)))
-        return np.fromiter(rows, dtype=np.int64, count=len(masks))
+            return act({"observation": observations[j], "action_mask": m8[j]})
+
+        return np.fromiter((row(j) for j in range(len(masks))), dtype=np.int64, count=len(masks))
 
 
 class _SmallBatchFallback:

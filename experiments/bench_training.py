@@ -151,10 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                 row["learner_ceiling_steps_per_second"] = learner_ceiling(game, steps)
                 row["ceiling_ratio"] = row["learner_ceiling_steps_per_second"] / row["aec_steps_per_second"]
             results[game] = row
-    ceiling = args.ceiling
     head = "| game | training steps/s | AEC random play steps/s | ratio | target |"
     rule = "| --- | ---: | ---: | ---: | ---: |"
-    if ceiling:
+    if args.ceiling:
         head += " learner alone steps/s | its ratio |"
         rule += " ---: | ---: |"
     print("\n" + head + "\n" + rule)
@@ -164,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {game} | {row['steps_per_second']:,.0f} | {row['aec_steps_per_second']:,.0f} | "
             f"{row['ratio']:.3f} | {target} |"
         )
-        if ceiling:
+        if args.ceiling:
             line += f" {row['learner_ceiling_steps_per_second']:,.0f} | {row['ceiling_ratio']:.3f} |"
         print(line)
     if args.json:

@@ -223,8 +223,8 @@ class SelfPlayVector:
             for j, (i, p) in enumerate(zip(members, movers, strict=True)):
                 obs[j] = rules.observe(states[i], p)
         if getattr(policy, "uses_views", False):  # a search: the seats' information views first
-            rng = self._view_rng
-            policy.observe_views([rules.determinize(states[i], p, rng) for i, p in zip(members, movers, strict=True)])
+            views = [rules.determinize(states[i], p, self._view_rng) for i, p in zip(members, movers, strict=True)]
+            policy.observe_views(views)
         actions = np.asarray(policy(obs, masks)).reshape(-1)
         self.opponent_calls += 1
         self.opponent_decisions += len(members)
