@@ -166,15 +166,22 @@ class NetworkBatchPolicy:
             observations = np.concatenate([observations, self.hint(observations, masks)], axis=1)
         with torch.no_grad():
             obs = torch.as_tensor(observations, dtype=torch.float32)
-            if hasattr(self.policy, "action_logits"):
-                logits = self.policy.action_logits(obs)
+            # a policy that scores only a subset of the actions holding every legal one (grid-cells) chooses
+            # among those: the same choice, without normalising thousands of masked actions
+            compact = self.policy._compact(obs, masks) if hasattr(self.policy, "_compact") else None
+            if compact is not None:
+                distribution, numbers, _ = compact
+                logits = distribution.logits
             else:
-                logits = _mlp_logits(self.policy, obs)
-            logits = logits.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), float("-inf"))
+                numbers = None
+                logits = self.policy.action_logits(obs) if hasattr(self.policy, "action_logits") else None
+                logits = _mlp_logits(self.policy, obs) if logits is None else logits
+                logits = logits.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), float("-inf"))
             if self.deterministic:
-                return logits.argmax(dim=1).numpy()
-            probs = torch.softmax(logits, dim=1)
-            return torch.multinomial(probs, 1, generator=self.generator).squeeze(1).numpy()
+                choice = logits.argmax(dim=1)
+            else:
+                choice = torch.multinomial(torch.softmax(logits, dim=1), 1, generator=self.generator).squeeze(1)
+            return (choice if numbers is None else numbers.gather(1, choice[:, None]).squeeze(1)).numpy()
 
 
 def _mlp_logits(policy: Any, obs: Any) -> Any:

@@ -219,7 +219,7 @@ class GreedyAgent(BaseAgent):
         elif weigh_pass and self.pass_action in legal:
             base_danger = self.danger(table, self.frontier(table), unseen, risk)
             out.append((self.pass_action, -self.risk_weight * base_danger))
-        cache: dict[int, float] = {}
+        cache: dict[Any, Any] = {}
         decode = self.actions.decode
         for a in legal:
             a = int(a)
@@ -291,30 +291,94 @@ class GreedyAgent(BaseAgent):
         unseen: int,
         risk: list[float],
         base_danger: float,
-        cache: dict[int, float],
+        cache: dict[Any, Any],
     ) -> float:
-        """Score of a placement that captures nothing, from the few cells it changes (within 2 steps)."""
-        nb = self.nb
-        changed: set[int] = set()
-        for q in nb[cell]:
-            if q not in table:
-                changed.add(q)
-            else:
-                changed.update(r for r in nb[q] if r not in table)
-        changed.discard(cell)
-        before = 0.0
-        for e in changed:
-            v = cache.get(e)
-            if v is None:
-                v = cache[e] = self.danger(table, (e,), unseen, risk)
-            before += v
+        """Score of a placement that captures nothing, from the few cells it changes (within 2 steps).
+
+        The same arithmetic as ``danger`` and ``setup`` on the table with ``card`` on ``cell``, in the same
+        order. ``cache`` holds, for one decision, what every card placed on ``cell`` shares: the changed
+        cells, the danger there before, and the threat parts (``_parts``) of the changed cells not beside
+        ``cell`` (those read only whether ``cell`` is occupied, not by which card).
+        """
+        shared = cache.get(cell)
+        if shared is None:
+            shared = cache[cell] = self._quiet_shared(table, cell, unseen, risk, cache)
+        changed, before, far = shared
         table[cell] = card
         try:
-            after = self.danger(table, changed, unseen, risk)
-            bonus = self.setup(table, changed, mine, unseen, risk) if self.setup_weight else 0
+            parts = [far[e] if e in far else self._parts(table, e) for e in changed]
         finally:
             del table[cell]
-        return -self.risk_weight * (base_danger + after - before) + self.setup_weight * bonus
+        after = 0.0
+        best = 0.0
+        setup = self.setup_weight
+        soft = self.soft_setup
+        for pts, hole, allow in parts:
+            if not (pts or hole):
+                continue
+            fit = unseen & allow
+            if fit:
+                total = pts + max(POINTS[c] for c in _bits(fit)) if hole else pts
+                after += risk[fit.bit_count()] * total
+            if setup:
+                own = mine & allow
+                if own:
+                    total = pts + max(POINTS[c] for c in _bits(own)) if hole else pts
+                    k = (allow & unseen).bit_count()
+                    if k and not soft:
+                        continue
+                    v = total * (1.0 - risk[k])
+                    if v > best:
+                        best = v
+        return -self.risk_weight * (base_danger + after - before) + setup * (best if setup else 0)
+
+    def _quiet_shared(
+        self, table: _Table, cell: int, unseen: int, risk: list[float], cache: dict[Any, Any]
+    ) -> tuple[list[int], float, dict[int, tuple[int, bool, int]]]:
+        """(cells a placement on ``cell`` changes, their danger before it, the parts of those not beside it)."""
+        nb = self.nb
+        cells: set[int] = set()
+        for q in nb[cell]:
+            if q not in table:
+                cells.add(q)
+            else:
+                cells.update(r for r in nb[q] if r not in table)
+        cells.discard(cell)
+        changed = list(cells)  # the set's own order, as ``danger`` iterates it
+        before = 0.0
+        for e in changed:
+            v = cache.get(("before", e))
+            if v is None:
+                v = cache[("before", e)] = self.danger(table, (e,), unseen, risk)
+            before += v
+        beside = set(nb[cell])
+        table[cell] = BASE  # any occupant: the cells not beside ``cell`` read only that it is occupied
+        try:
+            far = {e: self._parts(table, e) for e in changed if e not in beside}
+        finally:
+            del table[cell]
+        return changed, before, far
+
+    def _parts(self, table: _Table, e: int) -> tuple[int, bool, int]:
+        """``cell_threat``'s parts for the empty ``e``: (points it takes, whether it is a hole, cards allowed)."""
+        nb = self.nb
+        pts = 0
+        occupied = 0
+        allow = ALL_CARDS_MASK
+        for q in nb[e]:
+            c = table.get(q)
+            if c is None:
+                continue
+            occupied += 1
+            if c != BASE:
+                allow &= COMPAT[c]
+                sides = nb[q]
+                if (
+                    len(sides) == 4
+                    and (sides[0] in table) + (sides[1] in table) + (sides[2] in table) + (sides[3] in table) == 3
+                ):
+                    pts += POINTS[c]
+        return pts, occupied == 4, allow
 
     def after_turn(self, table: _Table, captured: bool) -> _Table:
         """The table once the turn ends: cut-off cards discarded if anything was captured this turn."""

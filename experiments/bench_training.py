@@ -85,7 +85,9 @@ def replay_vec_env(vec: Any, steps: int) -> Any:
             for _ in range(steps):
                 masks = vec.action_masks()
                 actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-                self.rounds.append((obs, masks, *vec.step(actions)[1:]))
+                step = vec.step(actions)
+                self.rounds.append((obs, masks, *step[1:]))
+                obs = step[0]
             self.t = 0
 
         def reset(self) -> Any:

@@ -101,3 +101,75 @@ def test_the_policy_trains_saves_and_plays(tmp_path: object) -> None:
     agent = agents.make("ppo", "grid", path=path, board_size=11)
     (obs, mask), *_ = positions(1, board_size=11)
     assert mask[agent.act({"observation": obs, "action_mask": mask})] == 1
+
+
+@pytest.mark.parametrize("prior", ["none", "greedy-scores"])
+def test_the_policy_normalises_over_the_frontier_as_over_every_action(
+    sample: list[tuple[np.ndarray, np.ndarray]], prior: str
+) -> None:
+    """``forward`` and ``evaluate_actions`` on the gathered actions give the full masked distribution's numbers."""
+    import gymnasium as gym
+    from stable_baselines3.common.utils import get_schedule_fn
+
+    from agents.nets.grid_cells import GridCellsPolicy
+
+    torch.manual_seed(1)
+    n = 5 * 441 + 1
+    hint = n if prior != "none" else 0
+    size = sample[0][0].size + hint
+    space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4), prior=prior)
+    for head in (policy.body.cell_embed, policy.body.slot_mlp[-1], policy.body.stop_head[-1]):
+        torch.nn.init.normal_(head.weight, std=1.0)  # far from uniform, so a wrong normalisation shows
+    rng = np.random.default_rng(3)
+    rows = [np.concatenate([o, rng.random(hint, dtype=np.float32) * (rng.random(hint) < 0.2)]) for o, _ in sample[:64]]
+    obs = torch.as_tensor(np.stack(rows))
+    masks = np.stack([m for _, m in sample[:64]]).astype(bool)
+    assert policy._compact(obs, masks) is not None
+    with torch.no_grad():
+        actions, values, log_prob = policy(obs, action_masks=masks)
+        full = policy._distribution(policy.action_logits(obs), masks)
+        assert masks[np.arange(64), actions.numpy()].all()
+        assert torch.allclose(log_prob, full.log_prob(actions), atol=1e-5)
+        chosen, _, _ = policy(obs, deterministic=True, action_masks=masks)
+        assert torch.equal(chosen, full.get_actions(deterministic=True))
+        legal = torch.as_tensor(np.stack([rng.choice(np.flatnonzero(m)) for m in masks]))
+        v, lp, ent = policy.evaluate_actions(obs, legal, torch.as_tensor(masks))
+        assert torch.allclose(lp, full.log_prob(legal), atol=1e-5)
+        assert torch.allclose(ent, full.entropy(), atol=1e-5)
+        assert torch.allclose(v, values)
+        # a legal action outside the gathered cells (a mask no grid position has): the full path is taken
+        odd = masks.copy()
+        odd[0, 440] = True  # slot 0 on the window's last corner cell, never beside a table near the base
+        assert policy._compact(obs, odd) is None
+        _, lp_odd, _ = policy.evaluate_actions(obs, legal, torch.as_tensor(odd))
+        full_odd = policy._distribution(policy.action_logits(obs), odd)
+        assert torch.allclose(lp_odd, full_odd.log_prob(legal), atol=1e-5)
+
+
+def test_a_batched_opponent_on_grid_cells_chooses_as_on_every_action(
+    sample: list[tuple[np.ndarray, np.ndarray]],
+) -> None:
+    import gymnasium as gym
+    from stable_baselines3.common.utils import get_schedule_fn
+
+    from agents.batch import NetworkBatchPolicy
+    from agents.nets.grid_cells import GridCellsPolicy
+
+    torch.manual_seed(2)
+    n = 5 * 441 + 1
+    space = gym.spaces.Box(-np.inf, np.inf, (sample[0][0].size,), np.float32)
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4))
+    for head in (policy.body.cell_embed, policy.body.slot_mlp[-1], policy.body.stop_head[-1]):
+        torch.nn.init.normal_(head.weight, std=1.0)
+    obs = np.stack([o for o, _ in sample])
+    masks = np.stack([m for _, m in sample]).astype(bool)
+    with torch.no_grad():
+        logits = policy.action_logits(torch.as_tensor(obs)).masked_fill(~torch.as_tensor(masks), float("-inf"))
+    chosen = NetworkBatchPolicy(policy, deterministic=True)(obs, masks)
+    assert np.array_equal(chosen, logits.argmax(dim=1).numpy())
+    sampled = NetworkBatchPolicy(policy, seed=0)(np.repeat(obs[:1], 4000, 0), np.repeat(masks[:1], 4000, 0))
+    assert masks[0, sampled].all()
+    freq = np.bincount(sampled, minlength=n) / 4000
+    probs = torch.softmax(logits[0], dim=0).numpy()
+    assert np.abs(freq - probs).max() < 0.04

@@ -132,22 +132,59 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
         distribution.distribution = MaskedCategorical(logits.view(-1, distribution.action_dim), action_masks)
         return distribution
 
+    def _run_compact(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """(logits of some actions (b, M), their action numbers (b, M), values), or None: see ``_compact``."""
+        return None
+
+    def _compact(
+        self, obs: torch.Tensor, action_masks: Any
+    ) -> tuple[MaskedCategorical, torch.Tensor, torch.Tensor] | None:
+        """The masked distribution over a subset of the actions that holds every legal one, or None.
+
+        A body that computes logits for only some actions (``GridCellsNet.forward_compact``: the cells
+        beside the table) is normalised over those, not over all actions with the rest masked: the same
+        distribution, at a fraction of the cost where the legal actions are a few of many (grid). Returns
+        (the distribution over positions in the subset, the subset's action numbers, values); None when the
+        policy has no subset or some legal action lies outside it, so the caller takes the full path.
+        """
+        if action_masks is None:
+            return None
+        compact = self._run_compact(self.preprocess(obs))
+        if compact is None:
+            return None
+        logits, actions, values = compact
+        masks = torch.as_tensor(action_masks, dtype=torch.bool).reshape(logits.shape[0], -1)
+        kept = masks.gather(1, actions)
+        if not torch.equal(kept.sum(dim=1), masks.sum(dim=1)):
+            return None
+        return MaskedCategorical(logits, kept), actions, values
+
     def forward(
         self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Actions, values and log-probabilities (as SB3's ``forward``)."""
+        compact = self._compact(obs, action_masks)
+        if compact is not None:
+            distribution, numbers, values = compact
+            positions = distribution.mode if deterministic else distribution.sample()
+            return numbers.gather(1, positions[:, None]).squeeze(1), values, distribution.log_prob(positions)
         logits, values = self._run(self.preprocess(obs))
-        distribution = self._distribution(logits, action_masks)
-        actions = distribution.get_actions(deterministic=deterministic)
-        return actions, values, distribution.log_prob(actions)
+        full = self._distribution(logits, action_masks)
+        actions = full.get_actions(deterministic=deterministic)
+        return actions, values, full.log_prob(actions)
 
     def evaluate_actions(
         self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Values, log-probabilities of ``actions`` and entropies (as SB3's ``evaluate_actions``)."""
+        compact = self._compact(obs, action_masks)
+        if compact is not None:
+            distribution, numbers, values = compact
+            positions = (numbers == actions.long().reshape(-1, 1)).int().argmax(dim=1)
+            return values, distribution.log_prob(positions), distribution.entropy()
         logits, values = self._run(self.preprocess(obs))
-        distribution = self._distribution(logits, action_masks)
-        return values, distribution.log_prob(actions), distribution.entropy()
+        full = self._distribution(logits, action_masks)
+        return values, full.log_prob(actions), full.entropy()
 
     def get_distribution(self, obs: Any, action_masks: np.ndarray | None = None) -> Any:
         """The masked action distribution."""
@@ -180,6 +217,14 @@ class _BodyPolicy(_LogitsPolicy):
         game_obs, bonus = self._split(obs)
         logits, values = self.body(game_obs)
         return (logits if bonus is None else logits + bonus), values
+
+    def _run_compact(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        forward_compact = getattr(self.body, "forward_compact", None)
+        if forward_compact is None:
+            return None
+        game_obs, bonus = self._split(obs)
+        logits, actions, values = forward_compact(game_obs)
+        return (logits if bonus is None else logits + bonus.gather(1, actions)), actions, values
 
 
 class PriorMlpPolicy(_LogitsPolicy):

@@ -167,14 +167,20 @@ class GridCellsNet(nn.Module):
         self.stop_head = nn.Sequential(nn.Linear(2 * width + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         self.value_head = nn.Sequential(nn.Linear(2 * width + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         self.num_actions = self.num_slots * self.side**2 + 1
+        self.slot_offsets: torch.Tensor
+        self.register_buffer("slot_offsets", torch.arange(self.num_slots) * self.side**2, persistent=False)
         for head in (self.slot_mlp[-1], self.stop_head[-1], self.cell_embed):  # near-uniform policy at the start
             assert isinstance(head, nn.Linear)
             nn.init.orthogonal_(head.weight, gain=0.01)
             nn.init.zeros_(head.bias)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Unmasked logits (batch, num_actions) and values (batch, 1)."""
-        b, cells = obs.shape[0], self.side**2
+    def forward_compact(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The logits of the gathered actions only: (logits (b, M), their action numbers (b, M), values (b, 1)).
+
+        ``M = slots * max_cells + 1``: every hand slot on every gathered cell, then pass/end. The action
+        numbers are distinct in each row; every action outside them has logit 0 in ``forward``.
+        """
+        b = obs.shape[0]
         idx, valid, x = self.frontier(obs)  # (b, K), (b, K), (b, K, F)
         count = valid.sum(dim=1, keepdim=True).clamp(min=1.0)
         summary = torch.cat([x.sum(dim=1) / count, x.amax(dim=1)], dim=1)
@@ -185,12 +191,16 @@ class GridCellsNet(nn.Module):
         slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
         g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
         gathered = torch.bmm(g, out[..., :-1].transpose(1, 2)) + out[..., -1][:, None, :]  # (b, slots, K)
-        place = obs.new_zeros(b, self.num_slots, cells).scatter(
-            2, idx[:, None].expand(-1, self.num_slots, -1), gathered
-        )
         pooled = torch.cat([h.sum(dim=1) / count, h.amax(dim=1), glob], dim=1)
-        logits = torch.cat([place.flatten(1), self.stop_head(pooled)], dim=1)  # action = slot * cells + cell
-        return logits, self.value_head(pooled)
+        logits = torch.cat([gathered.flatten(1), self.stop_head(pooled)], dim=1)
+        place = idx[:, None, :] + self.slot_offsets[None, :, None]  # action = slot * cells + cell
+        stop = idx.new_full((b, 1), self.num_actions - 1)
+        return logits, torch.cat([place.flatten(1), stop], dim=1), self.value_head(pooled)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked logits (batch, num_actions) and values (batch, 1)."""
+        logits, actions, values = self.forward_compact(obs)
+        return logits.new_zeros(obs.shape[0], self.num_actions).scatter(1, actions, logits), values
 
 
 class GridCellsPolicy(_BodyPolicy):
