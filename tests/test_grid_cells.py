@@ -173,3 +173,26 @@ def test_a_batched_opponent_on_grid_cells_chooses_as_on_every_action(
     freq = np.bincount(sampled, minlength=n) / 4000
     probs = torch.softmax(logits[0], dim=0).numpy()
     assert np.abs(freq - probs).max() < 0.04
+
+
+def test_the_policy_deep_copies_after_a_training_pass_on_the_full_path(
+    sample: list[tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """A snapshot is ``copy.deepcopy(policy)``: no tensor of a graph may stay on the policy after a pass."""
+    import copy
+
+    import gymnasium as gym
+    from stable_baselines3.common.utils import get_schedule_fn
+
+    from agents.nets.grid_cells import GridCellsPolicy
+
+    n = 5 * 441 + 1
+    space = gym.spaces.Box(-np.inf, np.inf, (sample[0][0].size,), np.float32)
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4))
+    obs = torch.as_tensor(np.stack([o for o, _ in sample[:8]]))
+    masks = np.stack([m for _, m in sample[:8]]).astype(bool)
+    masks[:, 440] = True  # off the frontier: the full path
+    legal = torch.as_tensor([np.flatnonzero(m)[0] for m in masks])
+    _, log_prob, _ = policy.evaluate_actions(obs, legal, torch.as_tensor(masks))
+    log_prob.sum().backward()
+    copy.deepcopy(policy)

@@ -127,8 +127,10 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
         return self._run(self.preprocess(obs))[0]
 
     def _distribution(self, logits: torch.Tensor, action_masks: Any) -> Any:
-        distribution = self.action_dist  # sb3-contrib's MaskableCategoricalDistribution, with our categorical
-        assert isinstance(distribution, MaskableCategoricalDistribution)
+        assert isinstance(self.action_dist, MaskableCategoricalDistribution)
+        # a new wrapper per call: the policy keeps no tensors of a forward pass (a snapshot deep-copies it,
+        # and torch cannot deep-copy tensors that are part of an autograd graph)
+        distribution = MaskableCategoricalDistribution(self.action_dist.action_dim)
         distribution.distribution = MaskedCategorical(logits.view(-1, distribution.action_dim), action_masks)
         return distribution
 
