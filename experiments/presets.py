@@ -55,6 +55,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "grid": {
         "policy": "grid-cells",
+        "prior": "greedy-scores",
+        "pool": "greedy",
         "n_steps": 32,
         "batch_size": 1024,
         "n_epochs": 2,

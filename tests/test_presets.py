@@ -33,9 +33,9 @@ def test_per_game_values_are_the_ones_measured() -> None:
         "n_envs": {"grid": 64, "walls": 256, "castles": 256},
         "n_epochs": {"grid": 2, "walls": 4, "castles": 3},
         "learning_rate": {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3},
-        "pool": {"grid": "random,greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"},
+        "pool": {"grid": "greedy", "walls": "random,greedy,greedy", "castles": "random,random,greedy,greedy"},
         "lr_schedule": {"grid": "constant", "walls": "constant", "castles": "linear"},
-        "prior": {"grid": "none", "walls": "greedy-scores", "castles": "none"},
+        "prior": {"grid": "greedy-scores", "walls": "greedy-scores", "castles": "none"},
         "policy": {"grid": "grid-cells", "walls": "mlp", "castles": "mlp"},
     }
     for key, per_game in expected.items():

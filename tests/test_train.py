@@ -90,7 +90,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
 
 @pytest.mark.parametrize(
     ("game", "prior", "policy"),
-    [("grid", "none", "grid-cells"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
+    [("grid", "greedy-scores", "grid-cells"), ("walls", "greedy-scores", "mlp"), ("castles", "none", "mlp")],
 )
 def test_per_game_defaults_resolve_and_can_be_overridden(game: str, prior: str, policy: str) -> None:
     parser = train.build_parser()
