@@ -174,8 +174,8 @@ class NetworkBatchPolicy:
                 logits = distribution.logits
             else:
                 numbers = None
-                logits = self.policy.action_logits(obs) if hasattr(self.policy, "action_logits") else None
-                logits = _mlp_logits(self.policy, obs) if logits is None else logits
+                has_logits = hasattr(self.policy, "action_logits")
+                logits = self.policy.action_logits(obs) if has_logits else _mlp_logits(self.policy, obs)
                 logits = logits.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), float("-inf"))
             if self.deterministic:
                 choice = logits.argmax(dim=1)

@@ -128,30 +128,7 @@ class GreedyAgent(BaseAgent):
 
     def cell_threat(self, table: _Table, e: int, cards: int) -> tuple[int, int]:
         """(points a placement on the empty ``e`` would capture, cards of ``cards`` that fit ``e``); (0, 0) if none."""
-        nb = self.nb
-        around = nb[e]
-        pts = 0
-        occupied = 0
-        fit = cards
-        for q in around:
-            c = table.get(q)
-            if c is None:
-                continue
-            occupied += 1
-            if c != BASE:
-                fit &= COMPAT[c]
-                sides = nb[q]  # a card with exactly one empty side of four is taken by filling it
-                if (
-                    len(sides) == 4
-                    and (sides[0] in table) + (sides[1] in table) + (sides[2] in table) + (sides[3] in table) == 3
-                ):
-                    pts += POINTS[c]
-        hole = occupied == 4
-        if not (pts or hole) or not fit:
-            return 0, 0
-        if hole:  # the placed card is surrounded too: count the best card that fits
-            pts += max(POINTS[c] for c in _bits(fit))
-        return pts, fit
+        return _threat(self._parts(table, e), cards)
 
     def frontier(self, table: _Table) -> set[int]:
         """Empty cells beside a card."""
@@ -313,24 +290,22 @@ class GreedyAgent(BaseAgent):
         best = 0.0
         setup = self.setup_weight
         soft = self.soft_setup
-        for pts, hole, allow in parts:
+        for pts, hole, allow in parts:  # ``_threat`` inlined for unseen and for mine (the hot loop of greedy)
             if not (pts or hole):
                 continue
             fit = unseen & allow
             if fit:
-                total = pts + max(POINTS[c] for c in _bits(fit)) if hole else pts
-                after += risk[fit.bit_count()] * total
+                after += risk[fit.bit_count()] * (pts + max(POINTS[c] for c in _bits(fit)) if hole else pts)
             if setup:
                 own = mine & allow
                 if own:
-                    total = pts + max(POINTS[c] for c in _bits(own)) if hole else pts
                     k = (allow & unseen).bit_count()
                     if k and not soft:
                         continue
-                    v = total * (1.0 - risk[k])
+                    v = (pts + max(POINTS[c] for c in _bits(own)) if hole else pts) * (1.0 - risk[k])
                     if v > best:
                         best = v
-        return -self.risk_weight * (base_danger + after - before) + setup * (best if setup else 0)
+        return -self.risk_weight * (base_danger + after - before) + setup * best
 
     def _quiet_shared(
         self, table: _Table, cell: int, unseen: int, risk: list[float], cache: dict[Any, Any]
@@ -400,6 +375,17 @@ class GreedyAgent(BaseAgent):
         if total == 0 or opp_hand == 0:
             return [0.0] * (NUM_CARDS + 1)
         return [1.0 - comb(u - k, opp_hand) / total if k <= u else 1.0 for k in range(NUM_CARDS + 1)]
+
+
+def _threat(parts: tuple[int, bool, int], cards: int) -> tuple[int, int]:
+    """``cell_threat`` from a cell's ``_parts``: (points captured, the cards of ``cards`` that fit), or (0, 0)."""
+    pts, hole, allow = parts
+    fit = cards & allow
+    if not (pts or hole) or not fit:
+        return 0, 0
+    if hole:  # the placed card is surrounded too: count the best card that fits
+        pts += max(POINTS[c] for c in _bits(fit))
+    return pts, fit
 
 
 def _bits(mask: int) -> list[int]:
