@@ -405,7 +405,18 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
     policy_class, kwargs = spec.build(meta["game_id"], meta["options"])
     rate = learning_rate(float(hyper["learning_rate"]), str(hyper["lr_schedule"]))
     ppo = {k: hyper[k] for k in PPO_KEYS}
-    model = MaskablePPO(policy_class, env, rate, **ppo, policy_kwargs=kwargs, seed=hyper.get("seed"), device="cpu")
+    from agents.rollout import FlatRolloutBuffer
+
+    model = MaskablePPO(
+        policy_class,
+        env,
+        rate,
+        **ppo,
+        policy_kwargs=kwargs,
+        seed=hyper.get("seed"),
+        device="cpu",
+        rollout_buffer_class=FlatRolloutBuffer,
+    )
     try:
         model.policy.load_state_dict(state["policy"])
         if "optimizer" in state:

@@ -13,6 +13,9 @@ through the layout), never the env's state, and reads actions through the game's
 (``jericho_env.games.grid.actions``). Exact ties are drawn at random because a fixed order (the
 lowest action id) drifts the table one way. How the weights were chosen, how strong it plays and
 how long ``act`` takes: ``docs/agents.md``.
+
+The scores are computed by ``agents.greedy_grid_kernel`` (one compiled function per decision) where
+Numba is installed, else by ``_dict_values`` below, the readable reference the kernel is tested against.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from agents import greedy_grid_kernel
 from agents.base import BaseAgent
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.games.grid.actions import GridActions
@@ -46,6 +50,8 @@ class GreedyAgent(BaseAgent):
     soft_setup = True
     # pass at the start of a turn when every placement scores below passing (off: the issue's rule)
     allow_pass = False
+    # score with the compiled ``agents.greedy_grid_kernel`` (same scores) where Numba is installed
+    kernel = greedy_grid_kernel.KERNEL
 
     def __init__(self, game_id: str, seed: int | None = None, **game_options: Any) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -56,6 +62,8 @@ class GreedyAgent(BaseAgent):
         rules: Any = make_rules("grid", **game_options)
         self.observation_size = rules.layout.size
         sl = rules.layout.slices
+        self.layout_slices = sl
+        self._tables: greedy_grid_kernel.Tables | None = None
         self.actions: GridActions = rules.actions
         self.board = self.actions.board
         self.cells = self.actions.cells
@@ -166,7 +174,8 @@ class GreedyAgent(BaseAgent):
             return int(legal[0])
         best, best_value = self.pass_action, -1e9
         ties = [best]
-        for a, value in self.action_values(observation, legal):
+        acts, values = self._values(observation, legal, self.allow_pass)
+        for a, value in zip(acts.tolist(), values.tolist(), strict=True):
             if value > best_value + 1e-9:
                 best, best_value, ties = a, value, [a]
             elif value > best_value - 1e-9:
@@ -185,6 +194,40 @@ class GreedyAgent(BaseAgent):
         """
         if weigh_pass is None:
             weigh_pass = self.allow_pass
+        acts, values = self._values(observation, legal, weigh_pass)
+        return list(zip(acts.tolist(), values.tolist(), strict=True))
+
+    def _values(
+        self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``action_values`` as (actions int64, scores float64): compiled where Numba is, else ``_dict_values``."""
+        if not self.kernel:
+            out = self._dict_values(observation, legal, weigh_pass)
+            return np.array([a for a, _ in out], dtype=np.int64), np.array([v for _, v in out], dtype=np.float64)
+        t = self._tables
+        if t is None:
+            t = self._tables = greedy_grid_kernel.Tables(self)
+        return greedy_grid_kernel.values(  # type: ignore[no-any-return]
+            np.ascontiguousarray(observation["observation"], dtype=np.float32),
+            np.asarray(legal, dtype=np.int64),
+            bool(weigh_pass),
+            t.weights(self),
+            bool(self.soft_setup),
+            t.offsets,
+            t.nb,
+            t.nbn,
+            t.compat,
+            t.points,
+            t.rankmax,
+            t.dist,
+            t.a_slot,
+            t.a_cell,
+            t.risk,
+            t.pass_action,
+        )
+
+    def _dict_values(self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool) -> list[tuple[int, float]]:
+        """``action_values`` computed in Python on a dict of cells (the reference of the compiled kernel)."""
         hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
         risk = self._risk_table(unseen, opp_hand)
         out: list[tuple[int, float]] = []
@@ -232,9 +275,10 @@ class GreedyAgent(BaseAgent):
         out = np.zeros(self.actions.num_actions, dtype=np.float32)
         legal = self.legal(observation)
         weigh = self.points_differ(observation)
-        values = self.action_values(observation, legal, weigh) if len(legal) > 1 else [(int(legal[0]), 0.0)]
-        acts = np.array([a for a, _ in values])  # never empty: a turn with a choice has a placement
-        v = np.array([x for _, x in values])
+        if len(legal) > 1:
+            acts, v = self._values(observation, legal, weigh)  # never empty: a turn with a choice has a placement
+        else:
+            acts, v = np.array([int(legal[0])]), np.zeros(1)
         out[acts] = np.exp(v - v.max())
         return out
 

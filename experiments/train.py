@@ -144,12 +144,22 @@ def make_model(cfg: TrainConfig, vec: Any, trust: bool = False) -> Any:
     from agents.checkpoint import attach_meta
     from agents.nets import build_policy
     from agents.ppo import linear_to_zero, start_from
+    from agents.rollout import FlatRolloutBuffer
     from experiments.checkpoints import run_meta
 
     policy, kwargs = build_policy(cfg.policy, cfg.game, cfg.options, cfg.net, cfg.prior, cfg.prior_weight)
     rate = linear_to_zero(cfg.learning_rate) if cfg.lr_schedule == "linear" else cfg.learning_rate
     ppo = {k: getattr(cfg, k) for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")}
-    model = MaskablePPO(policy, vec, rate, **ppo, policy_kwargs=kwargs, seed=cfg.seed, device="cpu")
+    model = MaskablePPO(
+        policy,
+        vec,
+        rate,
+        **ppo,
+        policy_kwargs=kwargs,
+        seed=cfg.seed,
+        device="cpu",
+        rollout_buffer_class=FlatRolloutBuffer,
+    )
     attach_meta(model, run_meta(dataclasses.asdict(cfg)))  # what its checkpoints record (agents.checkpoint)
     if cfg.init:
         start_from(model, cfg.init, trust)
