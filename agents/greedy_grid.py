@@ -206,7 +206,7 @@ class GreedyAgent(BaseAgent):
             return np.array([a for a, _ in out], dtype=np.int64), np.array([v for _, v in out], dtype=np.float64)
         t = self._tables
         if t is None:
-            t = self._tables = greedy_grid_kernel.Tables(self)
+            t = self._tables = greedy_grid_kernel.tables_for(self)
         return greedy_grid_kernel.values(  # type: ignore[no-any-return]
             np.ascontiguousarray(observation["observation"], dtype=np.float32),
             np.asarray(legal, dtype=np.int64),

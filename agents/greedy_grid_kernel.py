@@ -18,7 +18,7 @@ compiles it once per machine, not once per run.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,18 @@ from jericho_env.core.cards import NUM_CARDS
 from jericho_env.games.grid.state import BASE, COMPAT, HAND_SIZE, POINTS
 
 MAX_CHANGED = 12  # a quiet placement changes at most 4 neighbours x 3 cells beyond them
+
+
+_TABLES: dict[tuple[int, Any], Tables] = {}
+
+
+def tables_for(agent: Any) -> Tables:
+    """The ``Tables`` of ``agent``'s board, built once per board size (and risk function) in a process."""
+    key = (agent.board.size, agent._risk_table)
+    t = _TABLES.get(key)
+    if t is None:
+        t = _TABLES[key] = Tables(agent)
+    return t
 
 
 class Tables:
@@ -88,6 +100,7 @@ class Tables:
         )
 
 
+@lru_cache(maxsize=1)
 def rank_max_points() -> np.ndarray:
     """Per 13-bit set of ranks, the most points a card of those ranks is worth (points depend on the rank only)."""
     by_rank = [POINTS[r] for r in range(13)]
@@ -99,7 +112,7 @@ def rank_max_points() -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _risk_tables_cached(risk_table: Any) -> np.ndarray:
     out = np.zeros((NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1), dtype=np.float64)
     for u in range(NUM_CARDS + 1):
