@@ -213,7 +213,8 @@ def learning_curves(run: Path) -> Path | None:
         hi = [100 * e["ci95"][1] for e in evals]
         ax.fill_between(x, lo, hi, alpha=0.25, label="95% interval")
         ax.plot(x, y, marker="o", label="win rate")
-        ax.axhline(50, color="grey", linestyle="--", linewidth=1, label="50%")
+        even = _even_share(run)
+        ax.axhline(even, color="grey", linestyle="--", linewidth=1, label=f"even share {even:.0f}%")
         ax.legend(loc="best", fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_title(f"evaluation against {opponent} (%)")
@@ -236,3 +237,14 @@ def learning_curves(run: Path) -> Path | None:
     plt.close(fig)
     os.replace(tmp, out)
     return out
+
+
+def _even_share(run: Path) -> float:
+    """100 / players of the run's game (walls: the learner plays alone against the others), 50 if unknown."""
+    try:
+        cfg = json.loads((run / "config.json").read_text(encoding="utf-8"))
+        from jericho_env.registry import make_rules
+
+        return 100.0 / make_rules(str(cfg["game"]), **dict(cfg.get("options") or {})).info.num_players
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # no or odd config: a two-player line
+        return 50.0

@@ -276,3 +276,17 @@ def test_curves_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "training.json").write_text(json.dumps({"evals": [{"steps": 5, "vs_greedy": 0.4, "ci95": [0.2, 0.6]}]}))
     assert curves.main([str(tmp_path)]) == 0
     assert (tmp_path / "learning_curves.png").is_file()
+
+
+def test_the_curves_mark_the_games_even_share(tmp_path: Path) -> None:
+    """Two players: 50%; walls (4 by default, 5 as an option): 25% and 20%; no or an odd config: 50%."""
+    from experiments.report import _even_share
+
+    assert _even_share(tmp_path) == 50.0
+    for game, options, even in (("grid", {}, 50.0), ("walls", {}, 25.0), ("walls", {"num_players": 5}, 20.0)):
+        (tmp_path / "config.json").write_text(json.dumps({"game": game, "options": options}))
+        assert _even_share(tmp_path) == even
+    (tmp_path / "config.json").write_text(json.dumps({"game": "chess", "options": {}}))
+    assert _even_share(tmp_path) == 50.0
+    (tmp_path / "config.json").write_text("[1, 2]")
+    assert _even_share(tmp_path) == 50.0
