@@ -144,6 +144,16 @@ def _max_points(mask: int, rankmax: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def _around(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, cell: int) -> int:
+    """Occupied neighbours of ``cell``."""
+    full = 0
+    for k in range(nbn[cell]):
+        if table[nb[cell, k]] >= 0:
+            full += 1
+    return full
+
+
+@njit(cache=True)
 def _parts(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, e: int, compat: np.ndarray, points: np.ndarray) -> Any:
     """``GreedyAgent._parts``: (points a placement on the empty ``e`` takes, whether it is a hole, cards allowed)."""
     pts = 0
@@ -157,13 +167,8 @@ def _parts(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, e: int, compat: n
         occupied += 1
         if c != BASE:
             allow &= compat[c]
-            if nbn[q] == 4:
-                full = 0
-                for kk in range(4):
-                    if table[nb[q, kk]] >= 0:
-                        full += 1
-                if full == 3:
-                    pts += points[c]
+            if nbn[q] == 4 and _around(table, nb, nbn, q) == 3:
+                pts += points[c]
     return pts, occupied == 4, allow
 
 
@@ -339,24 +344,15 @@ def values(  # type: ignore[no-untyped-def]
         mine = hand_mask & ~(1 << card)
         # ---- captured_by
         ncap = 0
-        full = 0
-        for k in range(nbn[cell]):
-            if table[nb[cell, k]] >= 0:
-                full += 1
-        if full == 4:
+        if _around(table, nb, nbn, cell) == 4:
             captured[ncap] = cell
             ncap += 1
         for k in range(nbn[cell]):
             q = nb[cell, k]
             c = table[q]
-            if c >= 0 and c != BASE:
-                around = 0
-                for kk in range(nbn[q]):
-                    if table[nb[q, kk]] >= 0:
-                        around += 1
-                if around == 3:
-                    captured[ncap] = q
-                    ncap += 1
+            if c >= 0 and c != BASE and _around(table, nb, nbn, q) == 3:
+                captured[ncap] = q
+                ncap += 1
         if ncap or in_chain:  # ---- evaluate_capture
             after = table.copy()
             after[cell] = card
