@@ -213,17 +213,7 @@ class GreedyAgent(BaseAgent):
             bool(weigh_pass),
             t.weights(self),
             bool(self.soft_setup),
-            t.offsets,
-            t.nb,
-            t.nbn,
-            t.compat,
-            t.points,
-            t.rankmax,
-            t.dist,
-            t.a_slot,
-            t.a_cell,
-            t.risk,
-            t.pass_action,
+            *t.args,
         )
 
     def _dict_values(self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool) -> list[tuple[int, float]]:

@@ -18,7 +18,7 @@ compiles it once per machine, not once per run.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,20 @@ class Tables:
             dtype=np.int64,
         )
         self.pass_action = int(actions.pass_action)
+        # ``values``' constant arguments after ``soft``, in its order
+        self.args = (
+            self.offsets,
+            self.nb,
+            self.nbn,
+            self.compat,
+            self.points,
+            self.rankmax,
+            self.dist,
+            self.a_slot,
+            self.a_cell,
+            self.risk,
+            self.pass_action,
+        )
 
     def weights(self, agent: Any) -> np.ndarray:
         """The agent's weights, read at every call (a subclass or a test may change them)."""
@@ -112,18 +126,13 @@ def rank_max_points() -> np.ndarray:
     return out
 
 
-@cache
-def _risk_tables_cached(risk_table: Any) -> np.ndarray:
+def risk_tables(risk_table: Any) -> np.ndarray:
+    """``risk[u, h, k]``: ``GreedyAgent._risk_table`` for ``u`` unseen cards and an opponent hand of ``h``."""
     out = np.zeros((NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1), dtype=np.float64)
     for u in range(NUM_CARDS + 1):
         for h in range(HAND_SIZE + 1):
             out[u, h] = risk_table((1 << u) - 1, h)  # the risk depends on the number of unseen cards only
     return out
-
-
-def risk_tables(risk_table: Any) -> np.ndarray:
-    """``risk[u, h, k]``: ``GreedyAgent._risk_table`` for ``u`` unseen cards and an opponent hand of ``h``."""
-    return _risk_tables_cached(risk_table)
 
 
 # ----------------------------------------------------------------------------------------------- kernel

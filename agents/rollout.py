@@ -1,8 +1,8 @@
 """MaskablePPO's rollout buffer without two copies of every observation per update.
 
 sb3-contrib's ``MaskableRolloutBuffer`` turns its ``(n_steps, n_envs, ...)`` arrays into
-``(n_steps * n_envs, ...)`` by swapping the first two axes (a full copy of the observations: 90 MB per
-rollout for grid's preset), then copies each minibatch twice (numpy's fancy indexing, then
+``(n_steps * n_envs, ...)`` by swapping the first two axes (a full copy of the observations, large for
+grid's), then copies each minibatch twice (numpy's fancy indexing, then
 ``torch.tensor``). Here the flattening is a reshape of the contiguous arrays (a view, step-major
 order) and the minibatch, already a fresh array, becomes a tensor without a copy
 (``torch.as_tensor``). Minibatches are drawn by a random permutation of all the samples either way, so
