@@ -10,6 +10,7 @@ hint floats (``agents.prior``) for a batch, so that networks trained on a prior 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -119,6 +120,8 @@ def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any
 
     num_actions = make_rules(game_id, **options).info.num_actions
     one = Prior(prior, game_id, num_actions, seed=seed, **options)
+    if prior == "greedy-scores" and game_id == "grid" and getattr(one.agent, "kernel", False):
+        return _grid_scores(one.agent)
 
     def rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         out = np.zeros((len(masks), one.size), dtype=np.float32)
@@ -129,6 +132,22 @@ def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any
         return out
 
     return rows
+
+
+def _grid_scores(agent: Any) -> Hint:
+    """grid greedy's ``scores`` of a whole batch in one compiled call (``greedy_grid_kernel.scores_rows``)."""
+    from agents import greedy_grid_kernel
+
+    tables = greedy_grid_kernel.tables_for(agent)
+    score_at = np.array(agent._scores, dtype=np.int64)
+
+    def grid_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(observations, dtype=np.float32)
+        legal = np.ascontiguousarray(masks, dtype=np.bool_)
+        weights = tables.weights(agent)
+        return greedy_grid_kernel.scores_rows(rows, legal, score_at, weights, bool(agent.soft_setup), *tables.args)  # type: ignore[no-any-return]
+
+    return grid_scores
 
 
 class NetworkBatchPolicy:
@@ -158,9 +177,19 @@ class NetworkBatchPolicy:
         self.deterministic = deterministic
         self.name = name
         self.hint = hint
+        self.seed = seed
         self.generator = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
 
+    def for_shard(self, shard: int) -> NetworkBatchPolicy:
+        """This policy with a generator of its own for shard ``shard`` (``ShardedVecEnv``); the network is shared."""
+        other = copy.copy(self)
+        entropy = None if self.seed is None else [int(self.seed), int(shard)]
+        other.generator = self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+        return other
+
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        from agents.nets.common import sample_rows
+
         torch = self._torch
         if self.hint is not None:
             observations = np.concatenate([observations, self.hint(observations, masks)], axis=1)
@@ -180,7 +209,7 @@ class NetworkBatchPolicy:
             if self.deterministic:
                 choice = logits.argmax(dim=1)
             else:
-                choice = torch.multinomial(torch.softmax(logits, dim=1), 1, generator=self.generator).squeeze(1)
+                choice = sample_rows(torch.softmax(logits, dim=1), self.generator)
             return (choice if numbers is None else numbers.gather(1, choice[:, None]).squeeze(1)).numpy()
 
 

@@ -23,20 +23,8 @@ from typing import Any
 
 import numpy as np
 
-try:  # the ``train`` extra installs Numba; the core install runs the agent's dict version instead
-    from numba import njit
-
-    KERNEL = True
-except ImportError:  # pragma: no cover - exercised only where Numba is absent
-    KERNEL = False
-
-    def njit(*args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
-        """Without Numba: the function itself (plain Python)."""
-        if args and callable(args[0]):
-            return args[0]
-        return lambda f: f
-
-
+from agents._numba import KERNEL as KERNEL  # re-exported: GreedyAgent reads it
+from agents._numba import njit
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.games.grid.state import BASE, COMPAT, HAND_SIZE, POINTS
 
@@ -453,3 +441,48 @@ def _add_cell(changed: np.ndarray, cell: int, cnt: int, e: int) -> int:
             return cnt
     changed[cell, cnt] = e
     return cnt + 1
+
+
+@njit(cache=True)
+def scores_rows(  # type: ignore[no-untyped-def]
+    obs,
+    masks,
+    score_at,
+    weights,
+    soft,
+    offsets,
+    nb,
+    nbn,
+    compat,
+    points,
+    rankmax,
+    dist,
+    a_slot,
+    a_cell,
+    risk_tab,
+    pass_action,
+):
+    """``GreedyAgent.scores`` of every row of ``obs`` (b, size) with its legal ``masks`` (b, actions) bool.
+
+    A row without a legal action (a finished game) scores 0 everywhere. ``score_at``: the positions of the
+    two players' points in a row (a pass is weighed when they differ, as ``scores`` does).
+    """
+    b, num_actions = masks.shape
+    out = np.zeros((b, num_actions), dtype=np.float32)
+    for j in range(b):
+        legal = np.flatnonzero(masks[j])
+        if len(legal) == 0:
+            continue
+        if len(legal) == 1:
+            out[j, legal[0]] = 1.0
+            continue
+        row = obs[j]
+        weigh = row[score_at[0]] != row[score_at[1]]
+        acts, v = values(
+            row, legal, weigh, weights, soft, offsets, nb, nbn, compat, points, rankmax, dist, a_slot, a_cell,
+            risk_tab, pass_action,
+        )  # fmt: skip
+        best = v.max()
+        for i in range(len(acts)):
+            out[j, acts[i]] = np.exp(v[i] - best)
+    return out

@@ -55,7 +55,7 @@ def learner_ceiling(game: str, timesteps: int) -> float:
     from experiments.selfplay import make_vec_env
     from experiments.train import make_config, make_model
 
-    cfg = make_config(game)
+    cfg = make_config(game, shards=1)  # replayed in this process: nothing to split
     torch.set_num_threads(1)  # as experiments.train
     torch.distributions.Distribution.set_default_validate_args(False)
     vec = replay_vec_env(make_vec_env(cfg, []), cfg.n_steps)

@@ -29,6 +29,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "seed": 0,
         "n_envs": 64,
         "vec": "selfplay",
+        "shards": 2,
+        "update_threads": 2,
         "policy": "mlp",
         "net": "256,128",
         "learning_rate": 3e-4,
@@ -150,6 +152,8 @@ def resolve(
         strongest = baselines(game_id)[-1]
         dropped.append(f"evaluation opponent {values['eval_opponent']} -> {strongest}")
         values["eval_opponent"] = strongest
+    if "shards" not in explicit and isinstance(values["n_envs"], int):  # the preset's split, where it applies
+        values["shards"] = min(values["shards"], max(values["n_envs"], 1)) if values["vec"] == "selfplay" else 1
     if dropped:
         report(f"{game_id}: agents it lacks are dropped from the preset: {'; '.join(dropped)}")
     check(game_id, values)
@@ -165,7 +169,7 @@ NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     },
     **{
         k: (True, lambda v: v >= 1, "a whole number >= 1")
-        for k in ("eval_every", "eval_deals", "checkpoint_every", "final_deals", "workers")
+        for k in ("eval_every", "eval_deals", "checkpoint_every", "final_deals", "workers", "shards", "update_threads")
     },
     "seed": (True, lambda v: True, "a whole number"),
     "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
@@ -208,3 +212,7 @@ def check(game_id: str, values: Mapping[str, Any]) -> None:
         raise ValueError(f"--vec takes one of {', '.join(VEC_ENVS)}, got {values['vec']!r}")
     if values["shaping"] and values["vec"] != "selfplay":
         raise ValueError(f"--shaping needs --vec selfplay (the batched env pays it), not {values['vec']!r}")
+    if values["shards"] > 1 and values["vec"] != "selfplay":
+        raise ValueError(f"--shards splits the self-play games (--vec selfplay), not {values['vec']!r}")
+    if values["shards"] > values["n_envs"]:
+        raise ValueError(f"--shards {values['shards']} is more than the {values['n_envs']} games (--n-envs) to split")

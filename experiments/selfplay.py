@@ -38,19 +38,43 @@ def make_vec_env(cfg: Any, snapshots: list[str], trust: bool = False) -> Any:
 
 
 def _selfplay_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
+    """``cfg.n_envs`` games in one ``SelfPlayVecEnv``, or split over ``cfg.shards`` processes (``ShardedVecEnv``)."""
+    from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
+
+    shards = int(getattr(cfg, "shards", 1))  # configs from before shards: one process
+    if shards == 1:
+        return _selfplay_shard(cfg, snapshots, trust, 0, cfg.n_envs, 0)
+    sizes = shard_sizes(cfg.n_envs, shards)
+    offsets = [sum(sizes[:k]) for k in range(shards)]
+
+    def make_shard(k: int) -> Any:
+        if k:  # a worker process: one torch thread, as the training process during rollouts
+            import torch
+
+            torch.set_num_threads(1)
+        return _selfplay_shard(cfg, snapshots, trust, k, sizes[k], offsets[k])
+
+    return ShardedVecEnv(make_shard, sizes)
+
+
+def _selfplay_shard(cfg: Any, snapshots: list[str], trust: bool, shard: int, n_envs: int, first: int) -> Any:
+    """The ``SelfPlayVecEnv`` of games ``first .. first + n_envs - 1``: shard 0 is seeded as the unsharded env."""
     from agents.batch import make_batch_policy
     from agents.prior import hint_size
     from jericho_env.envs.sb3 import SelfPlayVecEnv
     from jericho_env.registry import make_rules
 
+    other = 1_000_003 * shard  # other shards' opponents and hints draw other random streams
     names = cfg.pool.split(",")
-    pool = [make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k, **cfg.options) for k, name in enumerate(names)]
-    pool += [saved_snapshot(cfg, path, trust) for path in snapshots]
-    hint = hint_of(cfg, seed=cfg.seed + 7919)
+    pool = [
+        make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k + other, **cfg.options) for k, name in enumerate(names)
+    ]
+    pool += [saved_snapshot(cfg, path, trust, shard) for path in snapshots]
+    hint = hint_of(cfg, seed=cfg.seed + 7919 + other)
     size = hint_size(cfg.prior, make_rules(cfg.game, **cfg.options).info.num_actions) if hint else 0
-    seed, shaping = cfg.seed * 1000, cfg.shaping
+    seed, shaping = cfg.seed * 1000 + first, cfg.shaping
     return SelfPlayVecEnv(
-        cfg.game, cfg.n_envs, opponents=pool, seed=seed, hint=hint, hint_size=size, shaping=shaping, **cfg.options
+        cfg.game, n_envs, opponents=pool, seed=seed, hint=hint, hint_size=size, shaping=shaping, **cfg.options
     )
 
 
@@ -79,13 +103,14 @@ def _single_agent_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
     return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
 
 
-def saved_snapshot(cfg: Any, path: str, trust: bool = False) -> Any:
+def saved_snapshot(cfg: Any, path: str, trust: bool = False, shard: int = 0) -> Any:
     """A snapshot saved in the run folder as a batch policy (sampling from its masked distribution)."""
     from agents.batch import NetworkBatchPolicy
     from agents.checkpoint import load_policy
 
     policy, _ = load_policy(path, trust=trust, game_id=cfg.game, options=cfg.options)
-    return NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg))
+    snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg))
+    return snapshot.for_shard(shard) if shard else snapshot
 
 
 def add_snapshot(vec: Any, cfg: Any, model: Any, path: str, steps: int) -> None:

@@ -57,6 +57,8 @@ class TrainConfig:
     seed: int  # seeds torch, numpy, the envs, the opponents and the final tournament
     n_envs: int  # games played at once (in lockstep with "selfplay") feeding PPO
     vec: str  # "selfplay" (batched games, batched opponents), or single-agent views: "dummy" or "subproc"
+    shards: int  # "selfplay": processes the games are split over (1: all in the training process)
+    update_threads: int  # torch threads for PPO's update (rollouts use one: small batches, shards beside)
     policy: str  # the network: a name in agents.nets.POLICIES
     net: str  # mlp layer sizes: the first shared by the policy and value heads, the rest per head
     learning_rate: float  # Adam's learning rate (its start, with the linear schedule)
@@ -100,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--seed", "seed", "seed of everything", type=int)
     add("--n-envs", "n_envs", "parallel envs", type=positive_int)
     add("--vec", "vec", "in-process or subprocess envs", choices=presets.VEC_ENVS)
+    add("--shards", "shards", "processes the self-play games are split over (1: all in this one)", type=positive_int)
+    add("--update-threads", "update_threads", "torch threads for PPO's update", type=positive_int)
     add("--policy", "policy", f"network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
     add("--net", "net", "mlp hidden layer sizes, the first shared by both heads")
     add("--learning-rate", "learning_rate", "Adam learning rate", type=positive_float)
@@ -166,6 +170,28 @@ def make_model(cfg: TrainConfig, vec: Any, trust: bool = False) -> Any:
     return model
 
 
+def update_with_threads(model: Any, threads: int) -> None:
+    """Run ``model``'s PPO updates on ``threads`` torch threads, and the rest (rollouts) on one.
+
+    During an update the shards' worker processes wait for actions, so a second thread has a core of its
+    own; rollouts' forward passes are small batches, which more threads only slow down.
+    """
+    if threads == 1:
+        return
+    import torch
+
+    update = model.train
+
+    def train() -> None:
+        torch.set_num_threads(threads)
+        try:
+            update()
+        finally:
+            torch.set_num_threads(1)
+
+    model.train = train
+
+
 def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = False, trust: bool = False) -> Path:
     """Train (or continue training) in ``folder``; returns the final model's path.
 
@@ -198,6 +224,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     else:
         model = make_model(cfg, vec, trust)
         save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
+    update_with_threads(model, cfg.update_threads)
     model.set_logger(run.logger(done))
     run.begin_session(done)
 

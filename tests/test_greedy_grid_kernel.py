@@ -97,3 +97,27 @@ def test_popcount_and_best_points_of_a_card_set() -> None:
         cards = [c for c in range(52) if mask >> c & 1]
         best = max((min(c % 13 + 1, 10) for c in cards), default=0)
         assert greedy_grid_kernel._max_points(mask, rankmax) == best
+
+
+def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """The prior's batch hint (one compiled call, ``scores_rows``) against ``GreedyAgent.scores`` per row."""
+    from agents.batch import batch_hint
+
+    num_actions = make_rules("grid").info.num_actions
+    obs = np.stack([o for o, _ in cases])
+    masks = np.zeros((len(cases), num_actions), dtype=bool)
+    for j, (_, legal) in enumerate(cases):
+        masks[j, legal] = True
+    masks[::17] = False  # rows of finished games: no legal action, no score
+    hint = batch_hint("greedy-scores", "grid", seed=0)
+    assert hint is not None
+    got = hint(obs, masks)
+    agent = GreedyAgent("grid", seed=0)
+    for j in range(len(cases)):
+        want = agent.scores({"observation": obs[j], "action_mask": masks[j].astype(np.int8)}) if masks[j].any() else 0
+        assert np.array_equal(got[j], np.zeros(num_actions) + want)
+    agent.kernel = False  # the dict version scores the same, to float precision
+    for j in range(0, len(cases), 5):
+        if masks[j].any():
+            want = agent.scores({"observation": obs[j], "action_mask": masks[j].astype(np.int8)})
+            assert np.allclose(got[j], want, atol=1e-6)

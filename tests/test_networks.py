@@ -194,3 +194,17 @@ def test_masked_categorical_is_sb3_contribs_distribution_and_never_samples_a_mas
     assert masks[0, one_row].all()
     freq = torch.bincount(one_row, minlength=num_actions) / 4000
     assert 0.5 * (freq - ours.probs[0]).abs().sum() < 0.08  # total variation: sampling noise only
+
+
+def test_sampled_rows_follow_their_probabilities_and_never_take_an_impossible_action() -> None:
+    from agents.nets.common import sample_rows
+
+    probs = torch.tensor([[0.0, 0.1, 0.2, 0.0, 0.7, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])
+    rows = probs.repeat(50_000, 1)
+    drawn = sample_rows(rows, torch.Generator().manual_seed(3))
+    first = torch.bincount(drawn[0::2], minlength=6).float() / 50_000
+    assert torch.allclose(first, probs[0], atol=0.01) and first[[0, 3, 5]].sum() == 0
+    assert (drawn[1::2] == 5).all()
+    ones = torch.zeros(4, 9)
+    ones[:, 8] = 1.0  # the last action alone: the uniform number never reaches past the row's total
+    assert (sample_rows(ones, torch.Generator().manual_seed(0)) == 8).all()

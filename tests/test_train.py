@@ -37,6 +37,10 @@ TINY = [
     "1",
     "--net",
     "32,32",
+    "--shards",
+    "2",  # one game per process: snapshots reach the worker, resuming rebuilds it
+    "--update-threads",
+    "2",
     "--quiet",
 ]
 
@@ -152,6 +156,8 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
         (["castles", "--learning-rate", "-1"], "--learning-rate: must be a finite number above 0"),
         (["castles", "--learning-rate", "fast"], "--learning-rate: expected a number > 0"),
         (["castles", "--policy", "grid-features"], "--policy grid-features is for grid only"),
+        (["castles", "--shards", "0"], "--shards: must be at least 1"),
+        (["castles", "--n-envs", "4", "--shards", "5"], "--shards 5 is more than the 4 games"),
     ],
 )
 def test_train_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -43,6 +43,21 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
         return self.net(observations)
 
 
+def sample_rows(probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row of ``probs`` (b, n) (rows sum to 1), drawn by inverting each row's cumulative sum.
+
+    ``torch.multinomial`` draws one exponential number per action (without replacement) or is slower still
+    on CPU (with it); this draws one uniform number per row. An action of probability 0 is never drawn: the
+    uniform number stays below the row's total, and the count of cumulative sums at or below it stops
+    before a flat step.
+    """
+    cdf = probs.cumsum(dim=1)
+    total = cdf[:, -1:]
+    below = torch.nextafter(total, total.new_zeros(()))
+    u = torch.minimum(torch.rand(total.shape, generator=generator, dtype=cdf.dtype) * total, below)
+    return torch.searchsorted(cdf, u, right=True).squeeze(1)
+
+
 class MaskedCategorical(MaskableCategorical):
     """sb3-contrib's ``MaskableCategorical``, built with its masks in one normalisation and sampled by inverse CDF.
 
@@ -62,10 +77,7 @@ class MaskedCategorical(MaskableCategorical):
         if tuple(sample_shape) != ():
             return super().sample(sample_shape)
         with torch.no_grad():
-            cdf = self.probs.cumsum(-1)
-            # u < the total mass, so the first entry above u is an action of positive probability
-            u = torch.rand((*cdf.shape[:-1], 1), dtype=cdf.dtype) * (cdf[..., -1:] * (1.0 - 1e-6))
-            return torch.searchsorted(cdf, u, right=True).squeeze(-1)
+            return sample_rows(self.probs.reshape(-1, self.probs.shape[-1])).reshape(self.probs.shape[:-1])
 
 
 class _LogitsPolicy(MaskableActorCriticPolicy):

@@ -27,10 +27,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
 from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 
+from agents.nets import frontier_kernel
 from agents.nets.common import _BodyPolicy
 from agents.nets.grid import GRID_TABLE_FIELDS, _runs
 
@@ -39,6 +41,8 @@ CELL_FEATURES = 15
 
 class FrontierFeatures(nn.Module):
     """The gathered frontier cells of a grid observation and their fixed features (module docstring)."""
+
+    use_kernel = frontier_kernel.KERNEL  # the compiled features (tests switch it off to run the reference)
 
     def __init__(self, side: int, layout: Any, max_cells: int) -> None:
         super().__init__()
@@ -70,9 +74,34 @@ class FrontierFeatures(nn.Module):
         self.register_buffer("order", 1.0 - idx.float() / (2 * self.cells), persistent=False)
         self.rank_points: torch.Tensor
         self.register_buffer("rank_points", torch.tensor(POINTS[:13], dtype=torch.float32) / 30.0, persistent=False)
+        seen_at = np.array([s.start for s in self.seen], dtype=np.int64)
+        self.kernel_args = (
+            sl["table_occupied"].start,
+            sl["table_base"].start,
+            sl["table_suit"].start,
+            seen_at,
+            sl["hand"].start,
+            self.opp_hand,
+            np.ascontiguousarray(nb.numpy(), dtype=np.int64),
+            dist.double().numpy(),
+            self.rank_points.double().numpy(),
+            self.max_cells,
+        )
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(cell indices (b, K), valid (b, K) 0/1, features (b, K, CELL_FEATURES))."""
+        """(cell indices (b, K), valid (b, K) 0/1, features (b, K, CELL_FEATURES)).
+
+        Computed by ``agents.nets.frontier_kernel`` where Numba is installed and the batch is on the CPU
+        (``use_kernel``), else by ``reference``: the same cells and features (a test compares them).
+        """
+        if self.use_kernel and obs.device.type == "cpu":
+            rows = np.ascontiguousarray(obs.detach().numpy(), dtype=np.float32)
+            idx, valid, x = frontier_kernel.features(rows, *self.kernel_args)
+            return torch.from_numpy(idx), torch.from_numpy(valid), torch.from_numpy(x)
+        return self.reference(obs)
+
+    def reference(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``forward`` with tensor operations only (any device; the definition the kernel is tested against)."""
         b, n = obs.shape[0], self.cells
         zero = obs.new_zeros(b, 1)
         occ = torch.cat([obs[:, self.sl["table_occupied"]], zero], dim=1)  # (b, n + 1): the last is outside

@@ -18,9 +18,11 @@ the prior of ``agents.prior`` needs; without it the observation is the game's ow
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import cloudpickle
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
@@ -28,7 +30,31 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from jericho_env.envs.selfplay import SelfPlayVector
 
 
-class SelfPlayVecEnv(VecEnv):
+class _MaskedVecEnv(VecEnv):
+    """What both vec envs answer alike: the masks by ``env_method``, no wrappers, SB3's indices."""
+
+    def action_masks(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **kw: Any) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":  # what sb3-contrib's get_action_masks asks, once per step
+            return list(self.action_masks()[idx])
+        result = getattr(self, method_name)(*method_args, **kw)
+        return [result] * len(idx)
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices: VecEnvIndices) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+class SelfPlayVecEnv(_MaskedVecEnv):
     """A Stable-Baselines3 ``VecEnv`` over ``SelfPlayVector`` (one learner seat per game)."""
 
     def __init__(
@@ -108,22 +134,260 @@ class SelfPlayVecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         setattr(self.vector, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **kw: Any) -> list[Any]:
-        idx = list(self._get_indices(indices))
-        if method_name == "action_masks":  # what sb3-contrib's get_action_masks asks, once per step
-            return list(self.vector.action_masks()[idx])
-        result = getattr(self, method_name)(*method_args, **kw)
-        return [result] * len(idx)
-
     def has_attr(self, attr_name: str) -> bool:
         return attr_name == "action_masks" or hasattr(self.vector, attr_name)
 
-    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))
 
-    def _get_indices(self, indices: VecEnvIndices) -> Sequence[int]:
-        if indices is None:
-            return range(self.num_envs)
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
+def shard_sizes(num_envs: int, shards: int) -> list[int]:
+    """``num_envs`` games split over ``shards`` as evenly as possible, the first shards taking the remainder."""
+    if not isinstance(shards, (int, np.integer)) or isinstance(shards, bool) or not 1 <= shards <= num_envs:
+        raise ValueError(f"shards must be an int in 1..{num_envs} (one game per shard at least), got {shards!r}")
+    q, r = divmod(int(num_envs), int(shards))
+    return [q + (k < r) for k in range(int(shards))]
+
+
+def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
+    """A remote shard's loop: build the shard, then answer the parent's commands until ``close``.
+
+    Ctrl-C reaches the whole process group; the training process handles it (it saves a checkpoint and
+    closes the shards), so a worker ignores it, and ends when the parent closes it or its pipe.
+    """
+    import signal
+    import traceback
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        venv = cloudpickle.loads(make_shard)(index)
+    except BaseException:  # noqa: BLE001  # reported to the parent, which raises
+        conn.send(("error", traceback.format_exc()))
+        return
+    conn.send(("ok", None))
+    while True:
+        try:
+            cmd, arg = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        try:
+            if cmd == "close":
+                venv.close()
+                conn.send(("ok", None))
+                return
+            if cmd == "reset":
+                obs = venv.reset()
+                conn.send(("ok", (obs, venv.action_masks())))
+            elif cmd == "step":
+                venv.step_async(arg)
+                obs, rewards, dones, infos = venv.step_wait()
+                conn.send(("ok", (obs, rewards, dones, infos, venv.action_masks())))
+            elif cmd == "seed":
+                conn.send(("ok", venv.seed(arg)))
+            elif cmd == "add_opponent":
+                policy, max_added = arg
+                policy = cloudpickle.loads(policy)
+                if hasattr(policy, "for_shard"):
+                    policy = policy.for_shard(index)
+                venv.add_opponent(policy, max_added)
+                conn.send(("ok", None))
+            elif cmd == "call":
+                name, args, kwargs = arg
+                conn.send(("ok", getattr(venv, name)(*args, **kwargs)))
+            else:
+                raise ValueError(f"unknown command {cmd!r}")
+        except BaseException:  # noqa: BLE001  # the shard stays up; the parent raises the error
+            conn.send(("error", traceback.format_exc()))
+
+
+class ShardedVecEnv(_MaskedVecEnv):
+    """One ``VecEnv`` over several shards of games: shard 0 in this process, the others in worker processes.
+
+    ``make_shard(k)`` builds shard ``k`` (a ``SelfPlayVecEnv``, or any ``VecEnv`` with ``action_masks``)
+    of ``sizes[k]`` games; it runs in the worker that owns the shard, so it is sent there with
+    cloudpickle (a closure is fine) and may build opponents, hints and tables itself. Games are numbered
+    shard after shard. On a step, the workers' shards play their games while this process plays shard 0,
+    so on two cores the games and opponents of a step take about half the time; the learner's forward
+    pass and update stay in this process. With one shard nothing is started and this is shard 0.
+
+    Seeding keeps the numbering: ``seed(s)`` seeds game ``i`` with ``s + i`` whatever shard holds it, so
+    build shard ``k`` with ``seed + sum(sizes[:k])`` (``SelfPlayVecEnv`` seeds game ``j`` with ``seed + j``),
+    and with deterministic opponents the sharded games are those of one ``SelfPlayVecEnv`` of all the games.
+
+    Actions are checked against the masks of every shard before any shard moves: an illegal action
+    raises ``IllegalActionError`` and no game changes. An error in a worker is raised here with the
+    worker's traceback. ``add_opponent`` sends the policy to every shard (with cloudpickle); a policy
+    with a ``for_shard(k)`` method is replaced by what it returns in shard ``k`` > 0 (so copies do not
+    share one random stream). Workers start with ``start_method`` (``fork`` where the platform has it).
+    """
+
+    def __init__(self, make_shard: Callable[[int], Any], sizes: Sequence[int], start_method: str | None = None) -> None:
+        import multiprocessing as mp
+
+        self.sizes = [int(s) for s in sizes]
+        if not self.sizes or min(self.sizes) < 1:
+            raise ValueError(f"sizes must be one positive number of games per shard, got {list(sizes)!r}")
+        self.local = make_shard(0)
+        if self.local.num_envs != self.sizes[0]:
+            raise ValueError(f"make_shard(0) built {self.local.num_envs} games, sizes[0] is {self.sizes[0]}")
+        self.offsets = np.cumsum([0, *self.sizes]).tolist()
+        if start_method is None:
+            start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx: Any = mp.get_context(start_method)
+        payload = cloudpickle.dumps(make_shard)
+        self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        self._closed = False
+        try:
+            for k in range(1, len(self.sizes)):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_shard_worker, args=(child, payload, k), daemon=True, name=f"shard-{k}")
+                proc.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(proc)
+            for conn in self._conns:
+                self._receive(conn)
+        except BaseException:
+            self.close()
+            raise
+        super().__init__(sum(self.sizes), self.local.observation_space, self.local.action_space)
+        assert isinstance(self.action_space, gym.spaces.Discrete)
+        self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=np.bool_)
+        self._actions: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ messages
+    def _receive(self, conn: Any) -> Any:
+        try:
+            status, value = conn.recv()
+        except EOFError:
+            raise RuntimeError("a shard's worker process died (killed, or out of memory)") from None
+        if status == "error":
+            raise RuntimeError(f"a shard's worker failed:\n{value}")
+        return value
+
+    def _gather(self, local: Callable[[], Any]) -> list[Any]:
+        """Run ``local`` here while the workers work, then every worker's answer: [local, shard 1, ...].
+
+        Every answer is read even when one fails, so no stale answer is left for the next command; then
+        the first error is raised.
+        """
+        results: list[Any] = []
+        error: BaseException | None = None
+        jobs: list[Callable[[], Any]] = [local, *(functools.partial(self._receive, conn) for conn in self._conns)]
+        for job in jobs:
+            try:
+                results.append(job())
+            except BaseException as e:  # noqa: BLE001  # raised below, once every worker has answered
+                if error is None:
+                    error = e
+                results.append(None)
+        if error is not None:
+            raise error
+        return results
+
+    def _all(self, cmd: str, arg: Any, local: Callable[[], Any]) -> list[Any]:
+        """Send ``cmd`` to every worker, run ``local`` here meanwhile, then gather: [local, shard 1, ...]."""
+        for conn in self._conns:
+            conn.send((cmd, arg))
+        return self._gather(local)
+
+    # ------------------------------------------------------------------ VecEnv API
+    def reset(self) -> np.ndarray:
+        if self._seeds and self._seeds[0] is not None:
+            self.seed(self._seeds[0])
+        self._reset_seeds()
+
+        def here() -> tuple[np.ndarray, np.ndarray]:
+            return self.local.reset(), self.local.action_masks()
+
+        parts = self._all("reset", None, here)
+        self._masks = np.concatenate([m for _, m in parts])
+        return np.concatenate([o for o, _ in parts])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        from jericho_env.core.rules import IllegalActionError
+
+        acts = np.asarray(actions).reshape(-1)
+        if acts.shape[0] != self.num_envs:
+            raise ValueError(f"step() takes {self.num_envs} actions (one per game), got {acts.shape[0]}")
+        if not np.issubdtype(acts.dtype, np.integer):
+            if not np.all(np.isfinite(acts)) or not np.all(acts == np.round(acts)):
+                raise IllegalActionError(f"actions must be integers, got {acts!r}")
+            acts = acts.astype(np.int64)
+        n = self._masks.shape[1]
+        bad = np.flatnonzero((acts < 0) | (acts >= n))
+        if len(bad) == 0:
+            bad = np.flatnonzero(~self._masks[np.arange(self.num_envs), acts])
+        if len(bad):
+            i, a = int(bad[0]), int(acts[bad[0]])
+            raise IllegalActionError(
+                f"game {i}: learner action {a} is not legal; legal: {np.flatnonzero(self._masks[i]).tolist()}"
+            )
+        for k, conn in enumerate(self._conns, start=1):
+            conn.send(("step", acts[self.offsets[k] : self.offsets[k + 1]]))
+        self._actions = acts
+
+    def step_wait(self) -> VecEnvStepReturn:
+        assert self._actions is not None, "step_async() first"
+        here = self._actions[: self.sizes[0]]
+        self._actions = None
+
+        def local() -> tuple[Any, ...]:
+            self.local.step_async(here)
+            return (*self.local.step_wait(), self.local.action_masks())
+
+        parts = self._gather(local)
+        self._masks = np.concatenate([p[4] for p in parts])
+        infos: list[dict[str, Any]] = [info for p in parts for info in p[3]]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+            infos,
+        )
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:  # type: ignore[override]
+        """Seed game ``i`` with ``seed + i`` at the next reset, whatever shard holds it."""
+        if seed is None:
+            seed = int(np.random.randint(0, 2**31 - 1))
+        for k, conn in enumerate(self._conns, start=1):
+            conn.send(("seed", seed + self.offsets[k]))
+        self._gather(lambda: self.local.seed(seed))
+        return [seed + i for i in range(self.num_envs)]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for conn in self._conns:
+            try:
+                conn.send(("close", None))
+                conn.recv()
+            except (EOFError, OSError, BrokenPipeError):
+                pass
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+        self.local.close()
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions of every shard, (num_envs, num_actions) bool."""
+        return self._masks.copy()
+
+    def add_opponent(self, policy: Any, max_added: int | None = None) -> None:
+        """Add ``policy`` to every shard's pool (see the class docstring on ``for_shard``)."""
+        payload = cloudpickle.dumps(policy)
+        self._all("add_opponent", (payload, max_added), lambda: self.local.add_opponent(policy, max_added))
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        value = self.local.get_attr(attr_name, [0])[0]
+        return [value] * len(self._get_indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        self._all("call", ("set_attr", (attr_name, value), {}), lambda: self.local.set_attr(attr_name, value))
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or self.local.has_attr(attr_name)
+
+    def __del__(self) -> None:
+        if not getattr(self, "_closed", True):
+            self.close()
