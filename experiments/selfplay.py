@@ -67,7 +67,8 @@ def _selfplay_shard(cfg: Any, snapshots: list[str], trust: bool, shard: int, n_e
     other = 1_000_003 * shard  # other shards' opponents and hints draw other random streams
     names = cfg.pool.split(",")
     pool = [
-        make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k + other, **cfg.options) for k, name in enumerate(names)
+        make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k + other, **cfg.options)
+        for k, name in enumerate(names)
     ]
     pool += [saved_snapshot(cfg, path, trust, shard) for path in snapshots]
     hint = hint_of(cfg, seed=cfg.seed + 7919 + other)

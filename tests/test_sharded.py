@@ -94,6 +94,12 @@ def test_an_illegal_action_is_refused_before_any_shard_moves() -> None:
         split.close()
 
 
+def play(venv: ShardedVecEnv, steps: int) -> None:
+    """``steps`` steps of every game's first legal action."""
+    for _ in range(steps):
+        venv.step(first_legal(None, venv.action_masks()))
+
+
 def test_a_worker_error_is_raised_here_with_its_traceback() -> None:
     def broken(observations: Any, masks: np.ndarray) -> np.ndarray:
         raise ZeroDivisionError("the opponent broke")
@@ -103,8 +109,7 @@ def test_a_worker_error_is_raised_here_with_its_traceback() -> None:
         split.reset()
         split.add_opponent(broken)  # reaches the worker too; new games may draw it
         with pytest.raises((RuntimeError, ZeroDivisionError), match="the opponent broke"):
-            for _ in range(500):
-                split.step(first_legal(None, split.action_masks()))
+            play(split, 500)
     finally:
         split.close()
 

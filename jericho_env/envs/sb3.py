@@ -158,7 +158,7 @@ def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         venv = cloudpickle.loads(make_shard)(index)
-    except BaseException:  # noqa: BLE001  # reported to the parent, which raises
+    except BaseException:  # reported to the parent, which raises
         conn.send(("error", traceback.format_exc()))
         return
     conn.send(("ok", None))
@@ -193,7 +193,7 @@ def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
                 conn.send(("ok", getattr(venv, name)(*args, **kwargs)))
             else:
                 raise ValueError(f"unknown command {cmd!r}")
-        except BaseException:  # noqa: BLE001  # the shard stays up; the parent raises the error
+        except BaseException:  # the shard stays up; the parent raises the error
             conn.send(("error", traceback.format_exc()))
 
 
@@ -275,7 +275,7 @@ class ShardedVecEnv(_MaskedVecEnv):
         for job in jobs:
             try:
                 results.append(job())
-            except BaseException as e:  # noqa: BLE001  # raised below, once every worker has answered
+            except BaseException as e:  # raised below, once every worker has answered
                 if error is None:
                     error = e
                 results.append(None)
