@@ -122,6 +122,18 @@ def test_a_worker_error_is_raised_here_with_its_traceback() -> None:
         ShardedVecEnv(make, [2, 2])
 
 
+def test_a_killed_worker_is_reported_as_such() -> None:
+    split = sharded("castles", [2, 2], 0, [first_legal])
+    try:
+        split.reset()
+        split._procs[0].kill()
+        split._procs[0].join()
+        with pytest.raises(RuntimeError, match="worker process died"):
+            play(split, 2)
+    finally:
+        split.close()  # closing after a death is quiet
+
+
 def test_shard_sizes_split_evenly_and_refuse_what_cannot_split() -> None:
     assert shard_sizes(64, 2) == [32, 32] and shard_sizes(7, 3) == [3, 2, 2] and shard_sizes(5, 1) == [5]
     for bad in (0, 6, 2.0, True):

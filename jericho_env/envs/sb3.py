@@ -138,6 +138,9 @@ class SelfPlayVecEnv(_MaskedVecEnv):
         return attr_name == "action_masks" or hasattr(self.vector, attr_name)
 
 
+DIED = "a shard's worker process died (killed, or out of memory); the run's last checkpoint resumes it"
+
+
 def shard_sizes(num_envs: int, shards: int) -> list[int]:
     """``num_envs`` games split over ``shards`` as evenly as possible, the first shards taking the remainder."""
     if not isinstance(shards, (int, np.integer)) or isinstance(shards, bool) or not 1 <= shards <= num_envs:
@@ -254,11 +257,18 @@ class ShardedVecEnv(_MaskedVecEnv):
         self._actions: np.ndarray | None = None
 
     # ------------------------------------------------------------------ messages
+    @staticmethod
+    def _send(conn: Any, message: tuple[str, Any]) -> None:
+        try:
+            conn.send(message)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise RuntimeError(DIED) from None
+
     def _receive(self, conn: Any) -> Any:
         try:
             status, value = conn.recv()
-        except EOFError:
-            raise RuntimeError("a shard's worker process died (killed, or out of memory)") from None
+        except (EOFError, ConnectionResetError):
+            raise RuntimeError(DIED) from None
         if status == "error":
             raise RuntimeError(f"a shard's worker failed:\n{value}")
         return value
@@ -286,7 +296,7 @@ class ShardedVecEnv(_MaskedVecEnv):
     def _all(self, cmd: str, arg: Any, local: Callable[[], Any]) -> list[Any]:
         """Send ``cmd`` to every worker, run ``local`` here meanwhile, then gather: [local, shard 1, ...]."""
         for conn in self._conns:
-            conn.send((cmd, arg))
+            self._send(conn, (cmd, arg))
         return self._gather(local)
 
     # ------------------------------------------------------------------ VecEnv API
@@ -322,7 +332,7 @@ class ShardedVecEnv(_MaskedVecEnv):
                 f"game {i}: learner action {a} is not legal; legal: {np.flatnonzero(self._masks[i]).tolist()}"
             )
         for k, conn in enumerate(self._conns, start=1):
-            conn.send(("step", acts[self.offsets[k] : self.offsets[k + 1]]))
+            self._send(conn, ("step", acts[self.offsets[k] : self.offsets[k + 1]]))
         self._actions = acts
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -349,7 +359,7 @@ class ShardedVecEnv(_MaskedVecEnv):
         if seed is None:
             seed = int(np.random.randint(0, 2**31 - 1))
         for k, conn in enumerate(self._conns, start=1):
-            conn.send(("seed", seed + self.offsets[k]))
+            self._send(conn, ("seed", seed + self.offsets[k]))
         self._gather(lambda: self.local.seed(seed))
         return [seed + i for i in range(self.num_envs)]
 
