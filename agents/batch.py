@@ -178,13 +178,15 @@ class NetworkBatchPolicy:
         self.name = name
         self.hint = hint
         self.seed = seed
-        self.generator = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        self.generator = self._generator(seed)
+
+    def _generator(self, entropy: Any) -> Any:
+        return self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
 
     def for_shard(self, shard: int) -> NetworkBatchPolicy:
         """This policy with a generator of its own for shard ``shard`` (``ShardedVecEnv``); the network is shared."""
         other = copy.copy(self)
-        entropy = None if self.seed is None else [int(self.seed), int(shard)]
-        other.generator = self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+        other.generator = self._generator(None if self.seed is None else [int(self.seed), int(shard)])
         return other
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:

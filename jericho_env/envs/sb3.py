@@ -27,7 +27,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from jericho_env.envs.selfplay import SelfPlayVector
+from jericho_env.envs.selfplay import SelfPlayVector, checked_actions
 
 
 class _MaskedVecEnv(VecEnv):
@@ -313,24 +313,9 @@ class ShardedVecEnv(_MaskedVecEnv):
         return np.concatenate([o for o, _ in parts])
 
     def step_async(self, actions: np.ndarray) -> None:
-        from jericho_env.core.rules import IllegalActionError
-
-        acts = np.asarray(actions).reshape(-1)
-        if acts.shape[0] != self.num_envs:
-            raise ValueError(f"step() takes {self.num_envs} actions (one per game), got {acts.shape[0]}")
-        if not np.issubdtype(acts.dtype, np.integer):
-            if not np.all(np.isfinite(acts)) or not np.all(acts == np.round(acts)):
-                raise IllegalActionError(f"actions must be integers, got {acts!r}")
-            acts = acts.astype(np.int64)
-        n = self._masks.shape[1]
-        bad = np.flatnonzero((acts < 0) | (acts >= n))
-        if len(bad) == 0:
-            bad = np.flatnonzero(~self._masks[np.arange(self.num_envs), acts])
-        if len(bad):
-            i, a = int(bad[0]), int(acts[bad[0]])
-            raise IllegalActionError(
-                f"game {i}: learner action {a} is not legal; legal: {np.flatnonzero(self._masks[i]).tolist()}"
-            )
+        acts = checked_actions(
+            actions, self._masks, getattr(getattr(self.local, "rules", None), "describe_action", None)
+        )
         for k, conn in enumerate(self._conns, start=1):
             self._send(conn, ("step", acts[self.offsets[k] : self.offsets[k + 1]]))
         self._actions = acts

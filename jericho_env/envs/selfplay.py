@@ -76,6 +76,33 @@ def _as_batch_policy(p: Any) -> Any:
     )
 
 
+def checked_actions(actions: Any, masks: np.ndarray, describe: Callable[[int], str] | None = None) -> np.ndarray:
+    """``actions`` (one per row of ``masks``) as int64, or the error of the first that is not legal.
+
+    ``ValueError`` for the wrong count; ``IllegalActionError`` for a non-integer, an action outside the
+    space or one its row's mask does not allow, naming the game (row), ``describe(action)`` and the legal ones.
+    """
+    acts = np.asarray(actions).reshape(-1)
+    n, num_actions = masks.shape
+    if acts.shape[0] != n:
+        raise ValueError(f"step() takes {n} actions (one per game), got {acts.shape[0]}")
+    if not np.issubdtype(acts.dtype, np.integer):
+        if not np.all(np.isfinite(acts)) or not np.all(acts == np.round(acts)):
+            raise IllegalActionError(f"actions must be integers, got {acts!r}")
+        acts = acts.astype(np.int64)
+    bad = np.flatnonzero((acts < 0) | (acts >= num_actions))
+    if len(bad) == 0:
+        bad = np.flatnonzero(~masks[np.arange(n), acts])
+    if len(bad):
+        i = int(bad[0])
+        a = int(acts[i])
+        what = "outside the action space" if not 0 <= a < num_actions else (describe(a) if describe else "")
+        raise IllegalActionError(
+            f"game {i}: learner action {a} ({what}) is not legal; legal: {np.flatnonzero(masks[i]).tolist()}"
+        )
+    return acts
+
+
 class SelfPlayVector:
     """``num_envs`` games of ``game_id`` in lockstep, each with one learner seat; see the module docstring."""
 
@@ -259,24 +286,8 @@ class SelfPlayVector:
         """
         if self._needs_reset:
             raise RuntimeError("call reset() before step() (and after set_opponents or seed)")
-        acts = np.asarray(actions).reshape(-1)
+        acts = checked_actions(actions, self._masks, self.rules.describe_action)
         n = self.num_envs
-        if acts.shape[0] != n:
-            raise ValueError(f"step() takes {n} actions (one per game), got {acts.shape[0]}")
-        if not np.issubdtype(acts.dtype, np.integer):
-            if not np.all(np.isfinite(acts)) or not np.all(acts == np.round(acts)):
-                raise IllegalActionError(f"actions must be integers, got {acts!r}")
-            acts = acts.astype(np.int64)
-        bad = np.flatnonzero((acts < 0) | (acts >= self.num_actions))
-        if len(bad) == 0:
-            bad = np.flatnonzero(~self._masks[np.arange(n), acts])
-        if len(bad):
-            i = int(bad[0])
-            a = int(acts[i])
-            what = self.rules.describe_action(a) if 0 <= a < self.num_actions else "outside the action space"
-            raise IllegalActionError(
-                f"game {i}: learner action {a} ({what}) is not legal; legal: {np.flatnonzero(self._masks[i]).tolist()}"
-            )
         rules, states = self.rules, self.states
         for i in range(n):
             rules.apply_unchecked(states[i], int(acts[i]))  # checked against the masks above
