@@ -207,8 +207,8 @@ class ShardedVecEnv(_MaskedVecEnv):
     of ``sizes[k]`` games; it runs in the worker that owns the shard, so it is sent there with
     cloudpickle (a closure is fine) and may build opponents, hints and tables itself. Games are numbered
     shard after shard. On a step, the workers' shards play their games while this process plays shard 0,
-    so on two cores the games and opponents of a step take about half the time; the learner's forward
-    pass and update stay in this process. With one shard nothing is started and this is shard 0.
+    so on two cores the games and opponents of a step run side by side; the learner's forward pass and
+    update stay in this process. With one shard nothing is started and this is shard 0.
 
     Seeding keeps the numbering: ``seed(s)`` seeds game ``i`` with ``s + i`` whatever shard holds it, so
     build shard ``k`` with ``seed + sum(sizes[:k])`` (``SelfPlayVecEnv`` seeds game ``j`` with ``seed + j``),
