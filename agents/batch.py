@@ -2,10 +2,12 @@
 
 A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)``.
 ``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent: ``random`` reads
-only the masks, walls ``greedy`` is vectorised over the batch (``agents.greedy_walls_batch``), any other
-agent is asked row by row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy
-network once for the whole batch (the snapshot opponents of self-play). ``batch_hint`` gives a prior's
-hint floats (``agents.prior``) for a batch, so that networks trained on a prior can be batch policies.
+only the masks, walls ``greedy`` is vectorised over the batch (``agents.greedy_walls_batch``), grid
+``greedy`` scores the batch in one compiled call (``BatchGreedyGrid``), any other agent is asked row by
+row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
+batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass).
+``batch_hint`` gives a prior's hint floats (``agents.prior``) for a batch, so that networks trained on a
+prior can be batch policies.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from jericho_env.envs.selfplay import RandomBatchPolicy
 
 __all__ = [
     "AgentBatchPolicy",
+    "BatchGreedyGrid",
+    "JointNetworks",
     "NetworkBatchPolicy",
     "RandomBatchPolicy",
     "batch_hint",
@@ -29,6 +33,7 @@ __all__ = [
 ]
 
 Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]
+_UNSET = object()
 
 
 class AgentBatchPolicy:
@@ -94,7 +99,42 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
         from agents.greedy_walls_batch import BatchGreedyWalls
 
         return _SmallBatchFallback(BatchGreedyWalls(game_id, **options), agent)
+    if name == "greedy" and game_id == "grid" and getattr(agent, "kernel", False):
+        return BatchGreedyGrid(agent)
     return AgentBatchPolicy(agent)
+
+
+class BatchGreedyGrid:
+    """grid's ``GreedyAgent`` as a batch policy: the candidates of every row in one compiled call.
+
+    ``greedy_grid_kernel.best_rows`` gives each row's best-scoring actions as ``act`` collects them; a
+    row with several draws one with the agent's own generator, row after row, as ``act`` would: the
+    actions equal those of asking ``agent`` row by row (a test checks it).
+    """
+
+    name = "greedy"
+    uses_observation = True
+
+    def __init__(self, agent: Any) -> None:
+        from agents import greedy_grid_kernel
+
+        self.agent = agent
+        self.tables = greedy_grid_kernel.tables_for(agent)
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        from agents import greedy_grid_kernel
+
+        agent, tables = self.agent, self.tables
+        rows = np.ascontiguousarray(observations, dtype=np.float32)
+        legal = np.ascontiguousarray(masks, dtype=np.bool_)
+        weigh, soft = bool(agent.allow_pass), bool(agent.soft_setup)
+        ties, counts = greedy_grid_kernel.best_rows(rows, legal, weigh, tables.weights(agent), soft, *tables.args)
+        if (counts == 0).any():
+            raise ValueError(f"{self.name}: row {int(np.argmin(counts))} of the masks has no legal action")
+        out = ties[:, 0].copy()
+        for j in np.flatnonzero(counts > 1):
+            out[j] = ties[j, int(agent.rng.integers(counts[j]))]
+        return out
 
 
 def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any) -> Hint | None:
@@ -115,13 +155,16 @@ def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any
                 out[live] = scorer.scores(observations[live], masks[live])
             return out
 
+        walls_scores.key = _hint_key(prior, game_id, options)  # type: ignore[attr-defined]
         return walls_scores
     from jericho_env.registry import make_rules
 
     num_actions = make_rules(game_id, **options).info.num_actions
     one = Prior(prior, game_id, num_actions, seed=seed, **options)
     if prior == "greedy-scores" and game_id == "grid" and getattr(one.agent, "kernel", False):
-        return _grid_scores(one.agent)
+        grid_scores = _grid_scores(one.agent)
+        grid_scores.key = _hint_key(prior, game_id, options)  # type: ignore[attr-defined]
+        return grid_scores
 
     def rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         out = np.zeros((len(masks), one.size), dtype=np.float32)
@@ -132,6 +175,11 @@ def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any
         return out
 
     return rows
+
+
+def _hint_key(prior: str, game_id: str, options: dict[str, Any]) -> tuple[str, str, str]:
+    """Equal for hints that give the same floats for the same rows (greedy's scores: no random draw)."""
+    return (prior, game_id, repr(sorted(options.items())))
 
 
 def _grid_scores(agent: Any) -> Hint:
@@ -157,6 +205,11 @@ class NetworkBatchPolicy:
     the most probable legal action (evaluation). The policy is used as given: pass a frozen copy
     (``copy.deepcopy(model.policy)``) for a snapshot. ``hint`` appends a prior's hint floats to the
     observations first, for policies trained on a prior (``batch_hint``).
+
+    ``joint=True`` lets the batched self-play env ask this policy together with the other joint ones
+    waiting in the same round (``jericho_env.envs.selfplay``): policies of one architecture run in one
+    forward pass (``JointNetworks``), each row with its own network and each policy's choices drawn from
+    its own random stream, as separate calls would. Policies that cannot be stacked are asked one by one.
     """
 
     uses_observation = True
@@ -168,6 +221,7 @@ class NetworkBatchPolicy:
         seed: int | None = None,
         name: str = "ppo",
         hint: Hint | None = None,
+        joint: bool = False,
     ) -> None:
         import torch
 
@@ -179,6 +233,21 @@ class NetworkBatchPolicy:
         self.hint = hint
         self.seed = seed
         self.generator = self._generator(seed)
+        self._joint = bool(joint)
+
+    @property
+    def joint(self) -> JointNetworks | None:
+        """This process's ``JointNetworks`` with ``joint=True``, else None (a class attribute: survives pickling)."""
+        return _JOINT if self._joint else None
+
+    def stack_key(self) -> Any:
+        """``agents.nets.stacked.stack_key`` of the network (computed once: the architecture does not change)."""
+        key = self.__dict__.get("_stack_key", _UNSET)
+        if key is _UNSET:
+            from agents.nets.stacked import stack_key
+
+            key = self._stack_key = stack_key(self.policy)
+        return key
 
     def _generator(self, entropy: Any) -> Any:
         return self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
@@ -190,29 +259,142 @@ class NetworkBatchPolicy:
         return other
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.hint is not None:
+            observations = np.concatenate([observations, self.hint(observations, masks)], axis=1)
+        with self._torch.no_grad():
+            logits, numbers = _masked_logits(self.policy, observations, masks)
+            return self.choose(logits, numbers)
+
+    def choose(self, logits: Any, numbers: Any) -> np.ndarray:
+        """The actions of masked ``logits`` (over ``numbers``' actions where not None): mode or a draw."""
         from agents.nets.common import sample_rows
 
         torch = self._torch
-        if self.hint is not None:
-            observations = np.concatenate([observations, self.hint(observations, masks)], axis=1)
+        if self.deterministic:
+            choice = logits.argmax(dim=1)
+        else:
+            choice = sample_rows(torch.softmax(logits, dim=1), self.generator)
+        return (choice if numbers is None else numbers.gather(1, choice[:, None]).squeeze(1)).numpy()  # type: ignore[no-any-return]
+
+
+def _masked_logits(policy: Any, observations: np.ndarray, masks: np.ndarray) -> tuple[Any, Any]:
+    """(logits with illegal actions at -inf, the action number of each column or None for all actions)."""
+    import torch
+
+    obs = torch.as_tensor(observations, dtype=torch.float32)
+    # a policy that scores only a subset of the actions holding every legal one (grid-cells) chooses
+    # among those: the same choice, without normalising thousands of masked actions
+    compact = policy._compact(obs, masks) if hasattr(policy, "_compact") else None
+    if compact is not None:
+        distribution, numbers, _ = compact
+        return distribution.logits, numbers
+    logits = policy.action_logits(obs) if hasattr(policy, "action_logits") else _mlp_logits(policy, obs)
+    return logits.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), float("-inf")), None
+
+
+class JointNetworks:
+    """Asks several ``NetworkBatchPolicy(joint=True)`` at once: those of one architecture in one forward pass.
+
+    Called by the batched self-play env with ``[(policy, observations, masks), ...]``; returns one action
+    array per policy. Policies whose networks stack (``agents.nets.stacked.stack_key``) are padded to the
+    same number of rows and run through one stacked copy of their architecture (``StackedPolicies``,
+    made once), loaded with the weights of the networks asked (stacked once per set of networks, again
+    when a network's weights change); hints with the same ``key`` (deterministic ones,
+    ``batch_hint``) are computed once for all rows. Each policy then chooses from its own rows with its
+    own generator. Anything else is asked on its own.
+    """
+
+    def __init__(self, cache_size: int = 32) -> None:
+        self.cache_size = cache_size
+        self._copies: dict[Any, Any] = {}  # per architecture (stack key), one StackedPolicies
+        self._stacks: dict[tuple[int, ...], tuple[Any, tuple[int, ...], Any]] = {}  # per set of networks, their weights
+
+    def __call__(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        answers: list[np.ndarray | None] = [None] * len(parts)
+        groups: dict[Any, list[int]] = {}
+        for k, (policy, _, _) in enumerate(parts):
+            key = policy.stack_key() if isinstance(policy, NetworkBatchPolicy) else None
+            if key is None:
+                answers[k] = policy(parts[k][1], parts[k][2])
+            else:
+                groups.setdefault(key, []).append(k)
+        for members in groups.values():
+            if len(members) == 1:
+                k = members[0]
+                answers[k] = parts[k][0](parts[k][1], parts[k][2])
+                continue
+            for k, actions in zip(members, self._stacked([parts[k] for k in members]), strict=True):
+                answers[k] = actions
+        return answers  # type: ignore[return-value]
+
+    def _stacked(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        import torch
+
+        policies = [p for p, _, _ in parts]
+        sizes = [len(m) for _, _, m in parts]
+        rows = max(sizes)
+        obs = np.concatenate([_pad(o, rows) for o in self._with_hints(parts)])
+        masks = np.concatenate([_pad(m, rows) for _, _, m in parts])
+        stacked = self._stack(policies, rows)
         with torch.no_grad():
-            obs = torch.as_tensor(observations, dtype=torch.float32)
-            # a policy that scores only a subset of the actions holding every legal one (grid-cells) chooses
-            # among those: the same choice, without normalising thousands of masked actions
-            compact = self.policy._compact(obs, masks) if hasattr(self.policy, "_compact") else None
-            if compact is not None:
-                distribution, numbers, _ = compact
-                logits = distribution.logits
-            else:
-                numbers = None
-                has_logits = hasattr(self.policy, "action_logits")
-                logits = self.policy.action_logits(obs) if has_logits else _mlp_logits(self.policy, obs)
-                logits = logits.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), float("-inf"))
-            if self.deterministic:
-                choice = logits.argmax(dim=1)
-            else:
-                choice = sample_rows(torch.softmax(logits, dim=1), self.generator)
-            return (choice if numbers is None else numbers.gather(1, choice[:, None]).squeeze(1)).numpy()
+            logits, numbers = _masked_logits(stacked, obs, masks)
+            out = []
+            for k, (policy, n) in enumerate(zip(policies, sizes, strict=True)):
+                block = slice(k * rows, k * rows + n)
+                out.append(policy.choose(logits[block], None if numbers is None else numbers[block]))
+        return out
+
+    @staticmethod
+    def _with_hints(parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        """Each part's observations with its policy's hint appended; hints of one ``key`` in one call."""
+        out: list[np.ndarray] = [obs for _, obs, _ in parts]
+        by_hint: dict[Any, list[int]] = {}
+        for k, (policy, _, _) in enumerate(parts):
+            if policy.hint is not None:
+                by_hint.setdefault(getattr(policy.hint, "key", None) or id(policy.hint), []).append(k)
+        for members in by_hint.values():
+            hint = parts[members[0]][0].hint
+            hints = hint(np.concatenate([parts[k][1] for k in members]), np.concatenate([parts[k][2] for k in members]))
+            start = 0
+            for k in members:
+                n = len(parts[k][2])
+                out[k] = np.concatenate([parts[k][1], hints[start : start + n]], axis=1)
+                start += n
+        return out
+
+    def _stack(self, policies: list[Any], rows: int) -> Any:
+        """The stacked copy of these policies' networks, for ``rows`` rows each."""
+        from agents.nets.stacked import StackedPolicies
+
+        networks = [p.policy for p in policies]
+        key = policies[0].stack_key()
+        stacked = self._copies.get(key)
+        if stacked is None:
+            stacked = self._copies[key] = StackedPolicies(networks[0])
+        ids = tuple(id(n) for n in networks)
+        entry = self._stacks.pop(ids, None)
+        if entry is None or _versions(entry[0]) != entry[1]:  # new, or a network was trained since
+            params = [list(n.parameters()) for n in networks]  # keeps the networks alive: ids stay theirs
+            entry = (params, _versions(params), stacked.weights(networks))
+        self._stacks[ids] = entry  # most recently used last
+        while len(self._stacks) > self.cache_size:
+            del self._stacks[next(iter(self._stacks))]
+        return stacked.module(entry[2], rows)
+
+
+_JOINT = JointNetworks()
+
+
+def _versions(params: list[list[Any]]) -> tuple[int, ...]:
+    """Per network, the sum of its parameters' in-place update counters (changes when it is trained)."""
+    return tuple(sum(p._version for p in ps) for ps in params)
+
+
+def _pad(rows: np.ndarray, count: int) -> np.ndarray:
+    """``rows`` followed by copies of its first row, ``count`` rows in all."""
+    if len(rows) == count:
+        return rows
+    return np.concatenate([rows, np.repeat(rows[:1], count - len(rows), axis=0)])
 
 
 def _mlp_logits(policy: Any, obs: Any) -> Any:

@@ -486,3 +486,59 @@ def scores_rows(  # type: ignore[no-untyped-def]
         for i in range(len(acts)):
             out[j, acts[i]] = np.exp(v[i] - best)
     return out
+
+
+@njit(cache=True)
+def best_rows(  # type: ignore[no-untyped-def]
+    obs,
+    masks,
+    weigh_pass,
+    weights,
+    soft,
+    offsets,
+    nb,
+    nbn,
+    compat,
+    points,
+    rankmax,
+    dist,
+    a_slot,
+    a_cell,
+    risk_tab,
+    pass_action,
+):
+    """The actions ``GreedyAgent.act`` chooses among, for every row of ``obs`` with its legal ``masks``.
+
+    Returns (ties (b, actions) int64, counts (b,)): row ``j``'s candidates are ``ties[j, :counts[j]]``, in
+    the order ``act`` collects them (a single legal action is its only candidate; a row without a legal
+    action has none). ``act`` draws one of several candidates with its generator.
+    """
+    b, num_actions = masks.shape
+    ties = np.zeros((b, num_actions), dtype=np.int64)
+    counts = np.zeros(b, dtype=np.int64)
+    for j in range(b):
+        legal = np.flatnonzero(masks[j])
+        if len(legal) == 0:
+            continue
+        if len(legal) == 1:
+            ties[j, 0] = legal[0]
+            counts[j] = 1
+            continue
+        acts, v = values(
+            obs[j], legal, weigh_pass, weights, soft, offsets, nb, nbn, compat, points, rankmax, dist, a_slot,
+            a_cell, risk_tab, pass_action,
+        )  # fmt: skip
+        # act's scan: a value above the best by more than 1e-9 starts the ties again, one within 1e-9 joins them
+        ties[j, 0] = pass_action
+        n = 1
+        best_value = -1e9
+        for i in range(len(acts)):
+            if v[i] > best_value + 1e-9:
+                best_value = v[i]
+                ties[j, 0] = acts[i]
+                n = 1
+            elif v[i] > best_value - 1e-9:
+                ties[j, n] = acts[i]
+                n += 1
+        counts[j] = n
+    return ties, counts

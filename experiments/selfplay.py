@@ -2,7 +2,8 @@
 
 With ``vec="selfplay"`` (the presets' default) the learner plays ``n_envs`` games in lockstep in one
 process (``jericho_env.envs.sb3.SelfPlayVecEnv``): each opponent policy is asked once per round for
-all the games waiting on it (``agents.batch``), and a snapshot of the learner is an in-process copy
+all the games waiting on it (``agents.batch``; the snapshots waiting in a round share one forward
+pass, ``NetworkBatchPolicy(joint=True)``), and a snapshot of the learner is an in-process copy
 of its network (also saved to the run folder, from which ``--resume`` reloads it). With ``"dummy"``
 or ``"subproc"`` the learner plays ``n_envs`` single-agent views (``jericho_env.single_agent``), one
 game each, the opponents acting one observation at a time (the behaviour before the batched env).
@@ -110,7 +111,7 @@ def saved_snapshot(cfg: Any, path: str, trust: bool = False, shard: int = 0) -> 
     from agents.checkpoint import load_policy
 
     policy, _ = load_policy(path, trust=trust, game_id=cfg.game, options=cfg.options)
-    snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg))
+    snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg), joint=True)
     return snapshot.for_shard(shard) if shard else snapshot
 
 
@@ -120,7 +121,7 @@ def add_snapshot(vec: Any, cfg: Any, model: Any, path: str, steps: int) -> None:
         from agents.batch import NetworkBatchPolicy
 
         frozen = copy.deepcopy(model.policy)  # an in-process copy: no reload, one forward pass per batch
-        opponent = NetworkBatchPolicy(frozen, seed=steps, name="snapshot", hint=hint_of(cfg, seed=steps))
+        opponent = NetworkBatchPolicy(frozen, seed=steps, name="snapshot", hint=hint_of(cfg, seed=steps), joint=True)
         vec.add_opponent(opponent, cfg.max_snapshots)
     else:
         from agents.ppo import LazyPPOOpponent

@@ -121,3 +121,32 @@ def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.nda
         if masks[j].any():
             want = agent.scores({"observation": obs[j], "action_mask": masks[j].astype(np.int8)})
             assert np.allclose(got[j], want, atol=1e-6)
+
+
+def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """``BatchGreedyGrid`` (one compiled call, ties drawn with the agent's generator) against ``act`` per row."""
+    from agents.batch import AgentBatchPolicy, BatchGreedyGrid, make_batch_policy
+
+    num_actions = make_rules("grid").info.num_actions
+    obs = np.stack([o for o, _ in cases])
+    masks = np.zeros((len(cases), num_actions), dtype=bool)
+    for j, (_, legal) in enumerate(cases):
+        masks[j, legal] = True
+    batch = make_batch_policy("greedy", "grid", seed=4)
+    assert isinstance(batch, BatchGreedyGrid)
+    rows = AgentBatchPolicy(GreedyAgent("grid", seed=4))
+    for start in range(0, len(cases), 13):  # batches of several sizes, the generators advancing alike
+        block = slice(start, start + 1 + start % 13)
+        got, want = batch(obs[block], masks[block]), rows(obs[block], masks[block])
+        np.testing.assert_array_equal(got, want)
+    for seed in range(3):  # positions with tied best moves draw as the agent does
+        batch, rows = make_batch_policy("greedy", "grid", seed=seed), AgentBatchPolicy(GreedyAgent("grid", seed=seed))
+        np.testing.assert_array_equal(batch(obs, masks), rows(obs, masks))
+    agent = batch.agent
+    weights, soft = batch.tables.weights(agent), bool(agent.soft_setup)
+    _, counts = greedy_grid_kernel.best_rows(obs, masks, bool(agent.allow_pass), weights, soft, *batch.tables.args)
+    assert (counts > 1).sum() > 0  # some positions have tied best moves: the draws were compared too
+    empty = masks[:3].copy()
+    empty[1] = False
+    with pytest.raises(ValueError, match="row 1 of the masks has no legal action"):
+        batch(obs[:3], empty)

@@ -92,6 +92,7 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
 
     prior: str | None
     prior_init: float
+    rows_independent = True  # each row of a batch is computed alone (``agents.nets.stacked`` relies on it)
 
     def _init_prior(self, prior: str | None, prior_weight: float) -> None:
         self.prior = None if prior in (None, "none") else prior

@@ -26,7 +26,11 @@ the learner's ``seat``, and ``episode`` (return, length in learner steps). ``Sel
 ``jericho_env.envs.sb3`` wraps this class as a Stable-Baselines3 ``VecEnv`` for MaskablePPO.
 
 This module imports nothing from ``agents``: opponents are plain callables. The ``agents`` package
-provides batch policies for its agents (random, greedy, PPO snapshots, search). A policy with
+provides batch policies for its agents (random, greedy, PPO snapshots, search). A policy with a
+``joint`` attribute other than None is asked together with the other waiting policies of the same
+``joint`` object, in one call ``joint([(policy, observations, masks), ...])`` that returns one action
+array per policy (``agents.batch.NetworkBatchPolicy(joint=True)``: network snapshots of one architecture
+in one forward pass). A policy with
 ``uses_views = True`` (a searching agent, ``agents.batch.AgentBatchPolicy`` over ``ismcts``) is first
 handed ``observe_views(views)``: per row, its seat's *information view*, the state redealt by
 ``rules.determinize`` from what that seat has seen (as ``JerichoEnv.information_view`` gives a single
@@ -234,11 +238,19 @@ class SelfPlayVector:
             for i in waiting:
                 policy = opp[i][current(states[i])]
                 groups.setdefault(id(policy), (policy, []))[1].append(i)
+            joints: dict[int, tuple[Any, list[tuple[Any, list[int]]]]] = {}
             for policy, members in groups.values():
-                self._play_opponent(policy, members)
+                joint = getattr(policy, "joint", None)
+                if joint is None:
+                    self._play_opponent(policy, members)
+                else:  # asked together with the other waiting policies of the same joint, below
+                    joints.setdefault(id(joint), (joint, []))[1].append((policy, members))
+            for joint, parts in joints.values():
+                self._play_joint(joint, parts)
             waiting = [i for i in waiting if not terminal(states[i]) and current(states[i]) != seats[i]]
 
-    def _play_opponent(self, policy: Any, members: list[int]) -> None:
+    def _opponent_inputs(self, policy: Any, members: list[int]) -> tuple[np.ndarray | None, np.ndarray]:
+        """(observations or None, masks) of the games ``members`` for their movers, as ``policy`` reads them."""
         rules, states = self.rules, self.states
         movers = [rules.current_player(states[i]) for i in members]
         masks = np.zeros((len(members), self.num_actions), dtype=bool)
@@ -252,7 +264,26 @@ class SelfPlayVector:
         if getattr(policy, "uses_views", False):  # a search: the seats' information views first
             views = [rules.determinize(states[i], p, self._view_rng) for i, p in zip(members, movers, strict=True)]
             policy.observe_views(views)
-        actions = np.asarray(policy(obs, masks)).reshape(-1)
+        return obs, masks
+
+    def _play_opponent(self, policy: Any, members: list[int]) -> None:
+        obs, masks = self._opponent_inputs(policy, members)
+        self._apply_opponent(policy, members, masks, policy(obs, masks))
+
+    def _play_joint(self, joint: Any, parts: list[tuple[Any, list[int]]]) -> None:
+        """One call of ``joint`` for several policies' games: ``joint([(policy, obs, masks), ...])`` -> actions each."""
+        inputs = [self._opponent_inputs(policy, members) for policy, members in parts]
+        answers = list(joint([(policy, obs, masks) for (policy, _), (obs, masks) in zip(parts, inputs, strict=True)]))
+        if len(answers) != len(parts):
+            raise ValueError(f"joint {joint!r} answered {len(answers)} of {len(parts)} policies")
+        self.opponent_calls += 1 - len(parts)  # one call in all (each part below counts one)
+        for (policy, members), (_, masks), actions in zip(parts, inputs, answers, strict=True):
+            self._apply_opponent(policy, members, masks, actions)
+
+    def _apply_opponent(self, policy: Any, members: list[int], masks: np.ndarray, answer: Any) -> None:
+        """Check ``policy``'s ``answer`` (one action per game of ``members``) against ``masks`` and play it."""
+        rules, states = self.rules, self.states
+        actions = np.asarray(answer).reshape(-1)
         self.opponent_calls += 1
         self.opponent_decisions += len(members)
         if len(actions) != len(members):
