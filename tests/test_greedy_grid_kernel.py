@@ -47,6 +47,14 @@ def compare(agent: GreedyAgent, cases: list[tuple[np.ndarray, np.ndarray]], weig
     return compared
 
 
+def as_batch(cases: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions as one batch: (observations (b, size), legal masks (b, actions) bool)."""
+    masks = np.zeros((len(cases), make_rules("grid").info.num_actions), dtype=bool)
+    for j, (_, legal) in enumerate(cases):
+        masks[j, legal] = True
+    return np.stack([o for o, _ in cases]), masks
+
+
 @pytest.fixture(scope="module")
 def cases() -> list[tuple[np.ndarray, np.ndarray]]:
     return positions()
@@ -103,11 +111,8 @@ def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.nda
     """The prior's batch hint (one compiled call, ``scores_rows``) against ``GreedyAgent.scores`` per row."""
     from agents.batch import batch_hint
 
-    num_actions = make_rules("grid").info.num_actions
-    obs = np.stack([o for o, _ in cases])
-    masks = np.zeros((len(cases), num_actions), dtype=bool)
-    for j, (_, legal) in enumerate(cases):
-        masks[j, legal] = True
+    obs, masks = as_batch(cases)
+    num_actions = masks.shape[1]
     masks[::17] = False  # rows of finished games: no legal action, no score
     hint = batch_hint("greedy-scores", "grid", seed=0)
     assert hint is not None
@@ -127,11 +132,7 @@ def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tu
     """``BatchGreedyGrid`` (one compiled call, ties drawn with the agent's generator) against ``act`` per row."""
     from agents.batch import AgentBatchPolicy, BatchGreedyGrid, make_batch_policy
 
-    num_actions = make_rules("grid").info.num_actions
-    obs = np.stack([o for o, _ in cases])
-    masks = np.zeros((len(cases), num_actions), dtype=bool)
-    for j, (_, legal) in enumerate(cases):
-        masks[j, legal] = True
+    obs, masks = as_batch(cases)
     batch = make_batch_policy("greedy", "grid", seed=4)
     assert isinstance(batch, BatchGreedyGrid)
     rows = AgentBatchPolicy(GreedyAgent("grid", seed=4))
