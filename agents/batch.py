@@ -307,7 +307,7 @@ class JointNetworks:
     def __init__(self, cache_size: int = 32) -> None:
         self.cache_size = cache_size
         self._copies: dict[Any, Any] = {}  # per architecture (stack key), one StackedPolicies
-        self._stacks: dict[tuple[int, ...], tuple[Any, tuple[int, ...], Any]] = {}  # per set of networks, their weights
+        self._stacks: dict[tuple[int, ...], tuple[Any, ...]] = {}  # per set of networks (ids), their stacked weights
 
     def __call__(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         answers: list[np.ndarray | None] = [None] * len(parts)
@@ -373,13 +373,14 @@ class JointNetworks:
             stacked = self._copies[key] = StackedPolicies(networks[0])
         ids = tuple(id(n) for n in networks)
         entry = self._stacks.pop(ids, None)
-        if entry is None or _versions(entry[0]) != entry[1]:  # new, or a network was trained since
-            params = [list(n.parameters()) for n in networks]  # keeps the networks alive: ids stay theirs
-            entry = (params, _versions(params), stacked.weights(networks))
+        if entry is None or _versions(entry[1]) != entry[2]:  # new, or a network was trained since
+            params = [list(n.parameters()) for n in networks]
+            # the entry keeps the networks alive, so no other network can take one of their ids
+            entry = (networks, params, _versions(params), stacked.weights(networks))
         self._stacks[ids] = entry  # most recently used last
         while len(self._stacks) > self.cache_size:
             del self._stacks[next(iter(self._stacks))]
-        return stacked.module(entry[2], rows)
+        return stacked.module(entry[3], rows)
 
 
 _JOINT = JointNetworks()
