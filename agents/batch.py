@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]
-_UNSET = object()
 
 
 class AgentBatchPolicy:
@@ -234,6 +233,11 @@ class NetworkBatchPolicy:
         self.seed = seed
         self.generator = self._generator(seed)
         self._joint = bool(joint)
+        self._stack_key = None
+        if self._joint:  # the architecture does not change: its key once
+            from agents.nets.stacked import stack_key
+
+            self._stack_key = stack_key(policy)
 
     @property
     def joint(self) -> JointNetworks | None:
@@ -241,13 +245,8 @@ class NetworkBatchPolicy:
         return _JOINT if self._joint else None
 
     def stack_key(self) -> Any:
-        """``agents.nets.stacked.stack_key`` of the network (computed once: the architecture does not change)."""
-        key = self.__dict__.get("_stack_key", _UNSET)
-        if key is _UNSET:
-            from agents.nets.stacked import stack_key
-
-            key = self._stack_key = stack_key(self.policy)
-        return key
+        """``agents.nets.stacked.stack_key`` of the network with ``joint=True``, else None (asked on its own)."""
+        return self._stack_key
 
     def _generator(self, entropy: Any) -> Any:
         return self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
