@@ -97,7 +97,10 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
     if name == "greedy" and game_id == "walls":
         from agents.greedy_walls_batch import BatchGreedyWalls
 
-        return _SmallBatchFallback(BatchGreedyWalls(game_id, **options), agent)
+        batch = BatchGreedyWalls(game_id, **options)
+        if batch._kernel is not None:  # compiled, one row costs less than the agent's own loop too
+            return batch
+        return _SmallBatchFallback(batch, agent)  # in numpy, the agent is cheaper on one or two rows
     if name == "greedy" and game_id == "grid" and getattr(agent, "kernel", False):
         return BatchGreedyGrid(agent)
     return AgentBatchPolicy(agent)

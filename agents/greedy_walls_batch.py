@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from agents import greedy_walls_kernel
 from agents.greedy_walls import GreedyAgent
 from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE
 from jericho_env.games.walls.cards import COPIES_PER_VALUE, NUM_TRUMPETS, NUM_WALL_TYPES, TRUMPET, TRUMPET_VALUE, VALUES
@@ -98,6 +99,25 @@ class BatchGreedyWalls:
         self._build_ones = self.one_weight * (_BUILDS % 5 == 0).astype(np.float64)[:, None]
         # opening key of a build: colour value * 8 + (4 - value index); higher is preferred
         self._low_first = (4 - _BUILDS % 5).astype(np.float64)[:, None]
+        # play_values' fixed arguments (greedy_walls_kernel), where it is compiled and scores only our cards
+        self._kernel: tuple[Any, ...] | None = None
+        if greedy_walls_kernel.KERNEL and self.rival_weight == 0.0:
+            self._kernel = self._kernel_arguments()
+
+    def _kernel_arguments(self) -> tuple[Any, ...]:
+        """The fixed arguments of ``greedy_walls_kernel.play_values``: (n, field offsets, weights, tables)."""
+        at = [self._hand, self._opening, self._own_supply, self._hidden.start, self._walls.start]
+        at += [self._won.start, self._public.start, self._window]
+        return (
+            int(self.n),
+            np.array(at, dtype=np.int64),
+            self.future_rate,
+            self.one_weight,
+            float(TRUMPET_VALUE),
+            _VALUES,
+            np.ascontiguousarray(self._extra[:, 0]),
+            _ACTION_VARIANT.astype(np.int64),
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_players={self.n})"
@@ -200,7 +220,17 @@ class BatchGreedyWalls:
         return longest * share + ones_value  # longest * share: the share or 0.0, as the scalar code's ``if``
 
     def _play_values(self, raw: np.ndarray, phase: np.ndarray) -> np.ndarray:
-        """``GreedyAgent._evaluate``'s score of every action (56, B) float64, the same arithmetic in the same order."""
+        """``GreedyAgent._evaluate``'s score of every action (56, B) float64, the same arithmetic in the same order.
+
+        Compiled row by row (``greedy_walls_kernel.play_values``) where Numba is installed and ``rival_weight``
+        is 0; otherwise ``_play_values_numpy``. Both give the same floats.
+        """
+        if self._kernel is not None:
+            return greedy_walls_kernel.play_values(raw, phase, *self._kernel)  # type: ignore[no-any-return]
+        return self._play_values_numpy(raw, phase)
+
+    def _play_values_numpy(self, raw: np.ndarray, phase: np.ndarray) -> np.ndarray:
+        """``_play_values`` over the whole batch in numpy (any ``rival_weight``); ``raw``'s walls may change."""
         b, n = raw.shape[1], self.n
         walls = raw[self._walls].reshape(n, NUM_COLOURS, 7, b)  # value counts, trumpets, length
         laid = raw[self._opening : self._opening + NUM_WALL_TYPES] * (phase == OPEN_SUPPLY)
@@ -319,6 +349,16 @@ def first_best_actions(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 def _first_best(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """``first_best_actions`` on action-major arrays (A, B): values and legal mask.
+
+    The loop compiled (``greedy_walls_kernel.first_best``) where Numba is installed, else ``_first_best_numpy``.
+    """
+    if greedy_walls_kernel.KERNEL:
+        return greedy_walls_kernel.first_best(values, legal, TIE)  # type: ignore[no-any-return]
+    return _first_best_numpy(values, legal)
+
+
+def _first_best_numpy(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``_first_best`` in numpy.
 
     Vectorised as the first legal action within 0.5e-9 of the row's best, which is the loop's answer when no
     legal score lies between 2e-9 and 0.5e-9 below the best (scores that differ at all differ by far more);

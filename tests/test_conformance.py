@@ -236,6 +236,22 @@ def test_observation_in_bounds_and_fresh(game: str) -> None:
             assert again is not obs and np.array_equal(obs, again)
 
 
+@pytest.mark.parametrize(("game", "opts"), VARIANTS, ids=VARIANT_IDS)
+def test_observe_into_writes_observe_row_by_row(game: str, opts: dict[str, Any]) -> None:
+    """The batched encoding the self-play env uses gives each row's ``observe``, bit for bit."""
+    states, seats = [], []
+    for rules, state, steps in _random_states(game, 6, seed=17, opts=opts):
+        if steps % 3 == 0 or rules.is_terminal(state):
+            states.append(rules.clone(state))
+            seats.append((steps // 3) % rules.info.num_players)
+    size = rules.info.observation_size
+    expected = np.stack([rules.observe(s, p) for s, p in zip(states, seats, strict=True)])
+    for rows in (len(states), 1, 0):
+        out = np.full((rows, size), np.nan, dtype=np.float32)
+        rules.observe_into(out, states[:rows], seats[:rows])
+        assert np.array_equal(out, expected[:rows])
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_state_dict_round_trip_and_clone_independence(game: str) -> None:
     rng = np.random.default_rng(8)

@@ -13,7 +13,7 @@ import pytest
 
 import jericho_env
 from agents.greedy_walls import GreedyAgent
-from agents.greedy_walls_batch import NUM_ACTIONS, TIE, BatchGreedyWalls, first_best_actions
+from agents.greedy_walls_batch import NUM_ACTIONS, TIE, BatchGreedyWalls, _first_best_numpy, first_best_actions
 
 PLAYER_COUNTS = [2, 3, 4, 5]
 MIN_DECISIONS = 3000
@@ -114,6 +114,23 @@ def test_scores_equal_greedy_scores_on_every_row(n: int) -> None:
     np.testing.assert_allclose(got.max(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_the_compiled_scores_are_the_numpy_floats(n: int) -> None:
+    """``greedy_walls_kernel.play_values`` (the default path) gives numpy's play scores bit for bit."""
+    from agents.greedy_walls_kernel import KERNEL
+
+    obs, masks, _ = decisions(n)
+    batch = BatchGreedyWalls("walls", num_players=n)
+    assert (batch._kernel is not None) == KERNEL  # compiled wherever Numba is installed (rival weight 0)
+    raw, _, phase = batch._read(obs, masks)
+    assert set(np.unique(phase).tolist()) == {0, 1, 2, 3}
+    got = batch._play_values(raw.copy(), phase)
+    expected = batch._play_values_numpy(raw.copy(), phase)
+    assert got.dtype == np.float64 and got.shape == expected.shape == (NUM_ACTIONS, len(obs))
+    np.testing.assert_array_equal(got, expected)
+    assert batch._play_values(raw[:, :0].copy(), phase[:0]).shape == (NUM_ACTIONS, 0)
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_batch_of_one(n: int) -> None:
     obs, masks, phases = decisions(n)
@@ -180,6 +197,8 @@ def test_first_best_actions_follows_the_loop_on_near_ties() -> None:
     legal[np.arange(rows), rng.integers(0, NUM_ACTIONS, rows)] = True
     expected = loop_first_best(values, legal)
     np.testing.assert_array_equal(first_best_actions(values, legal), expected)
+    # the numpy rule too (used where Numba is absent)
+    np.testing.assert_array_equal(_first_best_numpy(values.T, legal.T), expected)
     # these rows need the loop: the first legal action within the margin of the best is not always its answer
     masked = np.where(legal, values, -np.inf)
     within = (masked >= masked.max(axis=1, keepdims=True) - 0.5 * TIE).argmax(axis=1)
@@ -187,6 +206,7 @@ def test_first_best_actions_follows_the_loop_on_near_ties() -> None:
     # well separated scores and exact ties take the vectorised rule: the first legal best
     clear = np.round(values, 3)
     np.testing.assert_array_equal(first_best_actions(clear, legal), np.where(legal, clear, -np.inf).argmax(axis=1))
+    np.testing.assert_array_equal(_first_best_numpy(clear.T, legal.T), np.where(legal, clear, -np.inf).argmax(axis=1))
 
 
 def test_bad_input_is_rejected_with_what_is_allowed() -> None:
@@ -209,3 +229,18 @@ def test_batch_policy_attributes() -> None:
     assert batch.name == "greedy" and batch.uses_observation is True
     assert batch.n == 4
     assert "num_players=4" in repr(batch)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7])
+def test_the_registered_batch_policy_chooses_as_the_agent(rows: int) -> None:
+    """``make_batch_policy("greedy", "walls")`` (compiled: the batch itself, else small batches to the agent)."""
+    from agents.batch import make_batch_policy
+    from agents.greedy_walls_kernel import KERNEL
+
+    obs, masks, _ = decisions(3)
+    policy = make_batch_policy("greedy", "walls", seed=0, num_players=3)
+    assert isinstance(policy, BatchGreedyWalls) == KERNEL
+    agent = GreedyAgent("walls", num_players=3)
+    picks = np.random.default_rng(rows).permutation(len(obs))[: 40 * rows].reshape(40, rows)
+    for pick in picks:
+        np.testing.assert_array_equal(policy(obs[pick], masks[pick]), scalar_actions(agent, obs[pick], masks[pick]))

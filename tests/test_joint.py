@@ -141,6 +141,11 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
             np.testing.assert_array_equal(e, a)
             assert masks[r, a].all()
     assert len(joint._stacks) == 1  # built once for these networks
+    fewer = [r[: max(1, len(r) // 2)] for r in rows]  # the same networks on fewer rows: the copy is reloaded
+    expected = [p(obs[r], masks[r]) for p, r in zip(separate, fewer, strict=True)]
+    answers = joint([(p, obs[r], masks[r]) for p, r in zip(together, fewer, strict=True)])
+    for e, a in zip(expected, answers, strict=True):
+        np.testing.assert_array_equal(e, a)
     # a network trained in place is seen: the stack is rebuilt
     with torch.no_grad():
         for p in networks[1].parameters():
@@ -149,6 +154,27 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
     answers = joint([(p, obs[r], masks[r]) for p, r in zip(together, rows, strict=True)])
     for e, a in zip(expected, answers, strict=True):
         np.testing.assert_array_equal(e, a)
+
+
+@pytest.mark.parametrize("game", ["grid", "walls", "castles"])
+def test_acting_logits_are_the_training_logits(game: str) -> None:
+    """``action_logits`` (snapshots, evaluation; it may skip the value head) equals ``_run``'s logits."""
+    from experiments.selfplay import hint_of
+
+    model, cfg, obs, masks = _model(game)
+    hint = hint_of(cfg, seed=0)
+    full = torch.as_tensor(obs if hint is None else np.concatenate([obs, hint(obs, masks)], axis=1))
+    policy = _perturbed(model.policy, 1)[0]
+    with torch.no_grad():
+        if hasattr(policy, "_run"):  # this package's policies
+            acting, training = policy.action_logits(full), policy._run(policy.preprocess(full))[0]
+            torch.testing.assert_close(acting, training, rtol=0, atol=0)  # the same numbers, bit for bit
+        else:  # SB3's own actor-critic: the snapshots' path against SB3's distribution (normalised)
+            from agents.batch import _mlp_logits
+
+            acting = torch.log_softmax(_mlp_logits(policy, full), dim=1)
+            training = policy.get_distribution(full).distribution.logits
+            torch.testing.assert_close(acting, training)  # normalised in two ways: rounding apart
 
 
 def test_networks_that_cannot_be_stacked_are_asked_one_by_one() -> None:

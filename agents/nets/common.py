@@ -137,7 +137,11 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
 
     def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Unmasked logits (batch, num_actions), prior bonus included."""
-        return self._run(self.preprocess(obs))[0]
+        return self._run_logits(self.preprocess(obs))
+
+    def _run_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """``_run(obs)``'s logits; subclasses whose value head is separate skip it here."""
+        return self._run(obs)[0]
 
     def _distribution(self, logits: torch.Tensor, action_masks: Any) -> Any:
         assert isinstance(self.action_dist, MaskableCategoricalDistribution)
@@ -285,3 +289,9 @@ class PriorMlpPolicy(_LogitsPolicy):
         latent_pi, latent_vf = self.mlp_extractor(self.features_extractor(game_obs))
         logits = self.action_net(latent_pi)
         return (logits if bonus is None else logits + bonus), self.value_net(latent_vf)
+
+    def _run_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """The logits of ``_run`` without the value head (acting needs no value): the same numbers."""
+        game_obs, bonus = self._split(obs)
+        logits = self.action_net(self.mlp_extractor.forward_actor(self.features_extractor(game_obs)))
+        return logits if bonus is None else logits + bonus

@@ -112,6 +112,7 @@ class StackedPolicies:
             del self.copy._parameters["prior_weight"]
         self.buffers = dict(template.named_buffers())
         self.copy.eval()
+        self._loaded: tuple[Any, int] | None = None  # the weights and row count the copy holds now
 
     def weights(self, policies: Sequence[nn.Module]) -> tuple[Any, ...]:
         """The stacked layers of ``policies`` (each of this architecture and with its fixed buffers)."""
@@ -130,6 +131,9 @@ class StackedPolicies:
 
     def module(self, weights: tuple[Any, ...], rows: int) -> nn.Module:
         """The copy running ``weights`` on batches of ``rows`` rows per policy."""
+        if self._loaded is not None and self._loaded[0] is weights and self._loaded[1] == rows:
+            return self.copy  # loaded by the previous call already
+        self._loaded = (weights, rows)
         layers, prior = weights
         for layer, (w, b) in zip(self.layers, layers, strict=True):
             layer.load(w, b)

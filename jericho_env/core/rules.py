@@ -253,6 +253,15 @@ class Rules(ABC, Generic[S]):
     def observe(self, state: S, seat: int) -> np.ndarray:
         """The observation of ``seat``: a flat float32 array laid out by ``self.layout``."""
 
+    def observe_into(self, out: np.ndarray, states: Sequence[S], seats: Sequence[int]) -> None:
+        """Row ``j`` of ``out`` (float32, ``len(states)`` rows): ``observe(states[j], seats[j])``.
+
+        The batched envs encode a round's observations with it; a game may override it with a batched
+        encoding that writes the same floats (walls converts every row in one call).
+        """
+        for j, (state, seat) in enumerate(zip(states, seats, strict=True)):
+            out[j] = self.observe(state, seat)
+
     @abstractmethod
     def render_text(self, state: S, seat: int | None) -> str:
         """The table as text from ``seat``'s point of view (``None``: every card face up)."""

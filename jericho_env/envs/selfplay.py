@@ -251,18 +251,17 @@ class SelfPlayVector:
 
     def _opponent_inputs(self, policy: Any, members: list[int]) -> tuple[np.ndarray | None, np.ndarray]:
         """(observations or None, masks) of the games ``members`` for their movers, as ``policy`` reads them."""
-        rules, states = self.rules, self.states
-        movers = [rules.current_player(states[i]) for i in members]
+        rules = self.rules
+        states = [self.states[i] for i in members]
+        movers = [rules.current_player(s) for s in states]
         masks = np.zeros((len(members), self.num_actions), dtype=bool)
-        for j, i in enumerate(members):
-            masks[j, rules.legal_actions(states[i])] = True
+        self._fill_masks(masks, states)
         obs = None
         if getattr(policy, "uses_observation", True):
             obs = np.empty((len(members), self.observation_size), dtype=np.float32)
-            for j, (i, p) in enumerate(zip(members, movers, strict=True)):
-                obs[j] = rules.observe(states[i], p)
+            rules.observe_into(obs, states, movers)
         if getattr(policy, "uses_views", False):  # a search: the seats' information views first
-            views = [rules.determinize(states[i], p, self._view_rng) for i, p in zip(members, movers, strict=True)]
+            views = [rules.determinize(s, p, self._view_rng) for s, p in zip(states, movers, strict=True)]
             policy.observe_views(views)
         return obs, masks
 
@@ -299,15 +298,32 @@ class SelfPlayVector:
                 )
             rules.apply_unchecked(states[i], a)  # checked against the mask above
 
+    def _fill_masks(self, masks: np.ndarray, states: list[Any]) -> None:
+        """Set row ``j`` of the all-False ``masks`` to the legal actions of ``states[j]`` (one assignment for all)."""
+        legal = self.rules.legal_actions
+        columns: list[int] = []
+        counts: list[int] = []
+        for s in states:
+            actions = legal(s)
+            columns += actions
+            counts.append(len(actions))
+        masks[np.repeat(np.arange(len(states)), counts), columns] = True
+
     def _encode(self, ids: Any) -> None:
-        rules, states, seats = self.rules, self.states, self.seats
-        obs, masks = self._obs, self._masks
-        for i in ids:
-            s = states[i]
-            obs[i] = rules.observe(s, int(seats[i]))
-            masks[i] = False
-            if not rules.is_terminal(s):
-                masks[i, rules.legal_actions(s)] = True
+        """The learners' observations and masks of the games ``ids`` into ``_obs`` and ``_masks``."""
+        ids = list(ids)
+        rules = self.rules
+        states = [self.states[i] for i in ids]
+        whole = ids == list(range(self.num_envs))
+        obs = self._obs if whole else np.empty((len(ids), self.observation_size), dtype=np.float32)
+        rules.observe_into(obs, states, [int(self.seats[i]) for i in ids])
+        live = [j for j, s in enumerate(states) if not rules.is_terminal(s)]
+        masks = np.zeros((len(live), self.num_actions), dtype=bool)
+        self._fill_masks(masks, [states[j] for j in live])
+        if not whole:
+            self._obs[ids] = obs
+        self._masks[ids] = False
+        self._masks[[ids[j] for j in live]] = masks
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:

@@ -5,7 +5,8 @@ The action encoding is ``actions.py``; the state and its phases ``state.py``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -27,12 +28,14 @@ from jericho_env.games.walls.cards import (
     card_to_str,
     counts_to_cards,
 )
-from jericho_env.games.walls.observation import build_layout, build_scale, encode
+from jericho_env.games.walls.observation import build_layout, build_scale, encode, encode_into, raw_counts
 from jericho_env.games.walls.state import LENGTH_AT, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
 
 HAND_SIZE = 7
 NUM_PILES = 6
 _TRUMPET_ACTIONS = list(range(TRUMPET_BASE, SUPPLY_BASE))
+_WALL_ACTIONS = range(NUM_WALL_TYPES)  # a wall card's action is its type
+_SUPPLY_ACTIONS = range(SUPPLY_BASE, SUPPLY_BASE + 26)  # a supply action per card type, trumpet last
 _VALUES_DESC = (4, 3, 2, 1, 0)
 # Phase members as module globals: the hot path compares against them every step, and a global is
 # several times cheaper to read than an attribute of the enum class.
@@ -141,17 +144,18 @@ class WallsRules(Rules[WallsState]):
         if phase == _OVER:
             return []
         h = state.hands[state.to_move]
+        # compress(numbers, hand) keeps the numbers of the card types held, in one C loop
         if phase == _PLAY:
-            out = [k for k in range(NUM_WALL_TYPES) if h[k]]
+            out = list(compress(_WALL_ACTIONS, h))
             if h[TRUMPET]:
                 out += _TRUMPET_ACTIONS
-            out += [SUPPLY_BASE + k for k in range(26) if h[k]]
+            out += compress(_SUPPLY_ACTIONS, h)
             return out
         if phase == _OPEN_WALL:
-            out = [k for k in range(NUM_WALL_TYPES) if h[k]]
+            out = list(compress(_WALL_ACTIONS, h))
             # A hand of seven trumpets lays a trumpet; it collapses at the reveal (see seeds/walls.md).
             return out or [TRUMPET]
-        return [SUPPLY_BASE + k for k in range(26) if h[k]]
+        return list(compress(_SUPPLY_ACTIONS, h))
 
     def is_legal(self, state: WallsState, action: int) -> bool:
         """Whether ``action`` is legal now, from the hand of the seat to move (no list built)."""
@@ -431,6 +435,14 @@ class WallsRules(Rules[WallsState]):
     def observe(self, state: WallsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the layout table on the game page)."""
         return encode(state, seat, self._orders[seat], self._scale, self.scoring_window(state))
+
+    def observe_into(self, out: np.ndarray, states: Sequence[WallsState], seats: Sequence[int]) -> None:
+        """Row ``j`` of ``out``: the observation of ``seats[j]`` in ``states[j]`` (one conversion for all rows)."""
+        raw: list[int] = []
+        orders, window = self._orders, self.scoring_window
+        for state, seat in zip(states, seats, strict=True):
+            raw += raw_counts(state, seat, orders[seat], window(state))
+        encode_into(out, raw, self._scale)
 
     def scoring_window(self, state: WallsState) -> tuple[int, int]:
         """(cards to draw before the pile of the next scoring card begins, cards left in that pile)."""
