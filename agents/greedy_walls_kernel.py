@@ -38,6 +38,19 @@ def _own_value(mine: float, ones: float, rivals: float, tied: float, supply: flo
 
 
 @njit(cache=True)
+def _longest_rival(length: Any, c: int, n: int) -> tuple[float, float]:
+    """(the longest rival wall of colour ``c`` in ``length`` (seat, colour), how many rivals have it)."""
+    rivals = -1.0
+    tied = 0.0
+    for k in range(1, n):
+        if length[k, c] > rivals:
+            rivals, tied = length[k, c], 1.0
+        elif length[k, c] == rivals:
+            tied += 1.0
+    return rivals, tied
+
+
+@njit(cache=True)
 def play_values(
     raw: Any,
     phase: Any,
@@ -131,24 +144,12 @@ def play_values(
         for t in range(25):
             won += raw[won_at + t, b]
         for c in range(5):
-            rivals = -1.0
-            tied = 0.0
-            for k in range(1, n):
-                if length[k, c] > rivals:
-                    rivals, tied = length[k, c], 1.0
-                elif length[k, c] == rivals:
-                    tied += 1.0
+            rivals, tied = _longest_rival(length, c, n)
             contrib[c] = _own_value(length[0, c], ones[0, c], rivals, tied, supply[c])
         totals = won + ((((contrib[0] + contrib[1]) + contrib[2]) + contrib[3]) + contrib[4])
 
         for c in range(5):
-            rivals = -1.0
-            tied = 0.0
-            for k in range(1, n):
-                if length[k, c] > rivals:
-                    rivals, tied = length[k, c], 1.0
-                elif length[k, c] == rivals:
-                    tied += 1.0
+            rivals, tied = _longest_rival(length, c, n)
             base = totals - contrib[c]
             # builds of this colour: our wall grows by the card's value, a 1 adds to our 1s
             for v in range(5):
@@ -176,13 +177,7 @@ def play_values(
                     after[k, c] = 0.0
             if after[0, c] != 0:
                 after[0, c] += trumpet_value
-            rivals_after = -1.0
-            tied_after = 0.0
-            for k in range(1, n):
-                if after[k, c] > rivals_after:
-                    rivals_after, tied_after = after[k, c], 1.0
-                elif after[k, c] == rivals_after:
-                    tied_after += 1.0
+            rivals_after, tied_after = _longest_rival(after, c, n)
             ones_after = 0.0 if hit == 0 else ones[0, c]
             value[25 + c] = base + _own_value(after[0, c], ones_after, rivals_after, tied_after, supply[c] + fallen)
         value[35] = totals  # a trumpet into the supply changes nothing
