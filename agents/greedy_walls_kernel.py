@@ -87,7 +87,9 @@ def play_values(
     counts = np.empty((n, 5, 5))
     trumpets = np.empty((n, 5))
     length = np.empty((n, 5))
-    ones = np.empty((n, 5))
+    ones = np.empty(5)  # our 1s' worth per colour (only our own cards are scored)
+    rivals = np.empty(5)
+    tied = np.empty(5)
     after = np.empty((n, 5))
     supply = np.empty(5)
     unseen = np.empty(5)
@@ -108,9 +110,8 @@ def play_values(
                 if x != 0.0:
                     counts[0, t // 5, t % 5] += x
                     length[0, t // 5] += x * values[t % 5]
-        for k in range(n):
-            for c in range(5):
-                ones[k, c] = one_weight * counts[k, c, 0]
+        for c in range(5):
+            ones[c] = one_weight * counts[0, c, 0]
 
         # the supply of each colour this seat expects at the next scoring (integer sums: exact in any order)
         pool = 0.0
@@ -144,21 +145,20 @@ def play_values(
         for t in range(25):
             won += raw[won_at + t, b]
         for c in range(5):
-            rivals, tied = _longest_rival(length, c, n)
-            contrib[c] = _own_value(length[0, c], ones[0, c], rivals, tied, supply[c])
+            rivals[c], tied[c] = _longest_rival(length, c, n)
+            contrib[c] = _own_value(length[0, c], ones[c], rivals[c], tied[c], supply[c])
         totals = won + ((((contrib[0] + contrib[1]) + contrib[2]) + contrib[3]) + contrib[4])
 
         for c in range(5):
-            rivals, tied = _longest_rival(length, c, n)
             base = totals - contrib[c]
             # builds of this colour: our wall grows by the card's value, a 1 adds to our 1s
             for v in range(5):
                 bonus = one_weight if v == 0 else 0.0
                 value[c * 5 + v] = base + _own_value(
-                    length[0, c] + values[v], ones[0, c] + bonus, rivals, tied, supply[c]
+                    length[0, c] + values[v], ones[c] + bonus, rivals[c], tied[c], supply[c]
                 )
             # a card of this colour into the supply
-            value[30 + c] = base + _own_value(length[0, c], ones[0, c], rivals, tied, supply[c] + 1.0)
+            value[30 + c] = base + _own_value(length[0, c], ones[c], rivals[c], tied[c], supply[c] + 1.0)
             # our trumpet naming this colour: the highest value on the table falls, trumpet-only walls collapse
             hit = 4
             for v in range(4, -1, -1):
@@ -178,7 +178,7 @@ def play_values(
             if after[0, c] != 0:
                 after[0, c] += trumpet_value
             rivals_after, tied_after = _longest_rival(after, c, n)
-            ones_after = 0.0 if hit == 0 else ones[0, c]
+            ones_after = 0.0 if hit == 0 else ones[c]
             value[25 + c] = base + _own_value(after[0, c], ones_after, rivals_after, tied_after, supply[c] + fallen)
         value[35] = totals  # a trumpet into the supply changes nothing
         for a in range(actions):
