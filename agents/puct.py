@@ -174,11 +174,12 @@ class PUCTSearch:
         nodes = self._evaluate(sims)
         roots = []
         for k, (node, _) in enumerate(nodes):
-            assert node is not None and sims[k].leaf_key is not None
+            key = sims[k].leaf_key
+            assert node is not None and key is not None
             if self.dirichlet_fraction > 0 and len(node.legal) > 1:
                 noise = self.rng.dirichlet(np.full(len(node.legal), self.dirichlet_alpha))
                 node.prior = (1 - self.dirichlet_fraction) * node.prior + self.dirichlet_fraction * noise
-            trees[k][sims[k].leaf_key] = node
+            trees[k][key] = node
             roots.append(node)
         return roots
 
