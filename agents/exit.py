@@ -145,6 +145,7 @@ class ExitSearchAgent(BaseAgent):
         evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
         self.search = PUCTSearch(self.rules, evaluator, simulations, c_puct, rows, self.rng)
         self._view: Any = None
+        self.last: Any = None  # the last search's result (agents.puct.SearchResult)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""
@@ -170,7 +171,8 @@ class ExitSearchAgent(BaseAgent):
             raise ValueError("exit-search: the information view does not match the observation (a stale view?)")
         if len(legal) == 1:
             return int(legal[0])
-        action = self.search.search([view], [seat])[0].best()
+        self.last = self.search.search([view], [seat])[0]
+        action = self.last.best()
         if not observation["action_mask"][action]:
             raise RuntimeError(f"exit-search chose {action}, which the mask forbids")
         return action
