@@ -438,9 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             final = run_exit(cfg, folder, bool(args.resume), args.quiet, backend)
         except KeyboardInterrupt:
-            print(
-                f"\ninterrupted: what was saved is kept. Resume with:\n  python -m experiments.exit {cfg.game} --resume {folder}"
-            )
+            resume_with = f"python -m experiments.exit {cfg.game} --resume {folder}"
+            print(f"\ninterrupted: what was saved is kept. Resume with:\n  {resume_with}")
             raise
         summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True, backend), args.quiet, backend)
         wall = time.perf_counter() - t0
