@@ -409,6 +409,30 @@ def final_table(
                     quiet=quiet, backend=backend)  # fmt: skip
 
 
+def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[ExitConfig, Path]:
+    """The config of the run in ``folder`` (checked as a new one is); a larger ``--iterations`` extends it."""
+    from experiments.checkpoints import RunFolder, read_json
+
+    path = Path(folder)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"--resume {folder!r}: no config.json there (not an expert-iteration run folder?)")
+    saved = read_json(path / "config.json", "--resume: config")
+    if not isinstance(saved, dict) or saved.get("game") != game:
+        raise ValueError(f"--resume {folder!r} is not a {game!r} expert-iteration run (its config.json says otherwise)")
+    saved = dict(saved)
+    options = saved.pop("options", {})
+    saved.pop("game", None)
+    known = {f.name for f in dataclasses.fields(ExitConfig)} - {"game", "options"}
+    unknown = sorted(set(saved) - known)
+    if unknown or not isinstance(options, dict):
+        raise ValueError(f"--resume {folder!r}: config.json is not an expert-iteration config (unknown: {unknown})")
+    cfg = make_exit_config(game, options, **saved)
+    if iterations is not None and iterations > cfg.iterations:
+        cfg.iterations = iterations
+        RunFolder(path).save_config(dataclasses.asdict(cfg))
+    return cfg, path
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.checkpoints import RunFolder
@@ -422,12 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> None:
         backend = backend_from_args(args)
         given = {k: getattr(args, k) for k in presets.EXIT["default"]}
+        resume = bool(args.resume)
         if args.resume:
-            saved = RunFolder.saved_config(args.resume, args.game)
-            options = saved.pop("options", {})
-            saved.pop("game", None)
-            cfg = make_exit_config(args.game, options, **saved)
-            folder = Path(args.resume)
+            cfg, folder = resumed_config(args.resume, args.game, args.iterations)
+            if not (folder / "exit.json").is_file():  # killed before its first iteration ended: start afresh
+                print(f"--resume {folder}: no iteration was complete; starting the run afresh in that folder")
+                resume = False
         else:
             check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
             cfg = make_exit_config(args.game, dict(args.option), **given)
@@ -436,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:
-            final = run_exit(cfg, folder, bool(args.resume), args.quiet, backend)
+            final = run_exit(cfg, folder, resume, args.quiet, backend)
         except KeyboardInterrupt:
             resume_with = f"python -m experiments.exit {cfg.game} --resume {folder}"
             print(f"\ninterrupted: what was saved is kept. Resume with:\n  {resume_with}")

@@ -142,7 +142,7 @@ def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("where", ["games", "evaluation"])
+@pytest.mark.parametrize("where", ["first", "games", "evaluation"])
 def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
     where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
