@@ -155,15 +155,20 @@ function buildAgents(form) {
 }
 
 function rulesText(box, text) {
-  // the game's "Rules in short": paragraphs, **bold** kept as bold, `code` marks dropped
+  // the game's "Rules in short": paragraphs, **bold** and *italics* kept, `code` marks dropped
   box.innerHTML = "";
   for (const para of text.split(/\n\s*\n/)) {
     const p = document.createElement("p");
-    const parts = para.replace(/`+/g, "").replace(/\s*\n\s*/g, " ").split(/\*\*(.+?)\*\*/);
-    parts.forEach((part, i) => {
-      if (i % 2) { const b = document.createElement("b"); b.textContent = part; p.append(b); }
-      else p.append(part);
-    });
+    const flat = para.replace(/`+/g, "").replace(/\s*\n\s*/g, " ");
+    let at = 0;
+    for (const m of flat.matchAll(/\*\*(.+?)\*\*|\*([^*\s][^*]*?)\*/g)) {
+      p.append(flat.slice(at, m.index));
+      const el = document.createElement(m[1] !== undefined ? "b" : "i");
+      el.textContent = m[1] !== undefined ? m[1] : m[2];
+      p.append(el);
+      at = m.index + m[0].length;
+    }
+    p.append(flat.slice(at));
     box.append(p);
   }
 }
