@@ -266,8 +266,8 @@ def test_one_visitors_many_games_never_push_out_anothers(browser: Any, base_url:
         statuses = bob.page.evaluate(
             """async () => {
                 const body = JSON.stringify({game: "castles", agents: ["random", "random"]});
-                const post = () => fetch("/api/watch", {method: "POST", headers: {"Content-Type": "application/json"}, body})
-                    .then(r => r.status);
+                const headers = {"Content-Type": "application/json"};
+                const post = () => fetch("/api/watch", {method: "POST", headers, body}).then(r => r.status);
                 const out = [];
                 for (let i = 0; i < 205; i += 41) out.push(...await Promise.all(Array.from({length: 41}, post)));
                 return out;

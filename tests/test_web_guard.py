@@ -44,7 +44,12 @@ def app() -> Any:
 def test_only_the_served_names_are_answered(app: Any) -> None:
     for base in ("http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000", "http://LOCALHOST"):
         assert TestClient(app, base_url=base).get("/api/games").status_code == 200, base
-    for base in ("http://evil.example", "http://evil.example:8000", "http://127.0.0.1.evil.example", "http://testserver"):
+    for base in (
+        "http://evil.example",
+        "http://evil.example:8000",
+        "http://127.0.0.1.evil.example",
+        "http://testserver",
+    ):
         r = TestClient(app, base_url=base).get("/")
         error(r, 400, "--allow-host", "not to Host")
     assert len(app.state.server.store) == 0
@@ -93,11 +98,15 @@ def test_changes_from_another_origin_or_not_json_are_refused(app: Any) -> None:
     assert len(store) == 0  # nothing above made a game
     same = me.post("/api/watch", content=body, headers={**json_type, "origin": "http://127.0.0.1:8000"})
     charset = me.post("/api/watch", content=body, headers={"content-type": "application/json; charset=utf-8"})
-    assert same.status_code == charset.status_code == 200 and len(store) == 2  # the page's own, and programs' (no Origin)
+    assert (
+        same.status_code == charset.status_code == 200 and len(store) == 2
+    )  # the page's own, and programs' (no Origin)
     sid = same.json()["id"]
     for method in ("DELETE", "POST"):
         path = f"/api/session/{sid}" + ("/step" if method == "POST" else "")
-        r = me.request(method, path, content=json.dumps({"ply": 0}), headers={**json_type, "origin": "http://evil.example"})
+        r = me.request(
+            method, path, content=json.dumps({"ply": 0}), headers={**json_type, "origin": "http://evil.example"}
+        )
         error(r, 403, "this server's own page")
     assert me.get(f"/api/session/{sid}").json()["plies"] == 0  # neither stepped nor deleted
     assert me.get("/api/games", headers={"origin": "http://evil.example"}).status_code == 200  # reading changes nothing
@@ -284,5 +293,5 @@ def test_idle_games_are_forgotten_and_make_room() -> None:
     now[0] = 61.0
     assert bob.post("/api/watch", json=WATCH).status_code == 200
     error(alice.get(f"/api/session/{old}"), 404, "idle for")
-    with pytest.raises(ValueError, match="per_visitor must be 1..limit"):
+    with pytest.raises(ValueError, match=r"per_visitor must be 1\.\.limit"):
         SessionStore(limit=2, per_visitor=3)

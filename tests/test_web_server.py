@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from jericho_env.core.image import font
 from jericho_env.agent_plugins import UniformRandomAgent, providers
+from jericho_env.core.image import font
 from jericho_env.core.rules import Option, OptionError, choice_option, int_option
 from jericho_env.registry import make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays, write_replays
@@ -113,7 +113,9 @@ def test_a_provider_that_adds_agents_adds_them_to_the_page_read_once() -> None:
     error(client.post("/api/play", json={**body, "game": "grid"}), 400, "unknown agent")
     assert reads == [1]  # the installed providers are read once per server, not per request
     bare = Opponents(lambda: {})  # no provider installed: the built-in random alone
-    assert bare.names("castles") == ["random"] and isinstance(bare.make("random", "castles", seed=1), UniformRandomAgent)
+    assert bare.names("castles") == ["random"] and isinstance(
+        bare.make("random", "castles", seed=1), UniformRandomAgent
+    )
     with pytest.raises(OptionError, match="unknown agent 'greedy'"):
         bare.make("greedy", "castles")
 
@@ -242,7 +244,15 @@ def test_a_finished_played_game_can_be_stepped_back_through(client: TestClient) 
 
 
 def test_scores_read_as_fractions_or_two_decimals() -> None:
-    assert [score_text(x) for x in (1.0, -1.0, 0.0, -0.0, -1 / 3, 2 / 3, 0.25)] == ["+1", "-1", "0", "0", "-1/3", "+2/3", "+1/4"]
+    assert [score_text(x) for x in (1.0, -1.0, 0.0, -0.0, -1 / 3, 2 / 3, 0.25)] == [
+        "+1",
+        "-1",
+        "0",
+        "0",
+        "-1/3",
+        "+2/3",
+        "+1/4",
+    ]
     assert [score_text(x) for x in (-0.333, 0.123456, 1 / 13)] == ["-0.33", "+0.12", "+0.08"]
 
 
@@ -278,7 +288,11 @@ def test_every_character_the_page_shows_is_drawn_by_dejavu_sans(client: TestClie
     served = Path(font(12).path)
     drawn = font_characters(DEBIAN_FONT) & font_characters(served)
     shown = {p.name: p.read_text(encoding="utf-8") for p in STATIC.iterdir()}
-    for game_id, agents in (("grid", [None, "random"]), ("castles", [None, "random"]), ("walls", [None, "random", "random", "random"])):
+    for game_id, agents in (
+        ("grid", [None, "random"]),
+        ("castles", [None, "random"]),
+        ("walls", [None, "random", "random", "random"]),
+    ):
         view = finish(client, client.post("/api/play", json={"game": game_id, "seat": 0, "agents": agents}).json())
         text = [view["status"], *_texts(view), *re.findall(r">([^<]+)<", view["svg"])]
         shown[f"{game_id} views"] = "\n".join(text)

@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                 host, port = sock.getsockname()[:2]
                 print(f"jericho-env web page: http://{host}:{port}/  (runs folder: {runs.resolve()}; Ctrl-C stops)")
         if args.host in WILDCARD_ADDRESSES and not args.allow_host:
-            print("serving every interface, but answering only to 127.0.0.1 and localhost: --allow-host NAME adds a name")
+            print(
+                "serving every interface, but answering only to 127.0.0.1 and localhost: --allow-host NAME adds a name"
+            )
         sys.stdout.flush()
 
     server.startup = startup  # type: ignore[method-assign]

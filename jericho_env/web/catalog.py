@@ -49,7 +49,7 @@ def option_values(option: Option) -> list[Any] | None:
     return allowed
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def first_player(game_id: str) -> int | None:
     """The seat to move first in every deal of ``game_id`` (default options), or ``None`` if deals differ."""
     rules = make_rules(game_id)
@@ -64,7 +64,7 @@ def rules_page(game_id: str) -> str:
     return (package.__doc__ or importlib.import_module(module).__doc__ or "").strip()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rules_summary(game_id: str) -> str:
     """The "Rules in short" section of the game's page, or its first paragraph when it has no such section."""
     page = rules_page(game_id)

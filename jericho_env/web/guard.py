@@ -166,6 +166,7 @@ async def read_json(request: Request, fields: Iterable[str]) -> dict[str, Any]:
     unknown = [k for k in data if k not in known]
     if unknown:
         raise WebError(
-            400, f"unknown field(s) {', '.join(repr(k[:40]) for k in unknown[:5])}: this request takes {', '.join(known)}"
+            400,
+            f"unknown field(s) {', '.join(repr(k[:40]) for k in unknown[:5])}: this request takes {', '.join(known)}",
         )
     return data

@@ -161,9 +161,13 @@ class Session:
         if self.rules.current_player(self.state) != self.human:  # cannot happen between requests: agents reply at once
             raise WebError(409, "it is not your turn")
         if isinstance(action, bool) or not isinstance(action, int):
-            raise WebError(400, f"action must be an integer (a move's number from the view's moves), got {brief(action)}")
+            raise WebError(
+                400, f"action must be an integer (a move's number from the view's moves), got {brief(action)}"
+            )
         if not 0 <= action < self.rules.info.num_actions:
-            raise WebError(400, f"illegal move: action {action} is not a move of this game (0..{self.rules.info.num_actions - 1})")
+            raise WebError(
+                400, f"illegal move: action {action} is not a move of this game (0..{self.rules.info.num_actions - 1})"
+            )
         try:
             self._apply(action)
         except JerichoError as e:
@@ -342,7 +346,7 @@ class SessionStore:
             self._check_room(visitor)
 
     def add(self, session: Session, visitor: str) -> Session:
-        """Keep ``session`` as ``visitor``'s, pushing out that visitor's own least recently used beyond ``per_visitor``."""
+        """Keep ``session`` as ``visitor``'s; beyond ``per_visitor``, that visitor's own least recently used goes."""
         with self._lock:
             now = self.clock()
             self._expire(now)
