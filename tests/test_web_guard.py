@@ -19,6 +19,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from jericho_env.web.__main__ import main as web_main
+from jericho_env.web.__main__ import served_names
 from jericho_env.web.app import create_app
 from jericho_env.web.guard import MAX_BODY, VISITOR_COOKIE, host_name
 from jericho_env.web.sessions import SessionStore
@@ -66,6 +67,14 @@ def test_another_name_is_answered_when_allowed_on_purpose() -> None:
     assert [host_name(h) for h in ("LocalHost:80", "[::1]:8000", "::1", "a.b")] == ["localhost", "::1", "::1", "a.b"]
     with pytest.raises(ValueError, match="allowed_hosts is empty"):
         TestClient(create_app("/nonexistent-runs", allowed_hosts=[]), base_url=BASE).get("/")
+
+
+def test_the_command_line_serves_the_names_it_is_told() -> None:
+    local = ("127.0.0.1", "localhost", "::1")
+    assert served_names("127.0.0.1", [], local) == [*local, "127.0.0.1"]
+    assert served_names("192.168.1.20", [], local) == [*local, "192.168.1.20"]  # a bound address answers to itself
+    assert served_names("0.0.0.0", ["mybox.lan", "*"], local) == [*local, "mybox.lan", "*"]  # every interface: no name
+    assert served_names("::", [], local) == list(local)
 
 
 def test_the_command_line_refuses_bad_server_settings(capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,13 +212,24 @@ def _post_endless_chunks(base: str, chunk: int = 4096, most: int = 100 * 2**20) 
             except OSError:  # the server closed its side (it answered): read the answer
                 break
             sent += chunk
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            part = sock.recv(65536)
-            if not part:
-                break
-            answer += part
-    return sent, answer
+        return sent, _read_answer(sock)
+
+
+def _read_answer(sock: socket.socket) -> bytes:
+    """An HTTP answer read whole from ``sock``: its head, then as many bytes of body as its Content-Length says."""
+    answer = b""
+    while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
+        part = sock.recv(65536)
+        if not part:
+            break
+        answer += part
+    return answer
+
+
+def _length(answer: bytes) -> int:
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    found = [line for line in head.split(b"\r\n") if line.startswith(b"content-length:")]
+    return int(found[0].split(b":", 1)[1]) if found else 0
 
 
 def _announce_a_huge_body(base: str) -> bytes:
@@ -218,10 +238,7 @@ def _announce_a_huge_body(base: str) -> bytes:
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         head = f"POST /api/watch HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
         sock.sendall((head + "Content-Length: 100000000\r\n\r\n{        ").encode())
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            answer += sock.recv(65536)  # a server waiting for the announced body would time out here
-        return answer
+        return _read_answer(sock)  # a server waiting for the announced body would time out here
 
 
 def test_a_chunked_body_is_cut_off_at_the_limit_while_it_is_read(app: Any) -> None:

@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def served_names(host: str, allow: list[str], local: tuple[str, ...]) -> list[str]:
+    """The names the server answers to: the ``local`` ones, ``host`` if it is one address (not all), ``allow``."""
+    return [*local, *([] if host in WILDCARD_ADDRESSES else [host]), *allow]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start the server; it runs until interrupted."""
     parser = build_parser()
@@ -74,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         print(f"the web page needs its extra: pip install -e '.[web]' ({e})", file=sys.stderr)
         return 2
-    hosts = [*LOCAL_HOSTS, *([] if args.host in WILDCARD_ADDRESSES else [args.host]), *args.allow_host]
+    hosts = served_names(args.host, args.allow_host, LOCAL_HOSTS)
     runs = Path(args.runs)
     app = create_app(
         runs,

@@ -498,7 +498,7 @@ async function runWatch() {
 
 function start(kind, body) {
   running = false;
-  const thinking = kind === "replay" ? "" : "dealing (the agents move first if they are to)…";
+  const thinking = kind === "replay" ? "" : "starting the game…";
   return request(async tab => {
     const v = await api("POST", `/api/${kind}`, body);
     const old = GAMES[tab];
