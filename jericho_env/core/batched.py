@@ -114,6 +114,14 @@ class BatchedGame(ABC, Generic[S]):
         """
         raise NotImplementedError(f"{self.info.game_id}: no compiled determinize")
 
+    def rollout(self, states: np.ndarray, rows: np.ndarray, stream: np.ndarray, returns: np.ndarray) -> None:
+        """Play each of ``rows`` to the end with uniformly random legal actions; ``returns[k]``: its returns.
+
+        The rows' states end over (callers pass copies). Random playouts of search (``ismcts``); games
+        without it raise NotImplementedError.
+        """
+        raise NotImplementedError(f"{self.info.game_id}: no compiled rollout")
+
 
 class PythonBatchedGame(BatchedGame[Any]):
     """The Python rules under the batched interface: rows hold state objects (``dtype`` object).
@@ -181,6 +189,16 @@ class PythonBatchedGame(BatchedGame[Any]):
         """``rules.determinize`` with a generator seeded by each row's stream state."""
         for k, i in enumerate(rows):
             out[k] = self.rules.determinize(states[i], int(seats[k]), np.random.default_rng(int(stream[k])))
+
+    def rollout(self, states: np.ndarray, rows: np.ndarray, stream: np.ndarray, returns: np.ndarray) -> None:
+        """Random legal actions until the end, with a generator seeded by each row's stream state."""
+        rules = self.rules
+        for k, i in enumerate(rows):
+            s, rng = states[i], np.random.default_rng(int(stream[k]))
+            while not rules.is_terminal(s):
+                legal = rules.legal_actions(s)
+                rules.apply_unchecked(s, legal[int(rng.integers(len(legal)))])
+            returns[k] = rules.returns(s)
 
 
 __all__ = ["BatchedGame", "PythonBatchedGame"]
