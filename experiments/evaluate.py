@@ -1,7 +1,10 @@
 """Round-robin tournament: ``python -m experiments.evaluate GAME --agents A B ...``.
 
 Every pair of agents plays ``--deals`` deals, each deal in every seat arrangement (seats swapped
-in 2-player games; in walls, agent A alone against copies of B, A in each seat). Prints the
+in 2-player games; in walls, agent A alone against copies of B, A in each seat). The games are played
+``--batch`` deals at a time per pairing and arrangement, each agent asked once per round for all its
+games (``experiments.batched_games``); ``--sequential`` plays them one at a time through the AEC env
+instead (the same deals and seats; agents' random draws differ). Prints the
 win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes results.json,
 table.csv, table.md and heatmap.png (without matplotlib: skipped, with a note) to one run folder, in
 that order and each complete or absent, so tables never stand without their results.
@@ -13,6 +16,7 @@ Examples:
     python -m experiments.evaluate castles --agents random greedy ppo=runs/train/castles-x/final.zip
     python -m experiments.evaluate castles --agents greedy ismcts=0.5s fast:ismcts=100 --workers 1
     python -m experiments.evaluate castles --agents random greedy --deals 2000 --backend ray --workers 2
+    python -m experiments.evaluate walls --agents random greedy --deals 100 --sequential
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from agents.registry import baselines, parse_spec
 from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
+from experiments.batched_games import DEFAULT_BATCH
 from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
@@ -50,6 +55,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
     p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
     p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
+    p.add_argument(
+        "--batch",
+        type=positive_int,
+        default=DEFAULT_BATCH,
+        metavar="N",
+        help=f"deals played at once per pairing and arrangement (default {DEFAULT_BATCH}; part of the seed: "
+        "another N gives other random draws)",
+    )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="play one game at a time through the AEC env, each agent seeded per game (slower)",
+    )
     p.add_argument(
         "--option",
         type=parse_option,
@@ -97,8 +115,11 @@ def evaluate(
     quiet: bool = False,
     kind: str = "evaluate",
     backend: Backend = LOCAL,
+    loop: str = "batched",
+    batch: int = DEFAULT_BATCH,
 ) -> dict[str, Any]:
-    """Run the tournament (on ``backend``), write its outputs and return the summary (with ``folder``)."""
+    """Run the tournament (on ``backend``, with the game ``loop`` of ``run_games``), write its outputs and
+    return the summary (with ``folder``)."""
     options = dict(options or {})
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
@@ -112,7 +133,9 @@ def evaluate(
     bar = progress_bar(total, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:
-        records = run_games(game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend)
+        records = run_games(
+            game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend, loop=loop, batch=batch
+        )
     finally:
         bar.close()
     elapsed = time.perf_counter() - t0
@@ -125,6 +148,8 @@ def evaluate(
         "deals": deals,
         "seed": seed,
         "workers": workers,
+        "loop": loop,
+        **({"batch": batch} if loop == "batched" else {}),
         **backend.describe(),
         "games": len(records),
         "seconds": round(elapsed, 2),
@@ -184,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             plot=not args.no_plot,
             quiet=args.quiet,
             backend=backend_from_args(args),
+            loop="sequential" if args.sequential else "batched",
+            batch=args.batch,
         )
     except KeyboardInterrupt:
         return 130
