@@ -20,6 +20,10 @@ round, each agent with games to move is asked once for all of them, as a batch p
 - any other agent: ``AgentBatchPolicy``, asked row by row; a searching agent (``observe_view``, as
   ``ismcts`` and ``exit-search``) is handed each row's information view before its ``act``.
 
+One agent object serves every game of a task, so an agent must keep no memory of a game between its
+moves other than its random generator: every built-in agent reads only its observation (and its
+information view), as the AEC protocol hands them over.
+
 Information views are drawn per game from a generator seeded as the AEC env seeds its own
 (``SeedSequence([env_seed, 1])``), with ``rules.determinize`` on the Python state; where the game's
 compiled rules (``BatchedGame``) provide ``determinize``, from a per-game stream of the same seed instead.

@@ -107,8 +107,7 @@ def strength(args: argparse.Namespace, folder: Path) -> None:
         for spec in (field["random"], ppo, sampling):
             specs = [spec, AgentSpec("greedy", "greedy")]
             seq, bat = (_cell(game, specs, args, loop) for loop in ("sequential", "batched"))
-            inside = seq.interval[0] <= bat.win_rate <= seq.interval[1]
-            inside = inside and bat.interval[0] <= seq.win_rate <= bat.interval[1]
+            inside = _within(bat.win_rate, seq.interval) and _within(seq.win_rate, bat.interval)
             scores = f"{_score(seq)} | {_score(bat)} | {'yes' if inside else 'NO'}"
             print(f"| {game} | {spec.label} vs greedy | {seq.games} | {scores} |", flush=True)
 
@@ -117,6 +116,11 @@ def _cell(game: str, specs: list[AgentSpec], args: argparse.Namespace, loop: str
     """The first agent's cell against the second in a tournament played by ``loop``."""
     records = run_games(game, specs, args.deals, args.seed, loop=loop, batch=args.batch)
     return tabulate(records, [s.label for s in specs])[(specs[0].label, specs[1].label)]
+
+
+def _within(score: float, interval: tuple[float, float]) -> bool:
+    """Whether ``score`` lies in ``interval`` (up to rounding: Wilson's bounds at 0 or 1 games won are inexact)."""
+    return interval[0] - 1e-9 <= score <= interval[1] + 1e-9
 
 
 def _score(cell: Any) -> str:
