@@ -112,7 +112,7 @@ def _refill(s: Any, p: int) -> None:
 @njit(cache=True)
 def _can_play(s: Any, p: int, ranks: int, answers: np.ndarray) -> bool:
     bits = answers[s.beat]
-    for r in range(ranks + 1):
+    for r in range(ranks + 1):  # noqa: SIM110 - a plain loop: Numba compiles it, not any() over a generator
         if s.hands[p, r] and bits >> r & 1:
             return True
     return False
@@ -281,11 +281,11 @@ def _legal(s: Any, cfg: np.ndarray, answers: np.ndarray, out: np.ndarray) -> int
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _observe_row(
-    s: Any, seat: int, o: np.ndarray, ranks: int, off: np.ndarray, per_copy: np.ndarray, scales: np.ndarray
+    s: Any, seat: int, out: np.ndarray, j: int, ranks: int, off: np.ndarray, per_copy: np.ndarray, scales: np.ndarray
 ) -> None:
-    """``ObsEncoder.encode`` into ``o``: the same float64 operations, each value cast to float32 once.
+    """``ObsEncoder.encode`` into ``out[j]``: the same float64 operations, each value cast to float32 once.
 
     Counts are written whatever their value (a zero count gives +0.0, the encoder's untouched zero), without
     a branch per rank: on random hands such branches are mispredicted and cost more than the whole row.
@@ -294,30 +294,57 @@ def _observe_row(
     per_save = scales[_PER_SAVE]
     oh, osv = off[_O_HAND], off[_O_SAVES]
     for r in range(k):
-        o[oh + r] = s.hands[seat, r] * per_copy[r]
-        o[osv + r] = s.saves[seat, r] * per_save
+        out[j, oh + r] = s.hands[seat, r] * per_copy[r]
+        out[j, osv + r] = s.saves[seat, r] * per_save
     for side in range(2):
         who = seat if side == 0 else 1 - seat
         b = off[_O_COUNTS] if side == 0 else off[_O_OPP_COUNTS]
-        o[b] = s.deck_n[who] * scales[_DECK_SCALE]
-        o[b + 1] = s.hand_n[who] / SETUP_DRAW
-        o[b + 2] = s.save_n[who] * per_save
+        out[j, b] = s.deck_n[who] * scales[_DECK_SCALE]
+        out[j, b + 1] = s.hand_n[who] / SETUP_DRAW
+        out[j, b + 2] = s.save_n[who] * per_save
         b = off[_O_OUT] if side == 0 else off[_O_OPP_OUT]
         for r in range(k):
-            o[b + r] = (s.pile[who, r] + s.discard[who, r]) * per_copy[r]
-    o[off[_O_BEAT] :] = 0.0  # to_beat and every field after it: one-hots and flags, set below
+            out[j, b + r] = (s.pile[who, r] + s.discard[who, r]) * per_copy[r]
+    out[j, off[_O_BEAT] :] = 0.0  # to_beat and every field after it: one-hots and flags, set below
     over = s.phase == _OVER
     if s.beat >= 0:
-        o[off[_O_BEAT] + s.beat] = 1.0
-        o[off[_O_BEAT_N]] = s.beat_n * scales[_BEAT_SCALE]
-        o[off[_O_BEAT_BY] + (0 if s.beat_by == seat else 1)] = 1.0
+        out[j, off[_O_BEAT] + s.beat] = 1.0
+        out[j, off[_O_BEAT_N]] = s.beat_n * scales[_BEAT_SCALE]
+        out[j, off[_O_BEAT_BY] + (0 if s.beat_by == seat else 1)] = 1.0
         if s.beat == ranks and not over:
-            o[off[_O_JOKER_TURN]] = 1.0
+            out[j, off[_O_JOKER_TURN]] = 1.0
     if not over:
-        o[off[_O_PHASE] + s.phase] = 1.0
-        o[off[_O_PENDING]] = s.pending / HAND_SIZE
-        o[off[_O_TO_MOVE] + (0 if s.to_move == seat else 1)] = 1.0
-    o[off[_O_FIRST] + (0 if s.first == seat else 1)] = 1.0
+        out[j, off[_O_PHASE] + s.phase] = 1.0
+        out[j, off[_O_PENDING]] = s.pending / HAND_SIZE
+        out[j, off[_O_TO_MOVE] + (0 if s.to_move == seat else 1)] = 1.0
+    out[j, off[_O_FIRST] + (0 if s.first == seat else 1)] = 1.0
+
+
+@njit(cache=True, inline="always")
+def _mask_row(s: Any, out: np.ndarray, j: int, cfg: np.ndarray, answers: np.ndarray) -> None:
+    """``rules.legal_mask`` into ``out[j]``: the actions of ``_legal``, set without a branch per card."""
+    out[j, :] = 0
+    phase = s.phase
+    if phase == _OVER:
+        return
+    p = s.to_move
+    ranks = cfg[_RANKS]
+    if phase == _PLAY:
+        copies = cfg[_COPIES]
+        bits = answers[s.beat]
+        for r in range(ranks):
+            held = s.hands[p, r] if bits >> r & 1 else 0
+            for c in range(copies):
+                out[j, r * copies + c] = c < held  # play c + 1 cards of rank r
+        out[j, cfg[_JOKER_ACTION]] = s.hands[p, ranks] > 0
+    elif phase == _PLAY_SAVE:
+        base = cfg[_PLAY_SAVE_BASE]
+        for r in range(ranks + 1):
+            out[j, base + r] = s.saves[p, r] > 0
+    else:
+        base = cfg[_SAVE] if phase == _CHOOSE_SAVES else cfg[_DISCARD_BASE]
+        for r in range(ranks + 1):
+            out[j, base + r] = s.hands[p, r] > 0
 
 
 # ---------------------------------------------------------------------------------------------- kernels over rows
@@ -380,11 +407,8 @@ def _status(states: np.ndarray, rows: np.ndarray, current: np.ndarray, returns: 
 
 @njit(cache=True)
 def _masks(states: np.ndarray, rows: np.ndarray, out: np.ndarray, cfg: np.ndarray, answers: np.ndarray) -> None:
-    legal = np.empty(out.shape[1], dtype=np.int64)
     for k in range(rows.shape[0]):
-        out[k, :] = 0
-        for j in range(_legal(states[rows[k]], cfg, answers, legal)):
-            out[k, legal[j]] = 1
+        _mask_row(states[rows[k]], out, k, cfg, answers)
 
 
 @njit(cache=True)
@@ -402,7 +426,7 @@ def _observe(
     """Observations into ``out[k]``, or into ``out[rows[k]]`` when ``at_row``."""
     for k in range(rows.shape[0]):
         i = rows[k]
-        _observe_row(states[i], seats[k], out[i] if at_row else out[k], ranks, off, per_copy, scales)
+        _observe_row(states[i], seats[k], out, i if at_row else k, ranks, off, per_copy, scales)
 
 
 @njit(cache=True)
@@ -432,7 +456,7 @@ def _comb(n: int, x: int) -> int:
 
 @njit(cache=True)
 def _pattern_weight(sizes: np.ndarray, xs: np.ndarray, need: np.ndarray) -> int:
-    """Hands with ``xs[g]`` cards of group ``g`` (``g``'s bit j: in bound j's class): their count if every bound holds."""
+    """Hands holding ``xs[g]`` cards of each group ``g`` (bit j of ``g``: in bound j's class); 0 if a bound fails."""
     for j in range(2):
         got = 0
         for g in range(4):
@@ -595,9 +619,8 @@ class CastlesBatched(BatchedGame[CastlesState]):
 
     def from_batched(self, states: np.ndarray, row: int) -> CastlesState:
         """The ``CastlesState`` of ``states[row]``."""
-        (hands, saves, pile, discard, decks, deck_n, hand_n, save_n, barred, need_n, need_beat, *scalars) = states[
-            row
-        ].item()  # one conversion of the whole row (the fields in DTYPE's order)
+        # one conversion of the whole row, its fields in DTYPE's order (CastlesState recounts hand_n and save_n)
+        hands, saves, pile, discard, decks, deck_n, _, _, barred, need_n, need_beat, *scalars = states[row].item()
         beat, beat_n, beat_by, first, to_move, phase, pending, winner, reason = (int(v) for v in scalars)
         k = self.ranks + 1
         s = CastlesState(
@@ -622,7 +645,7 @@ class CastlesBatched(BatchedGame[CastlesState]):
         return s
 
     def deal(self, states: np.ndarray, rows: np.ndarray, stream: np.ndarray) -> None:
-        """Both decks shuffled, eight cards each drawn, the first player drawn: ``rules.initial_state``'s distribution."""
+        """Both decks shuffled, eight cards drawn each, the first player drawn: as ``rules.initial_state``."""
         _deal(states, rows, stream, self.ordered)
 
     def apply(self, states: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> None:
