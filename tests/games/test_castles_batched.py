@@ -256,7 +256,7 @@ def test_compiled_determinize_refuses_a_position_no_deal_fits() -> None:
 
 
 def test_rollouts_end_in_valid_games_as_often_won_as_python_rollouts() -> None:
-    """From one mid-game position, 4,000 compiled and 4,000 Python random playouts: as many wins, as many ways to end."""
+    """From a mid-game position, 4,000 compiled and 4,000 Python random playouts end alike (who wins, how)."""
     game = _game()
     rules = game.rules
     state = next(s for i, (_, s) in enumerate(_states("castles", {}, 400, seed=2)) if i >= 12 and s.phase == Phase.PLAY)
