@@ -38,6 +38,7 @@ __all__ = [
     "Rules",
     "StateFormatError",
     "make",
+    "make_batched",
     "make_rules",
     "raw_env",
     "register_game",
@@ -52,6 +53,13 @@ def single_agent(
     from jericho_env.envs.single import SingleAgentEnv
 
     return SingleAgentEnv(game_id, opponents=opponents, seat=seat, illegal_action=illegal_action, **options)
+
+
+def make_batched(game_id: str, num_envs: int, **kwargs: Any) -> Any:
+    """``num_envs`` games in lockstep as arrays (``jericho_env.envs.batched.BatchedEnv``; Pgx/EnvPool style)."""
+    from jericho_env.envs.batched import BatchedEnv
+
+    return BatchedEnv(game_id, num_envs, **kwargs)
 
 
 def _register_with_pettingzoo() -> None:

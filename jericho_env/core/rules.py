@@ -141,6 +141,9 @@ class Rules(ABC, Generic[S]):
     # do): saved policies record it and refuse to play observations of another version.
     observation_version: ClassVar[int] = 0
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
+    # The game's compiled batched rules as "module:Class" (a ``jericho_env.core.batched.BatchedGame``), or None:
+    # ``jericho_env.make_batched`` then runs these Python rules under the batched interface.
+    batched: ClassVar[str | None] = None
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = resolve_options(self.game_id, self.OPTIONS, options)
