@@ -31,11 +31,17 @@ if [ ! -d .venv ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
+reachable() {  # can pip read the index at $1? (a quick look, so that pip does not retry it for every package)
+  .venv/bin/python -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=10)" "$1" \
+    >/dev/null 2>&1
+}
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   step "torch 2.13.0, the CPU build"
-  if [ -n "$TORCH_INDEX" ]; then
+  if [ -n "$TORCH_INDEX" ] && reachable "$TORCH_INDEX"; then
     .venv/bin/python -m pip install -q "torch==2.13.0" --extra-index-url "$TORCH_INDEX"
   else
+    [ -z "$TORCH_INDEX" ] || echo "PyTorch's CPU index ($TORCH_INDEX) is not reachable: torch from PyPI alone," \
+      "which on Linux is the CUDA build unless pip finds a CPU wheel elsewhere (pip.conf, --find-links)" >&2
     .venv/bin/python -m pip install -q "torch==2.13.0"
   fi
 fi
