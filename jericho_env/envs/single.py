@@ -142,6 +142,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
 
     # ------------------------------------------------------------------ internals
     def _done(self) -> bool:
+        if self.aec.state is None:
+            raise gym.error.ResetNeeded("no game yet: call reset() before step() or action_masks()")
         return self._lost_by_illegal or self.rules.is_terminal(self.aec.state)
 
     def _advance_opponents(self) -> None:
@@ -163,3 +165,22 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
 
     def _info(self) -> dict[str, Any]:
         return {"seat": self.seat, "action_mask": self.action_masks()}
+
+
+class ActionMasks(gym.Wrapper[np.ndarray, np.int64, np.ndarray, np.int64], gym.utils.RecordConstructorArgs):
+    """``action_masks()`` on the outside of ``gymnasium.make("jericho/<game>-v<version>")``'s wrappers.
+
+    Gymnasium 1.x wrappers forward no attribute they do not define, so ``OrderEnforcing`` and
+    ``PassiveEnvChecker`` would hide the view's ``action_masks``. The registration adds this wrapper last
+    (``additional_wrappers``); it asks the env below with ``get_wrapper_attr``, as sb3-contrib's
+    ``get_action_masks`` does, so a wrapper added on top still answers ``get_wrapper_attr("action_masks")``.
+    """
+
+    def __init__(self, env: gym.Env[np.ndarray, np.int64]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans (all False once the game is over)."""
+        masks: np.ndarray = self.env.get_wrapper_attr("action_masks")()
+        return masks
