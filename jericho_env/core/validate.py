@@ -12,20 +12,20 @@ from typing import Any
 from jericho_env.core.rules import StateFormatError
 
 
-def require_mapping(game_id: str, data: Any) -> Mapping[str, Any]:
-    """``data`` if it is a dict-like mapping, else ``StateFormatError``."""
+def require_mapping(game_id: str, data: Any, source: str = "to_dict") -> Mapping[str, Any]:
+    """``data`` if it is a dict-like mapping, else ``StateFormatError`` (naming ``source``, what writes one)."""
     if not isinstance(data, Mapping):
-        raise StateFormatError(f"{game_id} state must be a dict (from to_dict), got {type(data).__name__}")
+        raise StateFormatError(f"{game_id} state must be a dict (from {source}), got {type(data).__name__}")
     return data
 
 
-def require_keys(game_id: str, data: Mapping[str, Any], keys: Sequence[str], optional: Sequence[str] = ()) -> None:
-    """All of ``keys``, any of ``optional`` and nothing else (a misspelt key would otherwise be ignored)."""
+def require_keys(game_id: str, data: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """All of ``keys`` and nothing else: no default fills a missing key, and a misspelt one would be ignored."""
     missing = [k for k in keys if k not in data]
-    allowed = ", ".join(keys) + (f" (optional: {', '.join(optional)})" if optional else "")
+    allowed = ", ".join(keys)
     if missing:
         raise StateFormatError(f"{game_id} state is missing {', '.join(missing)}; expected keys {allowed}")
-    unknown = sorted(str(k) for k in data if k not in keys and k not in optional)
+    unknown = sorted(str(k) for k in data if k not in keys)
     if unknown:
         raise StateFormatError(f"{game_id} state has unknown key(s) {', '.join(unknown)}; expected keys {allowed}")
 
