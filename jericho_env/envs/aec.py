@@ -24,7 +24,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError, Rules
-from jericho_env.core.validate import require_keys, require_mapping
+from jericho_env.core.validate import check_optional_seed, require_keys, require_mapping
 from jericho_env.registry import make_rules
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -84,7 +84,8 @@ class JerichoEnv(AECEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; ``seed`` re-seeds the env's generator (else it continues)."""
+        """Start a new game; ``seed`` (an int in 0..2**63-1) re-seeds the env's generator, ``None`` continues it."""
+        seed = check_optional_seed(seed)  # before anything changes
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             # a stream of its own, so that views never change the deals of a seed
