@@ -18,7 +18,9 @@ buffer's memory too), rebuilds the network from the spec (``agents.nets.build_po
 ``weights.pt`` (refused unread if larger than that network's tensors and optimizer state can need,
 ``weights_limit``) and copies the tensors in. A pickle the weights-only loader refuses is reported as
 unsafe (``UnsafeCheckpointError``, never run); tensors holding nan or inf are refused
-(``CheckpointError``: the training that wrote them diverged). A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhere) loads only with
+(``CheckpointError``: the training that wrote them diverged). Every rule: ``docs/checkpoints.md``.
+
+A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhere) loads only with
 ``trust=True`` (``--trust-checkpoint`` on the command lines): say so only for files you trust.
 
 The API: ``save_checkpoint(model, path, meta)`` (written to a temporary file, then renamed, so a
@@ -111,7 +113,9 @@ class PolicySpec:
         except ValueError as e:
             raise CheckpointError(f"{where}: meta.json's policy is refused: {e}") from None
         if not math.isfinite(spec.prior_weight) or isinstance(spec.prior_weight, bool):
-            raise CheckpointError(f"{where}: meta.json's prior_weight must be a finite number, got {spec.prior_weight!r}")
+            raise CheckpointError(
+                f"{where}: meta.json's prior_weight must be a finite number, got {spec.prior_weight!r}"
+            )
         return spec
 
 
@@ -589,7 +593,9 @@ def check_hyperparameters(hyper: Mapping[str, Any], where: str) -> None:
     """``CheckpointError`` naming the first hyperparameter of ``meta.json`` that is not what PPO takes (``_HYPER``)."""
     for key, (ok, allowed) in _HYPER.items():
         if key in hyper and not ok(hyper[key]):
-            raise CheckpointError(f"{where}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}")
+            raise CheckpointError(
+                f"{where}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}"
+            )
 
 
 def physical_memory() -> int | None:

@@ -1,9 +1,10 @@
 """Command-line plumbing shared by the ``experiments`` commands: argument types, the parser, errors, progress.
 
 Every numeric flag goes through one of the typed helpers below (``positive_int``, ``nonnegative_int``,
-``seed_int``, ``positive_float``, ``nonnegative_float``, ``finite_float``, ``fraction``), never a bare
-``int`` or ``float``: argparse then refuses a bad value before any work, in one line naming the flag
-and what is allowed. ``cap_workers`` bounds a ``--workers`` count by the cores and the work to share.
+``seed_int``, ``int_in(lo, hi)``, ``positive_float``, ``nonnegative_float``, ``finite_float``,
+``fraction``), never a bare ``int`` or ``float``: argparse then refuses a bad value before any work,
+in one line naming the flag and what is allowed. ``cap_workers`` bounds a ``--workers`` count by the
+cores and the work to share.
 """
 
 from __future__ import annotations
@@ -38,6 +39,22 @@ def positive_int(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``lo..hi``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number in {lo}..{hi}, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number in {lo}..{hi}, got {v}")
+        return v
+
+    parse.__name__ = f"int_in_{lo}_{hi}"
+    return parse
 
 
 def nonnegative_int(text: str) -> int:

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.nets import POLICIES, POLICY_NAMES, build_policy, parse_net
+from agents.nets import MAX_LAYERS, MAX_WIDTH, POLICIES, POLICY_NAMES, build_policy, parse_net
 from experiments import presets
 from experiments.cli import (
     check_out,
     cli_parser,
+    int_in,
     parse_option,
     positive_float,
     positive_int,
@@ -56,8 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=(*POLICY_NAMES, "auto"), default="auto", help=policy)
     net = f"mlp layer sizes, as in experiments.train (default: the game's preset, {presets.per_game('net')})"
     p.add_argument("--net", default=None, help=net)
-    p.add_argument("--channels", type=positive_int, default=16, help="grid-conv channels (default 16)")
-    p.add_argument("--layers", type=positive_int, default=3, help="grid-conv 3x3 layers (default 3)")
+    channels = f"grid-conv channels, 1..{MAX_WIDTH} (default 16)"
+    p.add_argument("--channels", type=int_in(1, MAX_WIDTH), default=16, help=channels)
+    layers = f"grid-conv 3x3 layers, 1..{MAX_LAYERS} (default 3)"
+    p.add_argument("--layers", type=int_in(1, MAX_LAYERS), default=3, help=layers)
     p.add_argument("--deals", type=positive_int, default=100, help="deals per pair in the final tournament")
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--workers", type=positive_int, default=2, help="processes for the final tournament")

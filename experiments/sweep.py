@@ -51,9 +51,9 @@ from typing import Any
 from agents.registry import baselines
 from experiments.backends import Backend, BackendError, add_backend_flags, backend_from_args, get_result, ray_session
 from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli
+from experiments.report import run_folder, write_file
 from jericho_env.core.rules import OptionError
 from jericho_env.core.validate import seed_from_text
-from experiments.report import run_folder, write_file
 from jericho_env.registry import known_game_ids
 
 OWNED = ("--seed", "--out", "--resume", "--quiet", "--backend", "--ray-address")  # flags the sweep sets itself

@@ -318,9 +318,9 @@ def test_meta_json_sizes_are_checked_before_anything_is_built(
 
 
 def test_a_grid_network_size_argument_is_bounded(nothing_built: None) -> None:
-    with pytest.raises(CheckpointError, match="channels must be an int in 1..4096"):
+    with pytest.raises(CheckpointError, match=r"channels must be an int in 1..4096"):
         PolicySpec.from_json({"name": "grid-conv", "net": "16", "sizes": {"channels": 10**6}}, "x.zip")
-    with pytest.raises(CheckpointError, match="layers must be an int in 1..16"):
+    with pytest.raises(CheckpointError, match=r"layers must be an int in 1..16"):
         PolicySpec.from_json({"name": "grid-conv", "net": "16", "sizes": {"layers": True}}, "x.zip")
 
 
@@ -331,7 +331,7 @@ def test_weights_holding_nan_or_inf_are_refused_on_every_loading_path(
     from agents.ppo import start_from
 
     bad = rewrite(safe_zip, tmp_path / "nan.zip", edit_weights(lambda s: _first_float(s).view(-1)[0].fill_(value)))
-    with pytest.raises(CheckpointError, match="holds nan or inf values .in policy[.]"):
+    with pytest.raises(CheckpointError, match=r"holds nan or inf values .in policy[.]"):
         load_policy(bad)
     with pytest.raises(CheckpointError, match="nan or inf"):
         agents.make("ppo", "castles", path=str(bad))
@@ -350,7 +350,7 @@ def test_an_optimizer_state_holding_nan_does_not_resume(tmp_path: Path, safe_zip
     model.learn(64)  # Adam's moments exist once it has stepped
     path = save_checkpoint(model, tmp_path / "stepped.zip")
     bad = rewrite(path, tmp_path / "bad.zip", edit_weights(poison))
-    with pytest.raises(CheckpointError, match="nan or inf values .in optimizer.state"):
+    with pytest.raises(CheckpointError, match=r"nan or inf values .in optimizer.state"):
         load_model_for_resume(bad, jericho_env.single_agent("castles"))
 
 
@@ -399,7 +399,7 @@ def test_damaged_weights_are_not_called_unsafe(tmp_path: Path, safe_zip: Path) -
 
     for change in (cut_pickle, lambda m: m.__setitem__("weights.pt", b"\x00" * 40)):
         bad = rewrite(safe_zip, tmp_path / "bad.zip", change)
-        with pytest.raises(CheckpointError, match="weights.pt is damaged") as err:
+        with pytest.raises(CheckpointError, match=r"weights.pt is damaged") as err:
             load_policy(bad)
         assert not isinstance(err.value, UnsafeCheckpointError)
 
@@ -409,7 +409,7 @@ def test_weights_pt_larger_than_its_network_can_need_is_refused_unread(tmp_path:
         state["padding"] = torch.zeros(2**20)  # 4 MiB of zeros: a few KB once deflated
 
     bad = rewrite(safe_zip, tmp_path / "big.zip", edit_weights(pad))
-    with pytest.raises(CheckpointError, match="more than the .* that the network meta.json describes can need"):
+    with pytest.raises(CheckpointError, match=r"more than the .* that the network meta.json describes can need"):
         load_policy(bad)
 
 
@@ -442,5 +442,5 @@ def test_a_rollout_buffer_larger_than_memory_is_refused() -> None:
     memory = physical_memory()
     assert memory is not None  # Linux, as CI runs
     check_rollout_memory(64, 4, 100, 28, "small.zip")
-    with pytest.raises(CheckpointError, match="n_steps=16777216 with 64 env.s. needs a rollout buffer of"):
+    with pytest.raises(CheckpointError, match=r"n_steps=16777216 with 64 env.s. needs a rollout buffer of"):
         check_rollout_memory(2**24, 64, 8731, 2000, "huge.zip")

@@ -44,7 +44,7 @@ def check_optional_seed(seed: Any, name: str = "seed") -> int | None:
 
 
 def shift_seed(seed: int, k: int) -> int:
-    """``seed + k`` wrapped into ``0..SEED_MAX``: a seed derived from another (the same as ``seed + k`` when it fits)."""
+    """``seed + k`` wrapped into ``0..SEED_MAX``, a seed derived from another (``seed + k`` itself when it fits)."""
     return (seed + k) % (SEED_MAX + 1)
 
 
@@ -65,7 +65,7 @@ def seed_from_text(text: str) -> int:
 
 
 def require_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """``rng`` if it is a ``np.random.Generator``, else ``OptionError`` (a seed goes through ``np.random.default_rng``)."""
+    """``rng`` if it is a ``np.random.Generator``, else ``OptionError`` (seeds go through ``np.random.default_rng``)."""
     if not isinstance(rng, np.random.Generator):
         shown = repr(rng) if len(repr(rng)) < 60 else repr(rng)[:57] + "..."
         raise OptionError(

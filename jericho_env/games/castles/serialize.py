@@ -1,11 +1,12 @@
 """A castles state to and from a JSON-able dictionary (``to_dict`` / ``from_dict``), checked on the way in.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (a missing key, every one being required, or an unknown key; wrong types or ranges) or whose zones do not hold each
-player's deck exactly, and (``strict=True``, the default) any that play cannot reach: hand and save
-counts that do not fit the phase (8 cards while choosing saves, at most 5 afterwards and 5 whenever the
-own deck is not empty), a seat to move that does not follow the card(s) to beat, an ``over`` without
-its reason holding. ``strict=False`` keeps the first two kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types or ranges) or whose zones do not hold each player's deck exactly, and (``strict=True``,
+the default) any that play cannot reach: hand and save counts that do not fit the phase (8 cards while
+choosing saves, at most 5 afterwards and 5 whenever the own deck is not empty), a seat to move that does
+not follow the card(s) to beat, an ``over`` without its reason holding. ``strict=False`` keeps the first
+two kinds only, for positions made by hand in tests.
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ The table lists the face-up cards by their coordinates relative to the base; the
 bottom to top. Derived data (neighbour counts, the frontier, points) is rebuilt, not stored.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (a missing key, every one being required, or an unknown key; wrong types: ``board_size=21.0`` or ``passes_in_row=True``
-are not ints) or does not hold each of the 52 cards once, and (``strict=True``, the default) any that
-play cannot reach: a face-up card that does not match a face-up neighbour, is surrounded (it would have
-been captured) or, outside a capture chain, is not joined to the base; a hand that should have been
-refilled; passes and capture chains that contradict each other. ``strict=False`` keeps the first two
-kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types: ``board_size=21.0`` or ``passes_in_row=True`` are not ints) or does not hold each of
+the 52 cards once, and (``strict=True``, the default) any that play cannot reach: a face-up card that
+does not match a face-up neighbour, is surrounded (it would have been captured) or, outside a capture
+chain, is not joined to the base; a hand that should have been refilled; passes and capture chains that
+contradict each other. ``strict=False`` keeps the first two kinds only, for positions made by hand in
+tests.
 """
 
 from __future__ import annotations

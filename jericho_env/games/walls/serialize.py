@@ -5,10 +5,11 @@ supply holds the trumpets of collapsed walls as ``"T"``; the draw pile is listed
 Derived figures (hand sizes, wall lengths, supply size) are not stored.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (a missing key, every one being required, or an unknown key; wrong types, unknown cards), that loses or adds a card, and
-(``strict=True``, the default) any that play cannot reach: hand sizes, face-down openings and supply
-cards that do not fit the phase and round, a phase or seat to move out of turn, scoring cards outside
-their piles. ``strict=False`` keeps the first two kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types, unknown cards), that loses or adds a card, and (``strict=True``, the default) any that
+play cannot reach: hand sizes, face-down openings and supply cards that do not fit the phase and round,
+a phase or seat to move out of turn, scoring cards outside their piles. ``strict=False`` keeps the first
+two kinds only, for positions made by hand in tests.
 """
 
 from __future__ import annotations
