@@ -175,3 +175,13 @@ def test_play_seed_minus_one_prints_no_traceback(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr and "argument --seed" in done.stderr and RANGE in done.stderr
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_golden_playthroughs_take_a_seed_in_the_range(seed: Any) -> None:
+    from jericho_env.playthrough import playthrough, replay
+
+    with pytest.raises(OptionError, match=RANGE_RE):
+        playthrough("castles", seed)
+    with pytest.raises(OptionError, match=RANGE_RE):
+        replay("castles", seed, {}, [])

@@ -19,8 +19,9 @@ Rules engines take a ``np.random.Generator`` (``require_generator``), never a se
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,14 +65,25 @@ def seed_from_text(text: str) -> int:
     return value
 
 
+class ChanceSource(abc.ABC):  # noqa: B024 - a marker for isinstance (register), no abstract method
+    """What ``initial_state`` and ``determinize`` draw from: a ``np.random.Generator``, or a class registered here.
+
+    The one registered class is the OpenSpiel bridge's replay of chance outcomes (``jericho_env.openspiel``),
+    which answers the engines' draws (``integers``, ``permutation``) with the outcomes OpenSpiel chose.
+    """
+
+
+ChanceSource.register(np.random.Generator)
+
+
 def require_generator(rng: Any, name: str = "rng") -> np.random.Generator:
-    """``rng`` if it is a ``np.random.Generator``, else ``OptionError`` (seeds go through ``np.random.default_rng``)."""
-    if not isinstance(rng, np.random.Generator):
+    """``rng`` if it is a ``np.random.Generator`` (``ChanceSource``), else ``OptionError`` naming what to pass."""
+    if not isinstance(rng, ChanceSource):
         shown = repr(rng) if len(repr(rng)) < 60 else repr(rng)[:57] + "..."
         raise OptionError(
             f"{name} must be a numpy random Generator (np.random.default_rng(seed)), got {type(rng).__name__} {shown}"
         )
-    return rng
+    return cast(np.random.Generator, rng)
 
 
 def require_mapping(game_id: str, data: Any, source: str = "to_dict") -> Mapping[str, Any]:
