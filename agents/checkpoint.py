@@ -354,13 +354,13 @@ def refused_pickle(raw: bytes, error: str) -> str | None:
     import re
 
     pickled = raw
-    if zipfile.is_zipfile(io.BytesIO(raw)):
-        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
-            names = [n for n in zf.namelist() if n.endswith("data.pkl")]
-            if not names:
-                return None
-            pickled = zf.read(names[0])
     try:
+        if zipfile.is_zipfile(io.BytesIO(raw)):
+            with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+                infos = [i for i in zf.infolist() if i.filename.endswith("data.pkl")]
+                if not infos or infos[0].file_size > 2**26:  # torch's data.pkl is small: tensors lie beside it
+                    return None
+                pickled = zf.read(infos[0])
         ops = list(pickletools.genops(pickled))
     except Exception:  # not a whole pickle: damaged, cut short
         return None
@@ -369,8 +369,15 @@ def refused_pickle(raw: bytes, error: str) -> str | None:
     named = re.search(r"GLOBAL ([\w.]+)", error)
     if named:
         return f"it names {named.group(1)}, which is not a tensor"
-    strings = [str(arg) for op, arg, _ in ops if op.name in ("GLOBAL", "INST") and arg]
-    return "a pickle of Python objects" + (f" ({', '.join(strings[:3])})" if strings else "")
+    found, texts = [], []
+    for op, arg, _ in ops:  # GLOBAL/INST carry "module name"; STACK_GLOBAL takes the two strings pushed before it
+        if isinstance(arg, str):
+            texts.append(arg)
+        if op.name in ("GLOBAL", "INST") and arg:
+            found.append(str(arg).replace(" ", "."))
+        elif op.name == "STACK_GLOBAL" and len(texts) >= 2:
+            found.append(f"{texts[-2]}.{texts[-1]}")
+    return "a pickle of Python objects" + (f": {', '.join(found[:3])}" if found else "")
 
 
 def _not_finite(state: Mapping[str, Any]) -> str | None:
