@@ -18,16 +18,27 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
 from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
-from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
+from experiments.cli import (
+    cap_workers,
+    check_out,
+    cli_parser,
+    one_line,
+    parse_option,
+    positive_int,
+    progress_bar,
+    seed_int,
+)
 from experiments.report import run_folder, write_outputs
 from experiments.tournament import AgentSpec, run_games
 from jericho_env.core.rules import JerichoError
+from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
 
@@ -48,8 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
     p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
-    p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
+    p.add_argument("--seed", type=seed_int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
+    workers = "processes, at most the cores and the deals to play (results are identical for any count)"
+    p.add_argument("--workers", type=positive_int, default=1, help=workers)
     p.add_argument(
         "--option",
         type=parse_option,
@@ -98,8 +110,13 @@ def evaluate(
     kind: str = "evaluate",
     backend: Backend = LOCAL,
 ) -> dict[str, Any]:
-    """Run the tournament (on ``backend``), write its outputs and return the summary (with ``folder``)."""
+    """Run the tournament (on ``backend``), write its outputs and return the summary (with ``folder``).
+
+    ``workers`` local processes (or the CPUs of a local Ray) are capped by the cores and by the deals to
+    play (``experiments.cli.cap_workers``, with a note); a Ray cluster at an address gets them as given.
+    """
     options = dict(options or {})
+    seed = check_seed(seed)
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
     n = rules.info.num_players
@@ -109,6 +126,8 @@ def evaluate(
         agents.make(spec.name, game_id, **spec.kwargs, **options)
     pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
     total = pairs * deals * n
+    if not (backend.is_ray and (backend.address or os.environ.get("RAY_ADDRESS"))):
+        workers = cap_workers(workers, pairs * deals, "deals to play (pairs of agents x deals)")
     bar = progress_bar(total, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:

@@ -6,6 +6,9 @@
 
 Also ``pettingzoo.make("aec", "jericho/grid-v0")`` (the AEC env) and ``gymnasium.make("jericho/grid-v0")``
 (the single-agent view) once ``jericho_env`` is imported.
+
+A seed, wherever one is taken (``reset(seed=...)``, ``agents.make(..., seed=...)``, ``--seed``), is an int
+in 0..2**63-1 or None; anything else is an ``OptionError`` naming the range (``jericho_env.core.validate``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import numpy as np
 
 from jericho_env.agent_plugins import UniformRandomAgent, choose_action
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
+from jericho_env.core.validate import check_optional_seed
 from jericho_env.envs.aec import JerichoEnv
 
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
@@ -94,7 +95,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_optional_seed(seed))  # an int in 0..2**63-1 or None, checked before any change
         self._lost_by_illegal = False
         while True:
             n = self.rules.info.num_players

@@ -14,6 +14,7 @@ import numpy as np
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand
 from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.core.validate import require_generator
 from jericho_env.games.walls import render, serialize
 from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE, WallsActions
 from jericho_env.games.walls.cards import (
@@ -104,6 +105,7 @@ class WallsRules(Rules[WallsState]):
     # ----------------------------------------------------------------- set-up
     def initial_state(self, rng: np.random.Generator) -> WallsState:
         """Shuffle, deal 7 each, stack six piles with a scoring card in piles 2, 4, 6, draw a first player."""
+        require_generator(rng)
         n = self.n
         cards = [c for c in all_cards() if c != SCORING]
         order = rng.permutation(len(cards))
@@ -470,6 +472,7 @@ class WallsRules(Rules[WallsState]):
         same public history; the others' free choices are not weighted by any model of their play.
         The result depends only on what ``seat`` has seen and ``rng``.
         """
+        require_generator(rng)
         s = state.copy()
         n = s.n
         others = [o for o in range(n) if o != seat]
