@@ -58,7 +58,7 @@ def base_url(app: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Any]:
-    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/setup.sh --tests does)"
+    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: scripts/setup.sh --tests installs it"
     with sync_api.sync_playwright() as p:
         args = ["--no-sandbox", "--disable-gpu", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"]
         b = p.chromium.launch(executable_path=CHROMIUM, args=args)
