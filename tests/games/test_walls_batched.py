@@ -460,6 +460,37 @@ def test_rollouts_end_games_with_the_python_returns_of_their_final_states() -> N
     assert len(finals) == len(starts)
 
 
+def test_rollouts_play_uniformly_random_legal_moves_as_python_random_play_does() -> None:
+    """From one position, 3,000 compiled rollouts and 3,000 Python random playouts: the same mean outcomes."""
+    rules = WallsRules(num_players=3)
+    game = game_of(3)
+    state = _position_after(3, 12, 60)
+    assert not rules.is_terminal(state)
+    draws = 3000
+
+    def outcome(final: WallsState, returns: Any) -> list[float]:
+        keys = rules.ranking_keys(final)
+        return [*returns, *(k[0] for k in keys), *(k[1] for k in keys), final.discard, len(final.deck)]
+
+    rng = np.random.default_rng(3)
+    python = []
+    for _ in range(draws):
+        s = state.copy()
+        while not rules.is_terminal(s):
+            legal = rules.legal_actions(s)
+            rules.apply_unchecked(s, legal[int(rng.integers(len(legal)))])
+        python.append(outcome(s, rules.returns(s)))
+    states = game.new_states(draws)
+    for k in range(draws):
+        game.to_batched(state, states, k)
+    returns = np.empty((draws, 3))
+    game.rollout(states, np.arange(draws, dtype=np.int64), row_seeds(np.random.default_rng(4), draws), returns)
+    compiled = [outcome(game.from_batched(states, k), returns[k].tolist()) for k in range(draws)]
+    p, c = np.array(python), np.array(compiled)
+    se = np.sqrt((p.var(axis=0) + c.var(axis=0)) / draws)
+    assert np.all(np.abs(p.mean(axis=0) - c.mean(axis=0)) <= 5 * se + 1e-9), (p.mean(axis=0), c.mean(axis=0))
+
+
 def test_batched_env_plays_walls_with_auto_reset_and_the_rules_views() -> None:
     env = BatchedEnv("walls", 8, compiled=True, num_players=3)
     rules = env.rules
