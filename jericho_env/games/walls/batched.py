@@ -667,7 +667,10 @@ def _determinize(out: Any, seats: Any, stream: Any, deck_size: int, windows: Any
                 pool[length] = c
                 length += 1
         shuffle_prefix(pool, length, stream, k)
-        # face-down first wall cards: the first wall card of the pool (a trumpet only from a pool of trumpets)
+        # face-down first wall cards: the first wall card of the shuffled pool (a trumpet only from a pool of
+        # trumpets), as ``WallsRules.determinize`` takes them. Taking the first one leaves the trumpets before
+        # it at the front of the pool, where the next zone is dealt from: the Python procedure's weights, kept
+        # on purpose (the same distribution as the reference), not uniform over the consistent deals.
         for o in range(n):
             if o == seat or s.opening[o] < 0:
                 continue
@@ -740,7 +743,6 @@ class WallsBatched(BatchedGame[WallsState]):
 
     def __init__(self, rules: WallsRules) -> None:
         super().__init__(rules)
-        self.walls_rules = rules
         self.n = rules.n
         self.scale = build_scale(self.n)
         self.piles = np.array(rules.piles, dtype=np.int64)
