@@ -2,11 +2,12 @@
 
 ``play_both`` plays seeded games through the kernels and the Python rules for every player count and
 compares every state, seat to move, legal-action set, observation and return. The default run plays
-``GAMES`` games per option set (``SLOW_GAMES`` for the slow-marked ones); ``JERICHO_BATCHED_GAMES=10000``
-plays that many per option set instead (the issue's full count, about 25 min of CPU for walls' four
-option sets). Then: rigged deals of seven trumpets (the trumpet log), scripted edge positions, the deal's
-distribution, the compiled ``determinize`` (sound copies; the same distribution as the Python rules'),
-and the compiled rollout.
+``GAMES`` games for the default options and ``SLOW_GAMES`` for each other player count (slow-marked);
+``JERICHO_BATCHED_GAMES=10000`` plays that many per option set instead, the issue's full count:
+``JERICHO_BATCHED_GAMES=10000 pytest tests/games/test_walls_batched.py -k equal_the_python_rules -n 2``.
+Then: rigged deals of seven trumpets (the trumpet log), scripted edge positions, the deal's distribution,
+the compiled ``determinize`` (sound copies; the same distribution as the Python rules'), and the compiled
+rollout.
 """
 
 from __future__ import annotations
