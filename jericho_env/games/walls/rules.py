@@ -486,10 +486,13 @@ class WallsRules(Rules[WallsState]):
         pool += [c for c in s.deck if c != SCORING]
         pool.sort()  # canonical: the copy depends on what the seat has seen, not on where hidden cards lie
         pool = [pool[int(i)] for i in rng.permutation(len(pool))]
-        # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets).
+        # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets): one of the pool's
+        # wall cards drawn uniformly, so the rest of the pool stays a uniform shuffle (taking the first wall card
+        # would leave the trumpets before it at the front, where the next zone is dealt from)
         for o in others:
             if s.opening[o] >= 0:
-                pick = next((i for i, c in enumerate(pool) if c != TRUMPET), 0)
+                walls = [i for i, c in enumerate(pool) if c != TRUMPET]
+                pick = walls[int(rng.integers(len(walls)))] if walls else 0
                 s.opening[o] = pool.pop(pick)
         for o in others:
             floor = self._trumpet_floor(state, o, seat)
