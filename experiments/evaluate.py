@@ -22,17 +22,29 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
 from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
-from experiments.batched_games import DEFAULT_BATCH
-from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
+from experiments.batched_games import DEFAULT_BATCH, check_batch
+from experiments.cli import (
+    cap_workers,
+    check_out,
+    cli_parser,
+    one_line,
+    parse_option,
+    positive_int,
+    progress_bar,
+    seed_int,
+)
 from experiments.report import run_folder, write_outputs
-from experiments.tournament import AgentSpec, run_games
+from experiments.tournament import AgentSpec, check_loop, run_games
 from jericho_env.core.rules import JerichoError
+from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
 
@@ -53,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
     p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
-    p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
+    p.add_argument("--seed", type=seed_int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
+    workers = "processes, at most the cores and the deals to play (results are identical for any count)"
+    p.add_argument("--workers", type=positive_int, default=1, help=workers)
     p.add_argument(
         "--batch",
         type=positive_int,
@@ -119,8 +132,13 @@ def evaluate(
     batch: int = DEFAULT_BATCH,
 ) -> dict[str, Any]:
     """Run the tournament (on ``backend``, with the game ``loop`` of ``run_games``), write its outputs and
-    return the summary (with ``folder``)."""
+    return the summary (with ``folder``).
+
+    ``workers`` local processes (or the CPUs of a local Ray) are capped by the cores and by the tasks to
+    play (``experiments.cli.cap_workers``, with a note); a Ray cluster at an address gets them as given.
+    """
     options = dict(options or {})
+    seed = check_seed(seed)
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
     n = rules.info.num_players
@@ -130,6 +148,12 @@ def evaluate(
         agents.make(spec.name, game_id, **spec.kwargs, **options)
     pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
     total = pairs * deals * n
+    if not (backend.is_ray and (backend.address or os.environ.get("RAY_ADDRESS"))):
+        if check_loop(loop) == "batched":  # a task: one pairing and arrangement, --batch deals at once
+            tasks = pairs * n * math.ceil(deals / check_batch(batch))
+            workers = cap_workers(workers, tasks, "tasks to play (pairs of agents x seat arrangements x batches)")
+        else:
+            workers = cap_workers(workers, pairs * deals, "deals to play (pairs of agents x deals)")
     bar = progress_bar(total, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:

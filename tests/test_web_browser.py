@@ -11,7 +11,7 @@ another name) are refused. Each browser context is a visitor of its own (its own
 Screenshots of each view go into ``$JERICHO_WEB_SCREENSHOTS`` when set (``docs/images`` for the
 README: ``JERICHO_WEB_SCREENSHOTS=docs/images pytest tests/test_web_browser.py``), else into a
 temporary folder. The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's package
-``chromium``; the page's font comes from ``fonts-dejavu-core``: ``scripts/setup.sh`` installs both).
+``chromium``; the page's font comes from ``fonts-dejavu-core``: ``scripts/setup.sh --tests`` installs both).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def base_url(app: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Any]:
-    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does)"
+    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: scripts/setup.sh --tests installs it"
     with sync_api.sync_playwright() as p:
         args = ["--no-sandbox", "--disable-gpu", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"]
         b = p.chromium.launch(executable_path=CHROMIUM, args=args)
