@@ -100,11 +100,42 @@ def test_the_compiled_and_python_engines_play_the_same_games() -> None:
         assert compiled.run(task) == python.run(task)
 
 
-def test_searching_agents_get_each_games_information_view() -> None:
-    # ismcts refuses a view that does not match the observation it is asked about (a wrong game or seat)
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_searching_agents_get_each_games_information_view(engine: str) -> None:
+    # ismcts refuses a view that does not match the observation it is asked about (a wrong game or seat);
+    # castles' compiled rules redeal the views themselves ("auto"), the Python engine through rules.determinize
     specs = [AgentSpec("ismcts", "ismcts", {"simulations": 8}), AgentSpec("random", "random")]
-    records = run_games("castles", specs, deals=3, seed=2, batch=2)
-    assert layout(records) == layout(run_games("castles", specs, deals=3, seed=2, loop="sequential"))
+    worker = BatchedWorker("castles", {}, specs, 2, engine=engine)
+    for arrangement in (0, 1):
+        assert len(worker.run(BatchTask(0, 1, arrangement, 0, 3))) == 3
+
+
+class ViewLog(BaseAgent):
+    """Plays the first legal action and logs every information view it is handed (as ``rules.to_dict``)."""
+
+    name = "view-log"
+    seen: list[str] = []
+
+    def observe_view(self, view: Any) -> None:
+        rules = jericho_env.make_rules(self.game_id)
+        ViewLog.seen.append(json.dumps(rules.to_dict(view), sort_keys=True))
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_on_the_python_rules_each_game_draws_its_views_as_the_aec_env_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents import registry
+
+    monkeypatch.setitem(registry._AGENTS, "view-log", ("tests.test_batched_tournament", "ViewLog"))
+    specs = [AgentSpec("log", "view-log"), AgentSpec("greedy", "greedy")]  # nothing drawn but the views
+    ViewLog.seen = []
+    sequential = run_games("castles", specs, deals=3, seed=6, loop="sequential")
+    in_env, ViewLog.seen = sorted(ViewLog.seen), []
+    worker = BatchedWorker("castles", {}, specs, 6, engine="python")
+    batched = [rec for task in make_batch_tasks(2, 2, 3, 2) for rec in worker.run(task)]
+    assert sorted(map(str, batched)) == sorted(map(str, sequential))
+    assert sorted(ViewLog.seen) == in_env and len(in_env) > 20
 
 
 # --------------------------------------------------------------------------- agents seen from the batch side
