@@ -181,9 +181,10 @@ def record_games(
             records = worker.run(task, kept)
             out += zip(records, kept, strict=True)
         return out
-    from experiments.batched_games import DEFAULT_BATCH, make_batch_tasks
+    from experiments.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
 
-    tasks = make_batch_tasks(len(specs), worker.n, total_deals or deals, batch or DEFAULT_BATCH)
+    batch = check_batch(DEFAULT_BATCH if batch is None else batch)
+    tasks = make_batch_tasks(len(specs), worker.n, total_deals or deals, batch)
     tasks = [t for t in tasks if t.start < deals]
     for batch_task in tasks:
         kept = []
