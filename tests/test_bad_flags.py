@@ -192,7 +192,8 @@ CLIS = [
 # flags of the engine's own front ends (which cannot import experiments.cli), checked in main() by name; the
 # web page's are tested in tests/test_web_guard.py
 CHECKED_IN_BODY = {("jericho_env.play", "--seat")} | {
-    ("jericho_env.web.__main__", flag) for flag in ("--port", "--max-games", "--games-per-visitor", "--checkpoint-memory")
+    ("jericho_env.web.__main__", flag)
+    for flag in ("--port", "--max-games", "--games-per-visitor", "--checkpoint-memory")
 }
 
 
