@@ -103,14 +103,19 @@ def policies_for(game_id: str) -> tuple[str, ...]:
     return tuple(n for n, net in POLICIES.items() if net.games is None or game_id in net.games)
 
 
+MAX_LAYER, MAX_LAYERS = 4096, 16  # --net: a layer of 4096 x 4096 weights is 64 MB, its optimiser state twice that
+
+
 def parse_net(text: str) -> list[int]:
     """``"256,128"`` -> [256, 128]: layer sizes, the first shared by the policy and value heads."""
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
+        sizes = [int(x) for x in text.split(",")]
     except ValueError:
         raise ValueError(f"--net takes comma-separated layer sizes such as 256,256, got {text!r}") from None
     if not sizes or any(s < 1 for s in sizes):
         raise ValueError(f"--net needs positive layer sizes, got {text!r}")
+    if max(sizes) > MAX_LAYER or len(sizes) > MAX_LAYERS:
+        raise ValueError(f"--net takes at most {MAX_LAYERS} layers of at most {MAX_LAYER} units each, got {text!r}")
     return sizes
 
 
