@@ -185,8 +185,12 @@ NUMBERS = [
 
 @pytest.mark.parametrize(("argv", "message"), NUMBERS, ids=[" ".join(a) for a, _ in NUMBERS])
 def test_numeric_flags_are_checked_before_any_work(
-    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    def work(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the run started before the bad flag was refused")
+
+    monkeypatch.setattr(train, "train_one", work)
     out = tmp_path / "run"
     with pytest.raises(SystemExit) as e:
         train.main(["castles", *argv, "--out", str(out)])
