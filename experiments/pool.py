@@ -78,10 +78,9 @@ def opponent_pool(
     trust: bool = False,
 ) -> OpponentPool:
     """The pool of ``baselines`` (agent names) and the ``snapshots`` saved so far; names checked against the game."""
-    from agents.registry import AGENT_NAMES, available
+    from agents.prior import check_prior
+    from experiments.presets import parse_pool
 
-    bad = [name for name in baselines if name not in AGENT_NAMES or name == "ppo" or not available(name, game_id)]
-    if not baselines or bad:
-        raise ValueError(f"the opponent pool takes agents that play {game_id!r} and need no checkpoint, got {bad}")
-    options = dict(options or {})
-    return OpponentPool(game_id, options, list(baselines), int(seed), prior, list(snapshots), trust)
+    names = parse_pool(",".join(baselines), game_id)  # agents that play the game and need no checkpoint
+    check_prior(prior, game_id)
+    return OpponentPool(game_id, dict(options or {}), names, int(seed), prior, list(snapshots), trust)

@@ -327,3 +327,15 @@ def test_the_curves_mark_the_games_even_share(tmp_path: Path) -> None:
     assert _even_share(tmp_path) == 50.0
     (tmp_path / "config.json").write_text("[1, 2]")
     assert _even_share(tmp_path) == 50.0
+
+
+def test_the_training_config_stays_in_experiments_train() -> None:
+    """The parts (hint, pool, vec env, model, shards, agents) get objects and plain values, never the config."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    parts = ["experiments/selfplay.py", "experiments/pool.py", "experiments/model.py", "agents/batch.py"]
+    parts += ["agents/prior.py", "agents/ppo.py", "jericho_env/envs/sb3.py", "jericho_env/envs/selfplay.py"]
+    for part in parts:
+        text = (root / part).read_text(encoding="utf-8")
+        assert not re.search(r"\bcfg\b|TrainConfig", text), f"{part} reads the training config"
