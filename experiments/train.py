@@ -117,7 +117,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
-    # no argument checks per distribution (a simplex test per masked Categorical): our masks and logits
+    # our own masks and logits: skip torch's argument checks (a simplex test per masked Categorical, per call)
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
