@@ -127,9 +127,10 @@ class BatchPlayer:
         return AgentBatchPolicy(agent)
 
     def _network_policy(self, agent: Any, seed: int) -> Any:
-        from agents.batch import NetworkBatchPolicy, batch_hint
+        from agents.batch import NetworkBatchPolicy
+        from agents.prior import prior_hint
 
-        hint = batch_hint(agent.prior_name, self.game_id, seed=seed, **self.options)
+        hint = prior_hint(agent.prior_name, self.game_id, seed=seed, **self.options)
         return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=self.spec.label, hint=hint)
 
 

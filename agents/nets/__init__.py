@@ -113,13 +113,13 @@ MAX_LAYERS = 16  # layers of --net, a network's ``layers``
 def parse_net(text: str) -> list[int]:
     """``"256,128"`` -> [256, 128]: layer sizes, the first shared by the policy and value heads."""
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
+        sizes = [int(x) for x in text.split(",")]
     except (ValueError, AttributeError):
         raise ValueError(f"--net takes comma-separated layer sizes such as 256,256, got {text!r}") from None
     if not sizes or any(s < 1 for s in sizes):
         raise ValueError(f"--net needs positive layer sizes, got {text!r}")
     if len(sizes) > MAX_LAYERS or max(sizes) > MAX_WIDTH:
-        raise ValueError(f"--net takes at most {MAX_LAYERS} layer sizes, each at most {MAX_WIDTH}, got {text!r}")
+        raise ValueError(f"--net takes at most {MAX_LAYERS} layers of at most {MAX_WIDTH} units each, got {text!r}")
     return sizes
 
 
