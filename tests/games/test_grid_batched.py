@@ -290,7 +290,7 @@ def _positions_with_facts(rules: GridRules) -> list[tuple[GridState, int]]:
     rng = np.random.default_rng(0)
     rejecting: tuple[float, Any] = (0.0, None)
     chain = None
-    for state in _sample_states(3000, seed=31):
+    for state in _sample_states(4000, seed=31):
         if rules.is_terminal(state) or len(state.draw) < 5:
             continue
         for seat in (0, 1):
@@ -298,11 +298,13 @@ def _positions_with_facts(rules: GridRules) -> list[tuple[GridState, int]]:
             facts = _opponent_facts(rules, state, opp)
             if not facts.facts:
                 continue
-            if state.in_chain and state.to_move == opp:
-                chain = chain or (state, seat)
-                continue
             pool = [*state.hands[opp], *state.draw, state.base_card]
             size = len(state.hands[opp])
+            if state.in_chain and state.to_move == opp:
+                fitting = sum(rules._capture_mask(state) >> c & 1 for c in pool)
+                if size >= 3 and 3 <= fitting <= len(pool) // 3:  # hands hold 1, 2, 3... fitting cards
+                    chain = chain or (state, seat)
+                continue
             hands = [rng.choice(pool, size=size, replace=False).tolist() for _ in range(40)]
             rejected = sum(not facts.consistent(h) for h in hands) / len(hands)
             if rejected > rejecting[0]:

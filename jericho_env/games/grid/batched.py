@@ -908,6 +908,14 @@ def _determinize(out, seats, stream, failed, nb, nbn):  # type: ignore[no-untype
         failed[k] = not _determinize_row(out[k], seats[k], stream, k, nb, nbn)
 
 
+def _seats(seats: np.ndarray) -> np.ndarray:
+    """``seats`` as int64, each 0 or 1 (the kernels index the two seats' fields with them)."""
+    seats = np.asarray(seats, dtype=np.int64)
+    if len(seats) and (seats.min() < 0 or seats.max() > 1):
+        raise ValueError(f"grid observations are for seat 0 or 1, got seats {np.unique(seats).tolist()}")
+    return seats
+
+
 # ============================================================================================ the class
 class GridBatched(BatchedGame[GridState]):
     """grid's rules over rows of ``grid_dtype(capacity(board_size**2))``; see the module docstring."""
@@ -1042,7 +1050,7 @@ class GridBatched(BatchedGame[GridState]):
 
     def observe(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe`` of each row for its seat, whole rows written."""
-        _observe(states, rows, seats, out, self.offs, self.cells, self.center)
+        _observe(states, rows, _seats(seats), out, self.offs, self.cells, self.center)
 
     def observe_rows(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """As ``observe`` into ``out[rows]``, rewriting only what changed since this object last wrote each row.
@@ -1061,7 +1069,7 @@ class GridBatched(BatchedGame[GridState]):
         _observe_rows(
             states,
             rows,
-            seats,
+            _seats(seats),
             out,
             self._shown,
             self._nz,
