@@ -111,6 +111,18 @@ def test_a_history_longer_than_play_makes_is_refused() -> None:
         game.to_batched(rules.from_dict(data, strict=False), game.new_states(1), 0)
 
 
+def test_seats_other_than_0_and_1_are_refused_before_any_kernel_runs() -> None:
+    env = make_batched("grid", 2, compiled=True)
+    env.reset(seed=0)
+    out = np.zeros((2, env.observation_size), dtype=np.float32)
+    for seats in ([0, -1], [2, 0]):
+        with pytest.raises(ValueError, match="grid seats are 0 and 1"):
+            env.game.observe(env.states, env.rows, np.array(seats), out)
+        with pytest.raises(ValueError, match="grid seats are 0 and 1"):
+            env.game.observe_rows(env.states, env.rows, np.array(seats), out)
+    assert not out.any()
+
+
 # ---------------------------------------------------------------------------------------------- the env's buffers
 def _check_rows(env: BatchedEnv, obs: np.ndarray, mask: np.ndarray, player: np.ndarray) -> None:
     rules = env.rules

@@ -6,7 +6,9 @@ order and history entries), so a game played here and through ``GridRules`` give
 legal actions, observations and returns (``tests/games/test_grid_batched.py`` plays thousands of
 seeded games through both). Card sets are ``int64`` bit masks of the 52 cards.
 
-The record of a game (``N = board_size**2`` cells):
+The record of a game (``N``: its room for cells, ``capacity(board_size**2)``: 21 x 21 for tables up to that
+size, else 101 x 101; cells past the table's are never read). The kernels take records, which Numba passes
+by reference, and are compiled once per record type: two compilations serve every board size.
 
 | field | what |
 | --- | --- |
@@ -909,10 +911,10 @@ def _determinize(out, seats, stream, failed, nb, nbn):  # type: ignore[no-untype
 
 
 def _seats(seats: np.ndarray) -> np.ndarray:
-    """``seats`` as int64, each 0 or 1 (the kernels index the two seats' fields with them)."""
+    """``seats`` as int64, each 0 or 1 (the kernels index the two seats' fields with them); ValueError otherwise."""
     seats = np.asarray(seats, dtype=np.int64)
     if len(seats) and (seats.min() < 0 or seats.max() > 1):
-        raise ValueError(f"grid observations are for seat 0 or 1, got seats {np.unique(seats).tolist()}")
+        raise ValueError(f"grid seats are 0 and 1, got seats {np.unique(seats).tolist()}")
     return seats
 
 
@@ -956,6 +958,11 @@ class GridBatched(BatchedGame[GridState]):
             raise StateFormatError(
                 f"grid state: a seat's history holds {max(len(h) for h in hist)} entries; "
                 f"play never makes more than {MAX_HISTORY}"
+            )
+        if len(state.draw) > MAX_DRAW or len(state.frontier) > MAX_FRONTIER:
+            raise StateFormatError(
+                f"grid state: a draw pile of {len(state.draw)} cards (at most {MAX_DRAW} after the deal) or "
+                f"a frontier of {len(state.frontier)} cells (at most {MAX_FRONTIER}) cannot arise in play"
             )
         n = self.cells
         r = np.zeros((), dtype=self._dtype)
@@ -1087,7 +1094,7 @@ class GridBatched(BatchedGame[GridState]):
         """The opponent's hand redealt as the public history allows (``GridRules.determinize``), then draw and base."""
         out[: len(rows)] = states[rows]
         failed = np.zeros(len(rows), dtype=np.bool_)
-        _determinize(out[: len(rows)], np.asarray(seats, dtype=np.int64), stream, failed, self.nb, self.nbn)
+        _determinize(out[: len(rows)], _seats(seats), stream, failed, self.nb, self.nbn)
         if failed.any():
             k = int(np.flatnonzero(failed)[0])
             raise NoConsistentDealError(
