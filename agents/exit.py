@@ -30,7 +30,7 @@ DEFAULT_C_PUCT = 1.5
 class NetworkEvaluator:
     """A policy network as ``agents.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
-    ``hint`` appends the prior's hint floats (``agents.batch.batch_hint``) to the observations first,
+    ``hint`` appends the prior's hint floats (``agents.prior.prior_hint``) to the observations first,
     for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
     game (zeros), as in training.
     """
@@ -94,10 +94,10 @@ def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, An
 
 
 def network_hint(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
-    """The batch hint of the prior a network was trained on (``agents.batch.batch_hint``), or None."""
-    from agents.batch import batch_hint
+    """The batch hint of the prior a network was trained on (``agents.prior.prior_hint``), or None."""
+    from agents.prior import prior_hint
 
-    return batch_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
+    return prior_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
 
 
 class ExitAgent(PPOAgent):

@@ -28,7 +28,7 @@ import numpy as np
 
 import agents
 from agents.registry import parse_spec
-from experiments.cli import parse_option
+from experiments.cli import nonnegative_int, parse_option, positive_int, run_cli, seed_int
 from experiments.tournament import derive_seed, wilson_interval
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
@@ -158,31 +158,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("what", choices=("moves", "backends"))
     p.add_argument("game")
     p.add_argument("--agent", default="ismcts=0.5s", help="agent spec for 'moves' (default ismcts=0.5s)")
-    p.add_argument("--simulations", type=int, default=100, help="simulations per move for 'backends'")
-    p.add_argument("--games", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--simulations", type=positive_int, default=100, help="simulations per move for 'backends'")
+    p.add_argument("--games", type=positive_int, default=4)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--progress", action="store_true", help="'moves': print each game's result on stderr")
     p.add_argument(
-        "--memory-games", type=int, default=None, help="'moves': trace memory on this many odd games (default: all)"
+        "--memory-games",
+        type=nonnegative_int,
+        default=None,
+        help="'moves': trace memory on this many odd games (default: all)",
     )
     args = p.parse_args(argv)
-    options = dict(args.option)
-    if args.what == "moves":
-        figures = moves(
-            args.game,
-            args.agent,
-            args.games,
-            options,
-            args.seed,
-            progress=args.progress,
-            memory_games=args.memory_games,
-        )
-    else:
-        figures = backends(args.game, args.simulations, args.games, options, args.seed)
-    for key, value in figures.items():
-        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
-    return 0
+
+    def run() -> None:
+        options = dict(args.option)
+        if args.what == "moves":  # the env and the agents are made before any game: bad input fails first
+            figures = moves(
+                args.game,
+                args.agent,
+                args.games,
+                options,
+                args.seed,
+                progress=args.progress,
+                memory_games=args.memory_games,
+            )
+        else:
+            figures = backends(args.game, args.simulations, args.games, options, args.seed)
+        for key, value in figures.items():
+            print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+
+    return run_cli(p, run)
 
 
 if __name__ == "__main__":

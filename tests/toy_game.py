@@ -29,6 +29,7 @@ class ToyState:
 class ToyRules(Rules[ToyState]):
     game_id = "toy"
     version = 0
+    batched = "tests.toy_batched:ToyBatched"  # compiled rules for the batched env (tests/toy_batched.py)
     OPTIONS = (int_option("pile", 7, "tokens at the start", "an int in 2..20", lambda v: 2 <= v <= 20),)
 
     def build_layout(self) -> ObsLayout:

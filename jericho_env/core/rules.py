@@ -141,6 +141,9 @@ class Rules(ABC, Generic[S]):
     # do): saved policies record it and refuse to play observations of another version.
     observation_version: ClassVar[int] = 0
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
+    # The game's compiled batched rules as "module:Class" (a ``jericho_env.core.batched.BatchedGame``), or None:
+    # ``jericho_env.make_batched`` then runs these Python rules under the batched interface.
+    batched: ClassVar[str | None] = None
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = resolve_options(self.game_id, self.OPTIONS, options)
@@ -163,7 +166,12 @@ class Rules(ABC, Generic[S]):
     # ----------------------------------------------------------------- state machine
     @abstractmethod
     def initial_state(self, rng: np.random.Generator) -> S:
-        """A new game, every chance event drawn from ``rng``."""
+        """A new game, every chance event drawn from ``rng``.
+
+        ``rng`` must be a ``np.random.Generator`` (``np.random.default_rng(seed)``): a game starts with
+        ``jericho_env.core.validate.require_generator(rng)``, an ``OptionError`` for anything else (a seed,
+        a legacy ``RandomState``). ``determinize`` checks its ``rng`` the same way.
+        """
 
     @abstractmethod
     def current_player(self, state: S) -> int:

@@ -10,6 +10,7 @@ import numpy as np
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand, shuffled
 from jericho_env.core.rules import GameInfo, Rules, choice_option
+from jericho_env.core.validate import require_generator
 from jericho_env.games.castles import serialize
 from jericho_env.games.castles.actions import CastlesActions
 from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
@@ -33,6 +34,7 @@ class CastlesRules(Rules[CastlesState]):
 
     game_id = "castles"
     version = 0
+    batched = "jericho_env.games.castles.batched:CastlesBatched"  # compiled rules for make_batched
     OPTIONS = (
         choice_option("ranks", 10, "ranks per suit: 5 (A-5), 10 (A-10, the base game) or 13 (A-K)", (5, 10, 13)),
         choice_option("small_deck", False, "the smaller deck: two cards of each rank and one joker", (False, True)),
@@ -84,6 +86,7 @@ class CastlesRules(Rules[CastlesState]):
     # ----------------------------------------------------------------- set-up
     def initial_state(self, rng: np.random.Generator) -> CastlesState:
         """Shuffle both decks, draw 8 each, choose the first player; saves are chosen next."""
+        require_generator(rng)
         d = self.deck
         ordered = d.ordered_cards()
         decks = [[ordered[i] for i in rng.permutation(d.size)] for _ in range(2)]
@@ -364,6 +367,7 @@ class CastlesRules(Rules[CastlesState]):
         exact weights (see ``seeds/castles.md``, D21). The result depends only on what ``seat`` has
         seen and on ``rng``.
         """
+        require_generator(rng)
         d = self.deck
         comp = d.composition()
         new = state.clone()
