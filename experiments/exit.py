@@ -294,7 +294,6 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         save_checkpoint(_Model(policy, 0, 0), run.ckpt / "iter_0.zip", network_meta(cfg, spec, 0))
     search = SearchSettings(cfg.simulations, cfg.c_puct, cfg.dirichlet_alpha, cfg.dirichlet_fraction,
                             cfg.temperature_moves, cfg.value_rows)  # fmt: skip
-    meta_json = _meta_json(policy, cfg, spec)
     while run.done < cfg.iterations:
         it = run.done + 1
         t0 = time.perf_counter()
@@ -302,7 +301,7 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
             "game_id": cfg.game,
             "options": cfg.options,
             "search": dataclasses.asdict(search),
-            "network": network_payload(policy, meta_json),
+            "network": network_payload(run.ckpt / f"iter_{it - 1}.zip"),  # the network after the last iteration
         }
         seeds = np.random.SeedSequence([cfg.seed, it]).generate_state(cfg.games).tolist()
         tasks = [seeds[i : i + cfg.games_at_once] for i in range(0, cfg.games, cfg.games_at_once)]
@@ -347,12 +346,6 @@ def evaluate_pending(run: ExitRun, ppo_path: str, policy: Any, optimizer: Any, s
     row.update(evals=evals, seconds_eval=round(time.perf_counter() - t0, 1), summary=summary)
     run.save(policy, optimizer, spec, buffer)
     exit_curves(run.folder)
-
-
-def _meta_json(policy: Any, cfg: ExitConfig, spec: Any) -> dict[str, Any]:
-    from agents.checkpoint import meta_json
-
-    return meta_json(_Model(policy, 0, 0), network_meta(cfg, spec, 0))
 
 
 def _bar(total: int, desc: str, quiet: bool) -> Any:

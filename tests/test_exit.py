@@ -201,11 +201,8 @@ def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) 
 
 
 def _payload(game: str, options: dict[str, Any], path: Path) -> dict[str, Any]:
-    from agents.checkpoint import load_policy
-
-    policy, meta = load_policy(path)
     search = SearchSettings(6, 1.5, 0.5, 0.25, 2, "mover")
-    return {"game_id": game, "options": options, "search": search.__dict__, "network": network_payload(policy, meta)}
+    return {"game_id": game, "options": options, "search": search.__dict__, "network": network_payload(path)}
 
 
 @pytest.mark.parametrize(
