@@ -45,7 +45,7 @@ import numpy as np
 
 from experiments import presets
 from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli
+from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli, training_seed
 from jericho_env.registry import known_game_ids
 
 
@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
             flag, default=None, help=f"{text} (default {shown}{'; ' + ', '.join(games) if games else ''})", **kw
         )
 
-    add("--seed", "seed of everything", type=int)
+    add("--seed", "seed of everything (0..2**32-1)", type=training_seed)
     add("--iterations", "generate, learn, evaluate: this many times", type=positive_int)
     add("--games", "self-play games per iteration", type=positive_int)
     add("--games-at-once", "games a worker plays in lockstep", type=positive_int)

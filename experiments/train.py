@@ -48,7 +48,7 @@ class TrainConfig:
     game: str  # the game id
     options: dict[str, Any]  # the game's options as given (--option KEY=VALUE; the game's defaults for the others)
     timesteps: int = flag("learner steps to train for", cli.positive_int)
-    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", int)
+    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", cli.training_seed)
     n_envs: int = flag("games played at once, in lockstep, feeding PPO", cli.positive_int)
     shards: int = flag("processes the games are split over (1: all in the training process)", cli.positive_int)
     update_threads: int = flag("torch threads for PPO's update (rollouts use one)", cli.positive_int)
