@@ -71,7 +71,9 @@ def training_seed(text: str) -> int:
         v = -1
     if not 0 <= v <= TRAIN_SEED_MAX or str(v) != text.strip().lstrip("+"):
         why = "Stable-Baselines3 seeds from 32 bits"
-        raise argparse.ArgumentTypeError(f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}"
+        )
     return v
 
 
