@@ -1,5 +1,8 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
 
+Without ``path`` (and ``model``), the network shipped in the package for the game is played
+(``agents.pretrained``, the model zoo); ``ZooError`` says so when none is shipped for the game or options.
+
 Checkpoints are read by ``agents.checkpoint``: the safe format (JSON and tensors) by default, a
 Stable-Baselines3 zip only with ``trust=True``; the game, its options and the observation version
 recorded with the checkpoint must match the ones the agent is made for.
@@ -92,15 +95,18 @@ class PPOAgent(BaseAgent):
         super().__init__(game_id, seed=seed, **game_options)
         self.path = str(path) if path is not None else None
         self.meta: dict[str, Any] = {}
-        if model is None:
-            if path is None:
-                raise ValueError("the ppo agent needs path= a checkpoint written by experiments.train")
+        if model is not None:
+            policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
+        elif path is None:  # the network shipped in the package (agents.pretrained)
+            from agents.pretrained import shipped_policy
+
+            policy, self.meta, shipped_path = shipped_policy(self.name, game_id, game_options)
+            self.path = str(shipped_path)
+        else:
             from agents.checkpoint import load_policy
 
             # checks the game, its options and the observation version recorded with the checkpoint
             policy, self.meta = load_policy(path, trust=trust, game_id=game_id, options=game_options)
-        else:
-            policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
         self.deterministic = deterministic
         from jericho_env.registry import make_rules
 

@@ -316,6 +316,7 @@ def resumed_config(folder: str, game: str, timesteps: int | None) -> TrainConfig
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
+    from experiments.provenance import record_session
     from experiments.replays import record_replays
     from experiments.report import run_folder
 
@@ -340,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = config_from_args(args, game)
                 folder = run_folder("train", game, outs[game])
                 RunFolder(folder).save_config(dataclasses.asdict(cfg))  # the values used, not "the preset of the day"
+            record_session(folder, "experiments.train", argv)  # the command and commit (experiments.provenance)
             train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)
