@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--commit", default=None, help="the commit that made the run, for runs without provenance.json")
     a.add_argument("--replace", action="store_true", help="replace the game's entry of this kind")
     for s in (a, sub.add_parser("list", help="the shipped agents"), sub.add_parser("check", help="verify entries")):
-        s.add_argument("--zoo", default=None, help=f"the zoo folder (default {zoo_folder()})")
+        s.add_argument("--zoo", default=None, help="the zoo folder (default: $JERICHO_ENV_ZOO, else agents/zoo)")
     return p
 
 
