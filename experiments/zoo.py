@@ -10,7 +10,7 @@ network is in the safe format and reads this version's observations, then writes
 - ``<game>-<kind>.json``: its card (``agents.pretrained``): game, options, versions, the command, seed
   and commit that made it (``provenance.json`` of the run; runs made before it name the checkout's
   HEAD, or ``--commit``), training steps and time, the final table's scores with 95% intervals, the
-  file's size and SHA-256.
+  file's size and SHA-256, and its moves at fixed positions (``fingerprint``, which the tests replay).
 
 Then it loads the entry as ``agents.make`` will, plays a game with each agent that uses it, and
 prints the entry; if that fails, the files are removed. ``list`` prints the entries; ``check`` verifies
@@ -36,11 +36,16 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.pretrained import CARD_VERSION, KINDS, ZooEntry, ZooError, read_card, sha256, zoo, zoo_folder
 from experiments.cli import cli_parser, run_cli
 from experiments.provenance import read_provenance, source_commit
 
 RUN_FILES = {"ppo": "training.json", "exit": "exit.json"}
+# share of the card's fixed positions where the network must play the recorded move (not all: a float rounded
+# otherwise by another torch build may turn a near tie)
+FINGERPRINT_AGREEMENT = 0.98
 MODULES = {"ppo": "experiments.train", "exit": "experiments.exit"}
 
 
@@ -225,6 +230,53 @@ def play_one(agent_name: str, game: str, path: Path | None, options: dict[str, A
     return length
 
 
+def fingerprint(
+    agent_name: str, game: str, options: dict[str, Any], path: Path | None = None, games: int = 3, seed: int = 0
+) -> dict[str, Any]:
+    """The network's moves at fixed positions: every decision with a choice in ``games`` seeded games of greedy play.
+
+    Greedy plays every seat (random where the game has no greedy), so the positions follow from the rules,
+    greedy and the seeds; the moves from the network, its observations and its prior's hint. The card keeps
+    them and the zoo's tests ask the shipped network again: a change to the rules, the observation layout,
+    greedy or the prior, declared by a version number or not, shows as other moves (positions from greedy's
+    games, not random ones: the networks' choices there depend more on what they see).
+    """
+    import agents
+    from agents.registry import available
+    from jericho_env.agent_plugins import choose_action
+    from jericho_env.envs.aec import JerichoEnv
+
+    kwargs: dict[str, Any] = {} if path is None else {"path": str(path)}
+    agent = agents.make(agent_name, game, seed=seed, **kwargs, **options)
+    env = JerichoEnv(game, **options)
+    player = "greedy" if available("greedy", game) else "random"
+    seats = [agents.make(player, game, **options) for _ in range(env.rules.info.num_players)]
+    moves: list[int] = []
+    for g in range(games):
+        env.reset(seed=seed + g)
+        agent.reset(seed=seed + g)
+        for s, other in enumerate(seats):
+            other.reset(seed=int(np.random.SeedSequence([seed, g, s]).generate_state(1)[0]))
+        while not env.rules.is_terminal(env.state):
+            obs = env.observe(env.agent_selection)
+            if np.count_nonzero(obs["action_mask"]) > 1:
+                moves.append(int(agent.act(obs)))
+            env.step(int(choose_action(seats[env.rules.current_player(env.state)], env, env.agent_selection)))
+    text = " ".join(map(str, moves))
+    return {"agent": agent_name, "games": games, "seed": seed, "positions": f"{player} play", "moves": text}
+
+
+def fingerprint_agreement(entry: ZooEntry) -> tuple[int, int]:
+    """(moves that agree, moves on the card): the shipped network asked again at its card's fixed positions."""
+    card = entry.card.get("fingerprint")
+    if not isinstance(card, dict) or not isinstance(card.get("moves"), str):
+        raise ZooError(f"{entry.name}.json has no fingerprint: add the entry again (python -m experiments.zoo add)")
+    options = dict(entry.card.get("options") or {})
+    now = fingerprint(card["agent"], entry.game, options, entry.path, int(card["games"]), int(card["seed"]))
+    then, again = card["moves"].split(), now["moves"].split()
+    return sum(a == b for a, b in zip(then, again, strict=False)), max(len(then), len(again))
+
+
 def add(folder: Path, name: str | None, zoo_dir: Path, commit: str | None, replace: bool) -> ZooEntry:
     """Make the zoo entry of the run in ``folder`` in ``zoo_dir``; return it (the files removed if its check fails)."""
     from agents.checkpoint import read_meta
@@ -275,8 +327,9 @@ def add(folder: Path, name: str | None, zoo_dir: Path, commit: str | None, repla
 
     card["package_version"] = card["made_by"].get("package_version") or jericho_env.__version__
     _write(zip_path, data)
-    _write(card_path, (json.dumps(card, indent=1) + "\n").encode())
     try:
+        card["fingerprint"] = fingerprint(kind, game, options, zip_path)
+        _write(card_path, (json.dumps(card, indent=1) + "\n").encode())
         entry = ZooEntry(game, kind, zip_path, read_card(card_path))
         for agent in entry.agents:
             play_one(agent, game, zip_path, options)
@@ -311,9 +364,12 @@ def check(zoo_dir: Path) -> list[str]:
         check_versions(entry.card, entry.game, options, f"{entry.name} (its card)")
         rules = make_rules(entry.game, **options)
         lengths = [play_one(agent, entry.game, entry.path, options) for agent in entry.agents]
+        same, total = fingerprint_agreement(entry)
+        if same < FINGERPRINT_AGREEMENT * total:
+            raise ZooError(f"{entry.name} plays {total - same} of its card's {total} fixed positions otherwise")
         played = ", ".join(f"{a} played a game of {n} moves" for a, n in zip(entry.agents, lengths, strict=True))
         versions = f"{entry.game}-v{rules.version} observations v{rules.observation_version}"
-        lines.append(f"{entry.name}: {entry.size} bytes, {versions}; {played}")
+        lines.append(f"{entry.name}: {entry.size} bytes, {versions}; {played}; {same}/{total} fixed positions agree")
     return lines
 
 

@@ -3,9 +3,9 @@
 These tests run over whatever ``agents.zoo()`` lists (``$JERICHO_ENV_ZOO`` points it at another folder) and
 fail for a game without a shipped ``ppo``. Each entry: its card's game and observation versions are the
 env's, it loads without unpickling, and every agent that plays it plays a whole game in the AEC env; then
-the network alone plays 40 seat-swapped games against greedy and must still win most of them. So changing
-a game's rules or observation version, or its observation layout, fails here until the zoo is retrained
-(docs/contributing.md says how).
+the network alone plays 40 seat-swapped games against greedy and must still win most of them, and plays the
+moves its card recorded at fixed positions. So changing a game's rules or observation version, or its
+observation layout, fails here until the zoo is retrained (docs/contributing.md says how).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import jericho_env
 from agents import pretrained
 from agents.checkpoint import kind, read_meta
 from experiments.tournament import AgentSpec, run_games, tabulate
+from experiments.zoo import FINGERPRINT_AGREEMENT, fingerprint_agreement
 from jericho_env.agent_plugins import choose_action
 from jericho_env.registry import make_rules
 
@@ -126,4 +127,20 @@ def test_each_shipped_network_still_wins_most_of_40_games_against_greedy(game: s
         assert cell.score > bar * GAMES, (
             f"{entry.name} scored {cell.score} of {GAMES} against greedy (needs more than {bar * GAMES:g}); "
             f"its card says {entry.scores().get('greedy')}"
+        )
+
+
+@pytest.mark.parametrize("game", jericho_env.GAME_IDS)
+def test_each_shipped_network_plays_its_cards_moves_at_fixed_positions(game: str) -> None:
+    """At every decision of three seeded games of greedy play, the move the card recorded when it was added.
+
+    The positions follow from the rules, greedy and the seeds, the moves from the network, its observations
+    and its prior's hint: so a change to any of them shows here even when no version number declared it,
+    also in grid and walls, where the networks start from greedy's scores and so play much like greedy.
+    """
+    for entry in entries_of(game):
+        same, total = fingerprint_agreement(entry)
+        assert total > 50 and same >= FINGERPRINT_AGREEMENT * total, (
+            f"{entry.name} plays {total - same} of the {total} fixed positions on its card otherwise: the rules, the "
+            "observation or the prior changed since it was added; retrain it (docs/contributing.md)"
         )
