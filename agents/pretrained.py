@@ -93,10 +93,11 @@ class ZooEntry:
         if self.kind == "ppo":
             trained = f"{int(training.get('steps', 0)):,} steps"
         else:
-            trained = f"{training.get('iterations', '?')} iterations"
-        minutes = training.get("seconds")
-        if isinstance(minutes, (int, float)):
-            trained += f", {minutes / 60:.0f} min"
+            n = training.get("iterations", "?")
+            trained = f"{n} iteration{'' if n == 1 else 's'}"
+        seconds = training.get("seconds")
+        if isinstance(seconds, (int, float)):
+            trained += f", {seconds / 60:.0f} min" if seconds >= 60 else f", {seconds:.0f} s"
         cells = self.scores()
         vs = []
         for opponent in ("random", "greedy"):

@@ -67,6 +67,12 @@ def test_the_command_writes_the_page_and_heatmap_with_every_agent_ranked(
     ratings = [int(r[2]) for r in rows]
     assert ratings == sorted(ratings, reverse=True) and all(int(lo) <= int(hi) for *_, lo, hi in rows)
     assert "README summary" in printed and "- **castles**: " in printed
+    assert "`python -m experiments.leaderboard --games castles --deals 3" in text  # how it was made, per game
+    # another game joins the page; the first one's board is kept (docs/leaderboard.json)
+    assert leaderboard.main(["--games", "grid", *argv[2:], "--quiet", "--out", str(out)]) == 0
+    both = out.read_text()
+    assert both.index("## grid") < both.index("## castles") and text[text.index("| 1 |") :][:300] in both
+    assert "- **grid**: " in both and "- **castles**: " in both and (tmp_path / "docs" / "leaderboard.json").is_file()
 
 
 def test_quick_says_what_it_cut_and_stays_out_of_the_docs(
