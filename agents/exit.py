@@ -134,7 +134,7 @@ class ExitSearchAgent(BaseAgent):
 
         shipped: tuple[Any, dict[str, Any], Path] | None = None
         if path is None and model is None:  # the network shipped in the package (agents.pretrained)
-            from agents.pretrained import shipped_policy
+            from agents.ppo import shipped_policy
 
             shipped = shipped_policy(self.name, game_id, game_options)
             model = shipped[0]

@@ -19,6 +19,8 @@ weights into a new model).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +79,38 @@ def start_from(model: Any, path: str | Path, trust: bool = False) -> None:
         raise ValueError(f"--init {str(path)!r}: the network differs from this run's (--net, --policy?): {e}") from None
 
 
+_loaded: dict[tuple[str, int, int, str], tuple[Any, dict[str, Any]]] = {}
+_lock = threading.Lock()
+
+
+def shipped_policy(
+    agent: str, game_id: str, options: Mapping[str, Any] | None = None
+) -> tuple[Any, dict[str, Any], Path]:
+    """(policy network, checkpoint meta, path) of the network ``agent`` plays for ``game_id``, loaded once per process.
+
+    The file must match its card's SHA-256 (``ZooError`` otherwise: changed after ``experiments.zoo add``);
+    it is loaded with ``agents.checkpoint.load_policy`` (no unpickling; game, options and observation
+    version checked).
+    """
+    from agents.checkpoint import load_policy
+    from agents.pretrained import ZooError, sha256, shipped
+
+    entry = shipped(agent, game_id, options)
+    stat = entry.path.stat()
+    key = (str(entry.path.resolve()), stat.st_size, stat.st_mtime_ns, repr(sorted(dict(options or {}).items())))
+    with _lock:
+        hit = _loaded.get(key)
+        if hit is None:
+            expected = entry.card.get("file", {}).get("sha256")
+            if expected != sha256(entry.path):
+                raise ZooError(
+                    f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json: the file changed "
+                    "after `python -m experiments.zoo add` wrote the card (add it again)"
+                )
+            hit = _loaded[key] = load_policy(entry.path, game_id=game_id, options=dict(options or {}))
+    return hit[0], hit[1], entry.path
+
+
 class PPOAgent(BaseAgent):
     """A trained MaskablePPO policy as an agent."""
 
@@ -98,8 +132,6 @@ class PPOAgent(BaseAgent):
         if model is not None:
             policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
         elif path is None:  # the network shipped in the package (agents.pretrained)
-            from agents.pretrained import shipped_policy
-
             policy, self.meta, shipped_path = shipped_policy(self.name, game_id, game_options)
             self.path = str(shipped_path)
         else:

@@ -12,8 +12,9 @@ Kinds: ``ppo`` (played by the agent ``ppo``) and ``exit`` (an expert-iteration n
 ``exit`` alone and by ``exit-search`` inside search). ``experiments.zoo add RUN_FOLDER`` makes an entry
 from a run folder. ``zoo()`` lists the entries (``print(agents.zoo())`` shows them as a table).
 
-A loaded network is kept per process and shared by the agents made from it (playing only reads it), so
-the thirtieth ``make("ppo", "castles")`` costs what wrapping a network costs, not a load.
+``agents.ppo.shipped_policy`` loads an entry's network (once per process: the agents made from it share
+it, playing only reads it, so the thirtieth ``make("ppo", "castles")`` costs what wrapping a network
+costs, not a load). This module reads only the folder and the cards, never a network.
 
 The environment variable ``JERICHO_ENV_ZOO`` points ``zoo()`` at another folder instead of the
 package's: for tests and for trying entries before they are shipped.
@@ -25,7 +26,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -219,34 +219,3 @@ def shipped(agent: str, game_id: str, options: Mapping[str, Any] | None = None) 
             f"options give {agent} a checkpoint trained on them (path=)"
         )
     return entry
-
-
-_loaded: dict[tuple[str, int, int, str], tuple[Any, dict[str, Any]]] = {}
-_lock = threading.Lock()
-
-
-def shipped_policy(
-    agent: str, game_id: str, options: Mapping[str, Any] | None = None
-) -> tuple[Any, dict[str, Any], Path]:
-    """(policy network, checkpoint meta, path) of the network ``agent`` plays for ``game_id``, loaded once per process.
-
-    The file must match its card's SHA-256 (``ZooError`` otherwise: changed after ``experiments.zoo add``);
-    it is loaded with ``agents.checkpoint.load_policy`` (no unpickling; game, options and observation
-    version checked).
-    """
-    from agents.checkpoint import load_policy
-
-    entry = shipped(agent, game_id, options)
-    stat = entry.path.stat()
-    key = (str(entry.path.resolve()), stat.st_size, stat.st_mtime_ns, repr(sorted(dict(options or {}).items())))
-    with _lock:
-        hit = _loaded.get(key)
-        if hit is None:
-            expected = entry.card.get("file", {}).get("sha256")
-            if expected != sha256(entry.path):
-                raise ZooError(
-                    f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json: the file changed "
-                    "after `python -m experiments.zoo add` wrote the card (add it again)"
-                )
-            hit = _loaded[key] = load_policy(entry.path, game_id=game_id, options=dict(options or {}))
-    return hit[0], hit[1], entry.path

@@ -13,11 +13,12 @@ draws half a win each way, random pinned at 1000). Their 95% intervals: a bootst
 drawn deal (all pairs, all seats) kept together, the ratings fitted again, and the 2.5th and 97.5th
 percentiles taken. Random is the anchor, so its interval is a point and the others' are relative to it.
 
-Writes ``docs/leaderboard.md`` (a summary line per game, then per game: rank, agent, rating [interval],
-score against each other agent, the games and time it took) and ``docs/images/leaderboard-<game>.png``
-(the win-rate heatmap, rows in rank order). ``--quick`` is a check of the machinery, a few minutes on 2
-cores: few deals, a small search budget (said in the output), written under ``runs/leaderboard-quick/``
-unless ``--out`` says otherwise, never over the docs.
+Writes ``docs/leaderboard.md`` (a summary line per game, then per game: how it was made and the time it
+took, rank, agent, rating [interval], score against each other agent), ``docs/images/leaderboard-<game>.png``
+(the win-rate heatmap, rows in rank order) and ``docs/leaderboard.json`` (every game's board): a run of
+some games (``--games``) replaces theirs and keeps the other games on the page. ``--quick`` is a check of
+the machinery, a few minutes on 2 cores: few deals, a small search budget (said in the output and on the
+page), written under ``runs/leaderboard-quick/`` unless ``--out`` says otherwise, never over the docs.
 
 Examples:
     python -m experiments.leaderboard
@@ -68,6 +69,22 @@ class GameBoard:
     players: int
     notes: list[str]
     simulations: int | None  # the search budget (None: ismcts's default for the game)
+    made: dict[str, Any] = dataclasses.field(default_factory=dict)  # command, date, commit, workers, backend...
+
+    def to_json(self) -> dict[str, Any]:
+        """The board as JSON (``leaderboard.json`` beside the page keeps every game's)."""
+        data = dataclasses.asdict(self)
+        data["cells"] = [{"agent": a, "opponent": b, **dataclasses.asdict(c)} for (a, b), c in self.cells.items()]
+        data["intervals"] = {a: list(v) for a, v in self.intervals.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameBoard:
+        """A board written by ``to_json``."""
+        data = dict(data)
+        data["cells"] = {(c["agent"], c["opponent"]): Cell(c["wins"], c["draws"], c["losses"]) for c in data["cells"]}
+        data["intervals"] = {a: (float(v[0]), float(v[1])) for a, v in data["intervals"].items()}
+        return cls(**data)
 
 
 # --------------------------------------------------------------------------------------------- the agents
@@ -83,7 +100,8 @@ def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], li
     file is checked against its card (``agents.pretrained.shipped``, as ``agents.make`` does without a path).
     """
     import agents
-    from agents.pretrained import shipped, shipped_policy, zoo
+    from agents.ppo import shipped_policy
+    from agents.pretrained import shipped, zoo
 
     budget = {} if simulations is None else {"simulations": simulations}
     specs = [AgentSpec(name, name) for name in ("random", "greedy") if available(name, game)]
@@ -197,24 +215,19 @@ def summary_line(b: GameBoard, top: int = 3) -> str:
     return f"**{b.game}**: {best} (random = 1000)"
 
 
-def page(boards: Sequence[GameBoard], settings: dict[str, Any]) -> str:
-    """``leaderboard.md``: how it was made, the summary, one section per game, how to read it."""
-    total = sum(b.seconds for b in boards)
-    quick = settings["quick"]
-    title = "# Leaderboard" + (" (quick check: not a measurement)" if quick else "")
-    made = (
-        f"Made by `{settings['command']}` on {settings['date']} (commit {settings['commit'] or 'unknown'}, "
-        f"jericho-env {settings['version']}): {_minutes(total)} on {settings['workers']} worker(s), "
-        f"backend {settings['backend']}, seed {settings['seed']}."
-    )
-    lines = [title, "", made, ""]
-    if quick:
-        lines += [
-            f"**--quick**: {settings['quick_text']}. The figures below check that the machinery runs; the "
-            "leaderboard itself is `python -m experiments.leaderboard` at its defaults.",
-            "",
-        ]
-    lines += ["## Summary", ""] + [f"- {summary_line(b)}" for b in boards] + [""]
+def page(boards: Sequence[GameBoard]) -> str:
+    """``leaderboard.md``: the summary, one section per game (how it was made, table, heatmap), how to read it."""
+    quick = any(b.made.get("quick") for b in boards)
+    lines = ["# Leaderboard" + (" (quick check: not a measurement)" if quick else ""), ""]
+    lines += [
+        "Every agent of the package in every game: random, greedy, `ismcts` and the trained networks shipped in "
+        "the package ([zoo.md](zoo.md)), by `python -m experiments.leaderboard`. Ratings: Bradley–Terry on the "
+        "Elo scale, random = 1000, with 95% bootstrap intervals (below: how to read it).",
+        "",
+        "## Summary",
+        "",
+    ]
+    lines += [f"- {summary_line(b)}" for b in boards] + [""]
     for b in boards:
         n = b.players
         cells = (
@@ -224,13 +237,17 @@ def page(boards: Sequence[GameBoard], settings: dict[str, Any]) -> str:
             f"(an even share is {100 / n:.0f}%)"
         )
         lines += [f"## {b.game}", ""]
-        lines += [
-            f"{b.deals} seat-swapped deals per pair ({b.games} games) in {_minutes(b.seconds)}. Cells: {cells}.",
-            "",
-        ]
+        if b.made.get("quick"):
+            lines += [
+                f"**--quick**: {quick_text(b)}; a check that the machinery runs, not a measurement (the "
+                "leaderboard itself: `python -m experiments.leaderboard` at its defaults).",
+                "",
+            ]
+        lines += [f"{made_line(b)} Cells: {cells}.", ""]
         lines += [markdown_table(b), ""]
         lines += [f"![{b.game} leaderboard heatmap](images/leaderboard-{b.game}.png)", ""]
         lines += [f"- {note}" for note in [_budget(b), *b.notes]] + [""]
+    resamples = sorted({str(b.made.get("bootstrap")) for b in boards})
     lines += [
         "## How to read it",
         "",
@@ -239,7 +256,7 @@ def page(boards: Sequence[GameBoard], settings: dict[str, Any]) -> str:
         "the luck of the cards and of the seat cancels out (`experiments.tournament`).",
         "- Rating: Bradley–Terry strengths by maximum likelihood on the Elo scale, random pinned at 1000 "
         "(400 points: 10-to-1 odds); draws count half a win each way.",
-        f"- Interval: the 2.5th and 97.5th percentiles of the ratings refitted on {settings['bootstrap']} "
+        f"- Interval: the 2.5th and 97.5th percentiles of the ratings refitted on {' or '.join(resamples)} "
         "bootstrap resamples of the deals (a resample draws the deals again with replacement and keeps every "
         "game of a drawn deal, all pairs and seats together). Random is the anchor: its interval is a point, "
         "the others' include the uncertainty of random's strength.",
@@ -247,6 +264,21 @@ def page(boards: Sequence[GameBoard], settings: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def made_line(b: GameBoard) -> str:
+    """How a game's board was made: deals, games, time, command, date, commit, workers, backend, seed."""
+    m = b.made
+    return (
+        f"{b.deals} seat-swapped deals per pair ({b.games} games) in {_minutes(b.seconds)} on {m.get('workers')} "
+        f"worker(s) (backend {m.get('backend')}, seed {m.get('seed')}): `{m.get('command')}` on {m.get('date')}, "
+        f"commit {(m.get('commit') or 'unknown')[:10]}, jericho-env {m.get('version')}."
+    )
+
+
+def quick_text(b: GameBoard) -> str:
+    """What ``--quick`` cut in a game."""
+    return f"{b.game}: {b.deals} deals per pair, ismcts and exit-search at {b.simulations} simulations per move"
 
 
 def _budget(b: GameBoard) -> str:
@@ -316,12 +348,35 @@ def run(
     return boards
 
 
-def write(boards: Sequence[GameBoard], out: Path, settings: dict[str, Any]) -> list[Path]:
-    """The page and a heatmap per game (``images/leaderboard-<game>.png`` beside it); the paths written."""
+def merged(boards: Sequence[GameBoard], store: Path) -> list[GameBoard]:
+    """``boards`` with the other games' boards kept in ``store`` (``leaderboard.json``), in the games' order."""
+    import json
+
+    kept: dict[str, GameBoard] = {}
+    if store.is_file():
+        try:
+            kept = {g["game"]: GameBoard.from_json(g) for g in json.loads(store.read_text(encoding="utf-8"))["games"]}
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{store} is not a leaderboard's JSON ({e}); move it away to start a new page") from None
+    kept.update({b.game: b for b in boards})
+    order = {g: i for i, g in enumerate(known_game_ids())}
+    return sorted(kept.values(), key=lambda b: (order.get(b.game, len(order)), b.game))
+
+
+def write(boards: Sequence[GameBoard], out: Path) -> tuple[list[GameBoard], list[Path]]:
+    """The page ``out`` for ``boards`` and the games already on it; its JSON and heatmaps beside it.
+
+    ``leaderboard.json`` (beside the page) keeps every game's board, so a run of some games (``--games``)
+    replaces theirs and keeps the others'. Returns every board on the page and the files written.
+    """
+    import json
+
     from experiments.checkpoints import write_atomic
     from experiments.report import have_matplotlib, heatmap
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    store = out.with_suffix(".json")
+    every = merged(boards, store)
     written = []
     if have_matplotlib("the leaderboard heatmaps"):
         images = out.parent / "images"
@@ -330,8 +385,9 @@ def write(boards: Sequence[GameBoard], out: Path, settings: dict[str, Any]) -> l
             path = images / f"leaderboard-{b.game}.png"
             heatmap(path, b.game, b.labels, b.cells, b.players)
             written.append(path)
-    write_atomic(out, page(boards, settings))
-    return [out, *written]
+    write_atomic(store, json.dumps({"games": [b.to_json() for b in every]}, indent=1))
+    write_atomic(out, page(every))
+    return every, [out, store, *written]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,21 +405,15 @@ def main(argv: list[str] | None = None) -> int:
         games = args.games or list(known_game_ids())
         unknown = [g for g in games if g not in known_game_ids()]
         if unknown:
-            raise ValueError(
-                f"--games: unknown game(s) {', '.join(unknown)}; choose from {', '.join(known_game_ids())}"
-            )
+            known = ", ".join(known_game_ids())
+            raise ValueError(f"--games: unknown game(s) {', '.join(unknown)}; choose from {known}")
         out = Path(args.out) if args.out else (QUICK_OUT if args.quick else DOCS)
-        if out.exists() and out.is_dir():
+        if out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a folder; give the page's file name (e.g. {DOCS})")
+        if out.suffix != ".md":
+            raise ValueError(f"--out {str(out)!r}: the page is Markdown, its name ends in .md")
         backend = backend_from_args(args)
-        t0 = time.perf_counter()
-        boards = run(games, args.deals, args.quick, args.simulations, args.seed, args.workers, args.bootstrap,
-                     args.quiet, backend)  # fmt: skip
-        quick_text = "; ".join(
-            f"{b.game}: {b.deals} deals per pair, ismcts and exit-search at {b.simulations} simulations per move"
-            for b in boards
-        )
-        settings = {
+        made = {
             "command": shlex.join(["python", "-m", "experiments.leaderboard", *given]),
             "date": time.strftime("%Y-%m-%d"),
             "commit": source_commit()[0],
@@ -373,13 +423,17 @@ def main(argv: list[str] | None = None) -> int:
             "seed": args.seed,
             "bootstrap": args.bootstrap,
             "quick": args.quick,
-            "quick_text": quick_text,
         }
-        written = write(boards, out, settings)
+        t0 = time.perf_counter()
+        boards = run(games, args.deals, args.quick, args.simulations, args.seed, args.workers, args.bootstrap,
+                     args.quiet, backend)  # fmt: skip
+        for b in boards:
+            b.made = dict(made)
+        every, written = write(boards, out)
         if args.quick:
-            print(f"--quick ({quick_text}): a check, not the leaderboard")
+            print(f"--quick ({'; '.join(quick_text(b) for b in boards)}): a check, not the leaderboard")
         print("\nREADME summary (paste under the leaderboard's link):")
-        print("\n".join(f"- {summary_line(b)}" for b in boards))
+        print("\n".join(f"- {summary_line(b)}" for b in every))
         print(f"\nleaderboard in {time.perf_counter() - t0:.0f} s; wrote {', '.join(str(p) for p in written)}")
 
     return run_cli(parser, body)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import pretrained
+from agents import ppo
 from agents.pretrained import ZOO_ENV
 from experiments import leaderboard, zoo
 from experiments.tournament import AgentSpec, GameRecord, bradley_terry, run_games, tabulate
@@ -51,7 +51,7 @@ def test_the_command_writes_the_page_and_heatmap_with_every_agent_ranked(
     folder = tmp_path / "zoo"
     folder.mkdir()
     monkeypatch.setenv(ZOO_ENV, str(folder))
-    monkeypatch.setattr(pretrained, "_loaded", {})
+    monkeypatch.setattr(ppo, "_loaded", {})
     assert zoo.main(["add", str(ppo_run(tmp_path / "run")), "--zoo", str(folder)]) == 0
     out = tmp_path / "docs" / "leaderboard.md"
     argv = ["--games", "castles", "--deals", "3", "--simulations", "4", "--bootstrap", "50", "--workers", "1"]

@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 
 import agents
 import jericho_env
-from agents import pretrained
+from agents import ppo, pretrained
 from agents.pretrained import ZOO_ENV, ZooError
 from agents.registry import parse_spec, playable_names
 from experiments import evaluate, train, zoo
@@ -44,7 +44,7 @@ def the_zoo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "zoo"
     folder.mkdir()
     monkeypatch.setenv(ZOO_ENV, str(folder))
-    monkeypatch.setattr(pretrained, "_loaded", {})
+    monkeypatch.setattr(ppo, "_loaded", {})
     return folder
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import agents
 import jericho_env
-from agents import pretrained
+from agents import ppo, pretrained
 from agents.checkpoint import kind, read_meta
 from experiments.tournament import AgentSpec, run_games, tabulate
 from experiments.zoo import FINGERPRINT_AGREEMENT, fingerprint_agreement
@@ -53,14 +53,14 @@ def load_refusing_unpickling(name: str, game: str, options: dict[str, Any]) -> A
     Numba pickles as it compiles (building a network with the greedy prior runs compiled code), so a first
     load outside the patch compiles that code; the second, patched, load reads the file again.
     """
-    pretrained.shipped_policy(name, game, options)
+    ppo.shipped_policy(name, game, options)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pickle, "Unpickler", NoUnpickling)
         patch.setattr(pickle, "load", NoUnpickling)
         patch.setattr(pickle, "loads", NoUnpickling)
         patch.setattr("agents.checkpoint.load_sb3", NoUnpickling)
-        pretrained._loaded.clear()  # load again, under the patch
-        policy, _, _ = pretrained.shipped_policy(name, game, options)
+        ppo._loaded.clear()  # load again, under the patch
+        policy, _, _ = ppo.shipped_policy(name, game, options)
     return policy
 
 
