@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from agents import ppo
 from agents.pretrained import ZOO_ENV
 from experiments import leaderboard, zoo
+from experiments.backends import Backend, ray_session
 from experiments.tournament import AgentSpec, GameRecord, bradley_terry, run_games, tabulate
 from tests.zoo_helpers import ppo_run
 
@@ -101,3 +103,30 @@ def test_out_must_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         leaderboard.main(["--games", "grid", "--out", str(tmp_path)])
     assert "is a folder" in capsys.readouterr().err
+
+
+@pytest.mark.ray
+def test_ray_and_local_make_the_same_leaderboard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped network travels to the Ray workers as bytes; the games, cells and ratings are the local ones."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pytest.fail("the ray tests need the ray extra: pip install -e '.[ray]' (or deselect: pytest -m 'not ray')")
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    monkeypatch.setenv(ZOO_ENV, str(folder))
+    monkeypatch.setattr(ppo, "_loaded", {})
+    assert zoo.main(["add", str(ppo_run(tmp_path / "run")), "--zoo", str(folder)]) == 0
+    argv = ["--games", "castles", "--deals", "3", "--simulations", "4", "--bootstrap", "30", "--quiet"]
+    assert leaderboard.main([*argv, "--workers", "1", "--out", str(tmp_path / "local" / "lb.md")]) == 0
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with ray_session(Backend("ray"), 2):
+        ray_argv = [*argv, "--workers", "2", "--backend", "ray", "--out", str(tmp_path / "ray" / "lb.md")]
+        assert leaderboard.main(ray_argv) == 0
+
+    def board(where: str) -> dict[str, object]:
+        (data,) = json.loads((tmp_path / where / "lb.json").read_text())["games"]
+        assert data["made"]["backend"] == where
+        return {k: v for k, v in data.items() if k not in ("made", "seconds")}
+
+    assert board("local") == board("ray") and board("local")["labels"]
