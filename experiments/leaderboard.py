@@ -24,6 +24,7 @@ Examples:
     python -m experiments.leaderboard
     python -m experiments.leaderboard --quick
     python -m experiments.leaderboard --games castles --deals 100 --workers 2
+    python -m experiments.leaderboard --deals 250 walls=50
     python -m experiments.leaderboard --backend ray --ray-address HOST:6379
 """
 
@@ -270,7 +271,7 @@ def made_line(b: GameBoard) -> str:
     """How a game's board was made: deals, games, time, command, date, commit, workers, backend, seed."""
     m = b.made
     return (
-        f"{b.deals} seat-swapped deals per pair ({b.games} games) in {_minutes(b.seconds)} on {m.get('workers')} "
+        f"{_deals(b.deals, 'seat-swapped ')} per pair ({b.games} games) in {_minutes(b.seconds)} on {m.get('workers')} "
         f"worker(s) (backend {m.get('backend')}, seed {m.get('seed')}): `{m.get('command')}` on {m.get('date')}, "
         f"commit {(m.get('commit') or 'unknown')[:10]}, jericho-env {m.get('version')}."
     )
@@ -278,7 +279,7 @@ def made_line(b: GameBoard) -> str:
 
 def quick_text(b: GameBoard) -> str:
     """What ``--quick`` cut in a game."""
-    return f"{b.game}: {b.deals} deals per pair, ismcts and exit-search at {b.simulations} simulations per move"
+    return f"{b.game}: {_deals(b.deals)} per pair, ismcts and exit-search at {b.simulations} simulations per move"
 
 
 def _budget(b: GameBoard) -> str:
@@ -287,16 +288,52 @@ def _budget(b: GameBoard) -> str:
     return f"ismcts and exit-search: {b.simulations} simulations per move"
 
 
+def _deals(n: int, kind: str = "") -> str:
+    return f"{n} {kind}deal{'' if n == 1 else 's'}"
+
+
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 # --------------------------------------------------------------------------------------------- the command
+def deals_arg(text: str) -> tuple[str | None, int]:
+    """argparse type of ``--deals``: ``N`` -> (None, N), ``GAME=N`` -> (GAME, N); N a whole number >= 1."""
+    game, sep, number = text.rpartition("=")
+    if sep and not game:
+        raise argparse.ArgumentTypeError(f"write N or GAME=N, got {text!r}")
+    return (game or None), positive_int(number)
+
+
+def deals_per_game(given: Sequence[tuple[str | None, int]], games: Sequence[str]) -> dict[str, int]:
+    """The ``--deals`` values by game: ``N`` for every game, ``GAME=N`` over it; games not named are absent."""
+    every = [n for g, n in given if g is None]
+    named = [g for g, _ in given if g is not None]
+    if len(every) > 1:
+        raise ValueError("--deals takes one N for every game (and GAME=N for a game of its own)")
+    twice = sorted({g for g in named if named.count(g) > 1})
+    if twice:
+        raise ValueError(f"--deals names {', '.join(twice)} twice")
+    others = [g for g in named if g not in games]
+    if others:
+        raise ValueError(f"--deals names {', '.join(others)}, not among the games played ({', '.join(games)})")
+    out = dict.fromkeys(games, every[0]) if every else {}
+    out.update({g: n for g, n in given if g is not None})
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = cli_parser("experiments.leaderboard", __doc__)
     p.add_argument("--games", nargs="+", default=None, metavar="GAME", help="games (default: every registered game)")
-    p.add_argument("--deals", type=positive_int, default=None, help=f"deals per pair (default {DEFAULT_DEALS})")
+    p.add_argument(
+        "--deals",
+        nargs="+",
+        type=deals_arg,
+        default=[],
+        metavar="N|GAME=N",
+        help=f"deals per pair: N for every game, GAME=N for one (default {DEFAULT_DEALS}; e.g. --deals 250 walls=40)",
+    )
     sims = ", ".join(f"{g}: {s}" for g, s in QUICK_SIMULATIONS.items())
     quick = (
         f"a check of a few minutes on 2 cores: {QUICK_DEALS[2]} deals per pair ({QUICK_DEALS[4]} in walls), ismcts "
@@ -315,7 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(
     games: Sequence[str],
-    deals: int | None,
+    deals: dict[str, int],
     quick: bool,
     simulations: int | None,
     seed: int,
@@ -324,13 +361,13 @@ def run(
     quiet: bool = False,
     backend: Backend = LOCAL,
 ) -> list[GameBoard]:
-    """Every game's leaderboard (``deals`` per pair, else the default or ``--quick``'s; the same for the budget)."""
+    """Every game's leaderboard: ``deals[game]`` per pair, else the default or ``--quick``'s (the budget likewise)."""
     plans = []
     for game in games:  # every game's agents checked before any game is played
         budget = simulations if simulations is not None or not quick else quick_simulations(game)
         specs, notes = game_agents(game, budget)
         n = make_rules(game).info.num_players
-        per_pair = deals or (QUICK_DEALS.get(n, QUICK_DEALS[4]) if quick else DEFAULT_DEALS)
+        per_pair = deals.get(game) or (QUICK_DEALS.get(n, QUICK_DEALS[4]) if quick else DEFAULT_DEALS)
         plans.append((game, specs, notes, n, per_pair, budget))
     boards = []
     for game, specs, notes, n, per_pair, budget in plans:
@@ -425,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
             "quick": args.quick,
         }
         t0 = time.perf_counter()
-        boards = run(games, args.deals, args.quick, args.simulations, args.seed, args.workers, args.bootstrap,
+        deals = deals_per_game(args.deals, games)
+        boards = run(games, deals, args.quick, args.simulations, args.seed, args.workers, args.bootstrap,
                      args.quiet, backend)  # fmt: skip
         for b in boards:
             b.made = dict(made)

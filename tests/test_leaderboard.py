@@ -91,7 +91,14 @@ def test_quick_says_what_it_cut_and_stays_out_of_the_docs(
 
 @pytest.mark.parametrize(
     ("argv", "message"),
-    [(["--games", "chess"], "unknown game(s) chess"), (["--deals", "0"], "--deals: must be at least 1")],
+    [
+        (["--games", "chess"], "unknown game(s) chess"),
+        (["--deals", "0"], "--deals: must be at least 1"),
+        (["--deals", "=4"], "write N or GAME=N"),
+        (["--games", "grid", "--deals", "walls=4"], "--deals names walls, not among the games played (grid)"),
+        (["--deals", "3", "4"], "one N for every game"),
+        (["--deals", "grid=3", "grid=4"], "--deals names grid twice"),
+    ],
 )
 def test_bad_input_is_named(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
@@ -130,3 +137,10 @@ def test_ray_and_local_make_the_same_leaderboard(tmp_path: Path, monkeypatch: py
         return {k: v for k, v in data.items() if k not in ("made", "seconds")}
 
     assert board("local") == board("ray") and board("local")["labels"]
+
+
+def test_deals_per_game_takes_one_number_and_exceptions() -> None:
+    games = ["grid", "walls", "castles"]
+    assert leaderboard.deals_per_game([(None, 250), ("walls", 40)], games) == {"grid": 250, "walls": 40, "castles": 250}
+    assert leaderboard.deals_per_game([("walls", 40)], games) == {"walls": 40}
+    assert leaderboard.deals_per_game([], games) == {}
