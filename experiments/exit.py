@@ -429,6 +429,7 @@ def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[Exit
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.checkpoints import RunFolder
+    from experiments.provenance import record_session
     from experiments.report import run_folder
 
     parser = build_parser()
@@ -450,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = make_exit_config(args.game, dict(args.option), **given)
             folder = run_folder("exit", args.game, args.out)
             RunFolder(folder).save_config(dataclasses.asdict(cfg))
+        record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.provenance)
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:

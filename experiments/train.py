@@ -214,6 +214,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
+    from experiments.provenance import record_session
     from experiments.replays import record_replays
     from experiments.report import run_folder
 
@@ -236,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         for game, cfg in configs.items():
             folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
             RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
+            record_session(folder, "experiments.train", argv)  # the command and commit (experiments.provenance)
             train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)
