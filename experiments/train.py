@@ -5,7 +5,8 @@ games in lockstep, the others drawn per game from a pool of baselines and snapsh
 evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
 continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
 baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.presets``.
+from greedy's judgement. Every default comes from ``experiments.presets``; the command and commit go to
+``provenance.json``.
 
 The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
 one function from plain values: the prior's hint (``agents.prior.prior_hint``), the opponent pool
@@ -121,7 +122,6 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
-
     # the parts: the prior's hint, the opponents, the games, the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         for game, cfg in configs.items():
             folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
             RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
-            record_session(folder, "experiments.train", argv)  # the command and commit (experiments.provenance)
+            record_session(folder, "experiments.train", argv)
             train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)
