@@ -5,8 +5,7 @@ games in lockstep, the others drawn per game from a pool of baselines and snapsh
 evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
 continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
 baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.presets``; the command and commit go to
-``provenance.json``.
+from greedy's judgement. Every default comes from ``experiments.presets``.
 
 The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
 one function from plain values: the prior's hint (``agents.prior.prior_hint``), the opponent pool
