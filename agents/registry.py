@@ -14,6 +14,8 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "greedy-capture": ("agents.greedy", "make_greedy_capture"),
     "ppo": ("agents.ppo", "PPOAgent"),
     "ismcts": ("agents.ismcts", "ISMCTSAgent"),
+    "exit": ("agents.exit", "ExitAgent"),
+    "exit-search": ("agents.exit", "ExitSearchAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 # the agents that need no checkpoint, weakest first: the opponents of the final table and of training

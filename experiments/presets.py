@@ -216,3 +216,87 @@ def check(game_id: str, values: Mapping[str, Any]) -> None:
         raise ValueError(f"--shards splits the self-play games (--vec selfplay), not {values['vec']!r}")
     if values["shards"] > values["n_envs"]:
         raise ValueError(f"--shards {values['shards']} is more than the {values['n_envs']} games (--n-envs) to split")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Expert iteration (experiments.exit): a default entry and what each game changes, as for PPO above.
+# What each value is based on: docs/results.md, "Expert iteration".
+EXIT: dict[str, dict[str, Any]] = {
+    "default": {
+        "seed": 0,
+        "iterations": 8,  # generate -> learn -> evaluate, this many times
+        "games": 200,  # self-play games per iteration
+        "games_at_once": 25,  # games a worker plays in lockstep (one forward pass per round for all their leaves)
+        "simulations": 64,  # search simulations per self-play move
+        "c_puct": 1.5,  # PUCT's exploration weight
+        "dirichlet_alpha": 0.5,  # root noise in self-play (AlphaZero): Dirichlet(alpha) per legal action...
+        "dirichlet_fraction": 0.25,  # ...mixed into the root prior with this weight
+        "temperature_moves": 6,  # a seat's first decisions drawn from the visit distribution, then the most visited
+        "start": "ppo",  # the first network: "ppo" (a PPO checkpoint), "prior" (greedy's scores), "scratch"
+        "init": None,  # the checkpoint "ppo" starts from (None: --ppo's)
+        "ppo": None,  # the default PPO run's checkpoint: opponent in evaluations and the final table
+        "policy": "auto",  # for "prior" and "scratch": the network, as experiments.train's --policy
+        "buffer": 60_000,  # training rows kept (the latest)
+        "learning_rate": 3e-4,
+        "weight_decay": 1e-4,
+        "batch_size": 512,
+        "updates": 300,  # minibatch steps per iteration
+        "value_weight": 1.0,
+        "eval_deals": 100,  # deals per evaluation opponent each iteration (network alone)
+        "final_deals": 250,  # deals per pair in the final table
+        "final_simulations": None,  # exit-search and ismcts in the final table (None: ismcts's default budget)
+        "workers": 2,
+    },
+    "grid": {},
+    "walls": {},
+    "castles": {},
+}
+EXIT_STARTS = ("ppo", "prior", "scratch")
+
+
+def exit_preset(game_id: str) -> dict[str, Any]:
+    """Expert iteration's ``default`` entry updated with the game's."""
+    return {**EXIT["default"], **EXIT.get(game_id, {})}
+
+
+EXIT_NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
+    **{
+        k: (True, lambda v: v >= 1, "a whole number >= 1")
+        for k in ("iterations", "games", "games_at_once", "simulations", "buffer", "batch_size", "updates")
+    },
+    **{k: (True, lambda v: v >= 1, "a whole number >= 1") for k in ("eval_deals", "final_deals", "workers")},
+    "temperature_moves": (True, lambda v: v >= 0, "a whole number >= 0"),
+    "seed": (True, lambda v: 0 <= v < 2**32, "a whole number in 0..2**32-1"),
+    "c_puct": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
+    "dirichlet_alpha": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
+    "dirichlet_fraction": (False, lambda v: 0 <= v < 1, "a number in [0, 1)"),
+    "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
+    "weight_decay": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "value_weight": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+}
+
+
+def resolve_exit(game_id: str, given: Mapping[str, Any], options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every expert-iteration value for ``game_id``: its preset, then the ``given`` values that are not None."""
+    make_rules(game_id, **dict(options or {}))
+    values = exit_preset(game_id)
+    unknown = sorted(set(given) - set(values))
+    if unknown:
+        raise ValueError(f"unknown expert-iteration settings {', '.join(unknown)}; known: {', '.join(values)}")
+    values.update({k: v for k, v in given.items() if v is not None})
+    for key, (whole, ok, allowed) in EXIT_NUMBERS.items():
+        v = values[key]
+        number = isinstance(v, int) if whole else isinstance(v, (int, float))
+        if isinstance(v, bool) or not number or (not whole and math.isnan(float(v))) or not ok(float(v)):
+            raise ValueError(f"{key} (--{key.replace('_', '-')}) must be {allowed}, got {v!r}")
+    fs = values["final_simulations"]
+    if fs is not None and (isinstance(fs, bool) or not isinstance(fs, int) or fs < 1):
+        raise ValueError(f"final_simulations (--final-simulations) must be a whole number >= 1, got {fs!r}")
+    if values["start"] not in EXIT_STARTS:
+        raise ValueError(f"--start takes one of {', '.join(EXIT_STARTS)}, got {values['start']!r}")
+    if values["policy"] != "auto":
+        check_policy(values["policy"], game_id)
+    for key in ("init", "ppo"):
+        if values[key] is not None and not isinstance(values[key], str):
+            raise ValueError(f"{key} (--{key}) must be a checkpoint path, got {values[key]!r}")
+    return values

@@ -248,3 +248,39 @@ def _even_share(run: Path) -> float:
         return 100.0 / make_rules(str(cfg["game"]), **dict(cfg.get("options") or {})).info.num_players
     except (OSError, ValueError, KeyError, TypeError, AttributeError):  # no or odd config: a two-player line
         return 50.0
+
+
+def exit_curves(run: Path) -> Path | None:
+    """``learning_curves.png`` of an expert-iteration run (``exit.json``): each evaluation's score per iteration."""
+    if not have_matplotlib("learning curves"):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    state = json.loads((run / "exit.json").read_text(encoding="utf-8"))
+    rows = [r for r in state.get("history", []) if "evals" in r]
+    if not rows:
+        return None
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    for label in rows[-1]["evals"]:
+        pts = [(r["iteration"], r["evals"][label]) for r in rows if label in r["evals"]]
+        xs = [p[0] for p in pts]
+        ax.plot(xs, [100 * p[1]["score"] for p in pts], marker="o", label=f"vs {label}")
+        ax.fill_between(xs, [100 * p[1]["ci95"][0] for p in pts], [100 * p[1]["ci95"][1] for p in pts], alpha=0.15)
+    ax.axhline(100 * _even_share(run), color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("score of the network alone (%)")
+    ax.legend()
+    its = [r["iteration"] for r in rows]
+    bx.plot(its, [r["policy_loss"] for r in rows], marker="o", label="policy cross-entropy")
+    bx.plot(its, [r["value_loss"] for r in rows], marker="o", label="value squared error")
+    bx.set_xlabel("iteration")
+    bx.legend()
+    fig.suptitle(f"expert iteration: {run.name}")
+    fig.tight_layout()
+    out = run / "learning_curves.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -1,0 +1,176 @@
+"""Expert-iteration agents: ``exit`` (the network alone) and ``exit-search`` (the network inside search).
+
+An expert-iteration network (``experiments.exit``) is a policy-and-value network of the same kinds as
+PPO's (``agents.nets``), saved in the same safe checkpoint format (``agents.checkpoint``: JSON and
+tensors, never unpickled); its ``meta.json`` says ``"algorithm": "exit"`` under ``training``.
+
+- ``exit`` plays the network's most probable legal action: the cost of a PPO move.
+- ``exit-search`` runs ``agents.puct.PUCTSearch`` from the seat's information view with the network's
+  policy as the prior and its value at the leaves (``simulations`` per move; the game's ``ismcts``
+  budget by default), and plays the most visited action. Like ``ismcts`` it takes the seat's information
+  view through ``observe_view`` before each ``act`` (the front ends hand it over).
+
+``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
+evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+from agents.ppo import PPOAgent
+
+DEFAULT_C_PUCT = 1.5
+
+
+class NetworkEvaluator:
+    """A policy network as ``agents.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
+
+    ``hint`` appends the prior's hint floats (``agents.batch.batch_hint``) to the observations first,
+    for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
+    game (zeros), as in training.
+    """
+
+    def __init__(self, policy: Any, hint: Any = None) -> None:
+        import torch
+
+        self._torch = torch
+        self.policy = policy
+        self.hint = hint
+        self.rows = 0  # rows evaluated (profiling)
+
+    def features(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's input: the observations with the hint appended (when the network has one)."""
+        if self.hint is None:
+            return observations
+        return np.concatenate([observations, self.hint(observations, masks)], axis=1)
+
+    def __call__(
+        self, observations: np.ndarray, masks: np.ndarray, movers: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        torch = self._torch
+        self.rows += len(observations)
+        x = self.features(observations, masks)
+        priors = np.zeros(masks.shape, dtype=np.float32)
+        with torch.no_grad():
+            obs = torch.as_tensor(x, dtype=torch.float32)
+            # rows without a legal action (non-movers) are given every action, for their value alone
+            logits, numbers, values = logits_and_values(self.policy, obs, masks | ~movers[:, None])
+            probs = torch.softmax(logits, dim=1).numpy()
+        m = np.flatnonzero(movers)
+        if numbers is None:
+            priors[m] = probs[m]
+        elif len(m):
+            np.add.at(priors, (np.repeat(m, probs.shape[1]), numbers.numpy()[m].reshape(-1)), probs[m].reshape(-1))
+        return priors, values.reshape(-1).numpy().astype(np.float32)
+
+
+def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, Any, Any]:
+    """One forward pass: (masked logits, each column's action number or None for all actions, values (B, 1)).
+
+    For the networks of ``agents.nets`` (their ``_compact`` subset where it holds every legal action,
+    else ``_run``) and SB3's own actor-critic; the logits of illegal actions are -inf.
+    """
+    import torch
+
+    mask_t = torch.as_tensor(masks, dtype=torch.bool)
+    if hasattr(policy, "_run"):
+        compact = policy._compact(obs, masks) if hasattr(policy, "_compact") else None
+        if compact is not None:
+            distribution, numbers, values = compact
+            return distribution.logits, numbers, values
+        logits, values = policy._run(policy.preprocess(obs))
+    else:  # sb3-contrib's MaskableActorCriticPolicy ("MlpPolicy")
+        features = policy.extract_features(obs)
+        if isinstance(features, tuple):
+            features = features[0]
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits, values = policy.action_net(latent_pi), policy.value_net(latent_vf)
+    return logits.masked_fill(~mask_t, float("-inf")), None, values
+
+
+def network_hint(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
+    """The batch hint of the prior a network was trained on (``agents.batch.batch_hint``), or None."""
+    from agents.batch import batch_hint
+
+    return batch_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
+
+
+class ExitAgent(PPOAgent):
+    """``exit``: an expert-iteration network's most probable legal action (``PPOAgent`` reads the checkpoint)."""
+
+    name = "exit"
+
+    def __init__(self, game_id: str, path: str | Path | None = None, **kwargs: Any) -> None:
+        if path is None and kwargs.get("model") is None:
+            raise ValueError("the exit agent needs path= a checkpoint written by experiments.exit")
+        super().__init__(game_id, path=path, **kwargs)
+
+
+class ExitSearchAgent(BaseAgent):
+    """``exit-search``: information-set PUCT with an expert-iteration network's prior and value."""
+
+    name = "exit-search"
+
+    def __init__(
+        self,
+        game_id: str,
+        path: str | Path | None = None,
+        simulations: int | None = None,
+        c_puct: float | None = None,
+        seed: int | None = None,
+        trust: bool = False,
+        model: Any = None,
+        **game_options: Any,
+    ) -> None:
+        super().__init__(game_id, seed=seed, **game_options)
+        from agents.ismcts import FALLBACK, GAME_DEFAULTS
+        from agents.puct import PUCTSearch
+        from jericho_env.registry import make_rules
+
+        net = ExitAgent(game_id, path=path, model=model, trust=trust, **game_options)
+        self.path, self.meta, self.policy = net.path, net.meta, net.policy
+        self.rules = make_rules(game_id, **game_options)
+        self.observation_size = self.rules.info.observation_size
+        if simulations is None:
+            simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])
+        if c_puct is None:
+            c_puct = float(self.meta.get("training", {}).get("exit", {}).get("c_puct", DEFAULT_C_PUCT))
+        info = self.rules.info
+        rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
+        evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
+        self.search = PUCTSearch(self.rules, evaluator, simulations, c_puct, rows, self.rng)
+        self._view: Any = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the search; forget any view."""
+        super().reset(seed)
+        self.search.rng = self.rng
+        self._view = None
+
+    def observe_view(self, view: Any) -> None:
+        """Take the seat's information view for the next ``act`` (as ``ismcts`` does)."""
+        self._view = view
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The most visited action of the search from the information view."""
+        legal = self.legal(observation)
+        view, self._view = self._view, None
+        if view is None:
+            raise ValueError(
+                "exit-search: no information view; the front end must call observe_view(env.information_view(agent)) "
+                "before act (jericho_env.agent_plugins.choose_action does)"
+            )
+        seat = self.rules.current_player(view)
+        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
+            raise ValueError("exit-search: the information view does not match the observation (a stale view?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        action = self.search.search([view], [seat])[0].best()
+        if not observation["action_mask"][action]:
+            raise RuntimeError(f"exit-search chose {action}, which the mask forbids")
+        return action

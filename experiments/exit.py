@@ -1,0 +1,431 @@
+"""Expert iteration: search guided by the network plays; the network learns the search's moves and outcomes.
+
+``python -m experiments.exit GAME``. Each iteration (Anthony, Tian and Barber 2017; AlphaZero, Silver et
+al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
+
+1. **games**: ``--games`` self-play games, every seat played by information-set PUCT
+   (``agents.puct``) whose prior and leaf values come from the current network, in worker processes
+   (``--workers``) or Ray tasks (``--backend ray``: the same seed gives the same rows);
+2. **learn**: the rows (observation, mask, the search's visit distribution, the game's outcome) join a
+   replay buffer of the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps of
+   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.exit_learn``);
+3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
+   iteration's network, greedy and the default PPO run, with the tournament code.
+
+The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``);
+``prior``, a fresh network on greedy's scores (it plays like greedy before any training); ``scratch``, a
+fresh network. Every value not given comes from ``experiments.presets.EXIT`` (a default entry and what
+each game changes). ``--ppo`` is the PPO checkpoint the evaluations and the final table play against;
+without it, PPO is trained on the spot first (``experiments.train``'s default budget).
+
+The run folder holds ``config.json``, ``checkpoints/iter_N.zip`` (every iteration, the safe format of
+``agents.checkpoint``: ``agents.make("exit", GAME, path=...)`` plays it), ``checkpoints/latest.zip`` and
+``buffer.npz`` (what ``--resume`` continues from), ``exit.json`` (every iteration's losses, times and
+evaluations), ``learning_curves.png`` and, at the end, ``final.zip`` and the final table (``tournament/``)
+of random, greedy, ismcts, ppo, exit (the network alone) and exit-search (the network inside search, at
+ismcts's default budget).
+
+Examples:
+    python -m experiments.exit castles --ppo runs/train/castles-20261202-040000/final.zip
+    python -m experiments.exit grid --iterations 2 --games 20 --final-deals 10
+    python -m experiments.exit walls --resume runs/exit/walls-20261202-050000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments import presets
+from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli
+from jericho_env.registry import known_game_ids
+
+
+@dataclasses.dataclass
+class ExitConfig:
+    """Everything an expert-iteration run depends on (``presets.resolve_exit``); config.json records it."""
+
+    game: str
+    options: dict[str, Any]
+    seed: int
+    iterations: int
+    games: int
+    games_at_once: int
+    simulations: int
+    c_puct: float
+    dirichlet_alpha: float
+    dirichlet_fraction: float
+    temperature_moves: int
+    start: str
+    init: str | None
+    ppo: str | None
+    policy: str
+    buffer: int
+    learning_rate: float
+    weight_decay: float
+    batch_size: int
+    updates: int
+    value_weight: float
+    eval_deals: int
+    final_deals: int
+    final_simulations: int | None
+    workers: int
+
+    @property
+    def value_rows(self) -> str:
+        """How the search values leaves: the mover's value negated (two-player zero-sum) or every seat's."""
+        from jericho_env.registry import make_rules
+
+        info = make_rules(self.game, **self.options).info
+        return "mover" if info.num_players == 2 and info.zero_sum else "all"
+
+
+def make_exit_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> ExitConfig:
+    """The game's expert-iteration preset with the ``given`` values that are not None on top."""
+    options = dict(options or {})
+    return ExitConfig(game=game, options=options, **presets.resolve_exit(game, given, options))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface; every default not given comes from the game's preset."""
+    p = cli_parser("experiments.exit", __doc__)
+    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
+
+    def add(flag: str, text: str, **kw: Any) -> None:
+        key = flag[2:].replace("-", "_")
+        shown = presets.EXIT["default"][key]
+        games = [f"{g}: {e[key]}" for g, e in presets.EXIT.items() if g != "default" and key in e]
+        p.add_argument(
+            flag, default=None, help=f"{text} (default {shown}{'; ' + ', '.join(games) if games else ''})", **kw
+        )
+
+    add("--seed", "seed of everything", type=int)
+    add("--iterations", "generate, learn, evaluate: this many times", type=positive_int)
+    add("--games", "self-play games per iteration", type=positive_int)
+    add("--games-at-once", "games a worker plays in lockstep", type=positive_int)
+    add("--simulations", "search simulations per self-play move", type=positive_int)
+    add("--c-puct", "PUCT's exploration weight", type=finite_float)
+    add("--dirichlet-alpha", "root noise: Dirichlet alpha per legal action", type=finite_float)
+    add("--dirichlet-fraction", "root noise: its weight in the prior", type=finite_float)
+    add("--temperature-moves", "a seat's first decisions drawn from the visits", type=int)
+    add("--start", "the first network: ppo, prior or scratch", choices=presets.EXIT_STARTS)
+    add("--init", "the checkpoint --start ppo starts from (default: --ppo's)", metavar="CHECKPOINT")
+    add("--ppo", "the default PPO run's checkpoint (evaluations, final table)", metavar="CHECKPOINT")
+    add("--policy", "the network for --start prior/scratch (as experiments.train --policy)")
+    add("--buffer", "training rows kept", type=positive_int)
+    add("--learning-rate", "AdamW's learning rate", type=finite_float)
+    add("--weight-decay", "AdamW's weight decay", type=finite_float)
+    add("--batch-size", "minibatch size", type=positive_int)
+    add("--updates", "minibatch steps per iteration", type=positive_int)
+    add("--value-weight", "weight of the value loss", type=finite_float)
+    add("--eval-deals", "deals per evaluation opponent each iteration", type=positive_int)
+    add("--final-deals", "deals per pair in the final table", type=positive_int)
+    add("--final-simulations", "ismcts and exit-search budget in the final table", type=positive_int)
+    add("--workers", "processes for the games and the tables", type=positive_int)
+    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")
+    p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_backend_flags(p)
+    return p
+
+
+# ------------------------------------------------------------------------------------------------ the network
+class _Model:
+    """What ``agents.checkpoint.save_checkpoint`` reads of a model: the policy, its spaces and counters."""
+
+    def __init__(self, policy: Any, steps: int, updates: int) -> None:
+        self.policy = policy
+        self.observation_space = policy.observation_space
+        self.action_space = policy.action_space
+        self.num_timesteps = steps
+        self._n_updates = updates
+
+
+def network_meta(cfg: ExitConfig, spec: Any, iteration: int) -> Any:
+    """The checkpoint meta of the network after ``iteration``: the game, its spec, the run's settings."""
+    from agents.checkpoint import CheckpointMeta
+
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("game", "options")}
+    training = {"algorithm": "exit", "exit": settings, "iteration": iteration}
+    return CheckpointMeta(cfg.game, dict(cfg.options), spec, training)
+
+
+def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
+    """(policy network, its ``PolicySpec``) that iteration 1 starts from (``--start``)."""
+    from agents.checkpoint import PolicySpec, load_policy
+
+    if cfg.start == "ppo":
+        path = cfg.init or ppo_path
+        policy, meta = load_policy(path, game_id=cfg.game, options=cfg.options)
+        if meta.get("format") == "sb3":
+            raise ValueError(f"--init {path!r}: an SB3 zip; the expert-iteration network needs the safe format")
+        return policy, PolicySpec.from_json(meta["policy"], path)
+    train_preset = presets.preset(cfg.game)
+    name = train_preset["policy"] if cfg.policy == "auto" else cfg.policy
+    prior = "none"
+    if cfg.start == "prior":
+        from agents.prior import SCORE_GAMES
+
+        prior = "greedy-scores" if cfg.game in SCORE_GAMES else "greedy"
+    spec = PolicySpec(name, train_preset["net"], prior, float(train_preset["prior_weight"]))
+    cls, kwargs = spec.build(cfg.game, cfg.options)
+    import gymnasium as gym
+
+    from agents.prior import hint_size
+    from jericho_env.registry import make_rules
+
+    info = make_rules(cfg.game, **cfg.options).info
+    size = info.observation_size + hint_size(prior, info.num_actions)
+    policy = cls(
+        gym.spaces.Box(0.0, 1.0, (size,), np.float32), gym.spaces.Discrete(info.num_actions), lambda _: 0.0, **kwargs
+    )
+    policy.set_training_mode(False)
+    return policy, spec
+
+
+# ------------------------------------------------------------------------------------------------ the loop
+class ExitRun:
+    """One run's folder and state: the network, its optimizer, the buffer, the iterations done."""
+
+    def __init__(self, cfg: ExitConfig, folder: Path, backend: Backend, quiet: bool) -> None:
+        self.cfg, self.folder, self.backend, self.quiet = cfg, folder, backend, quiet
+        self.ckpt = folder / "checkpoints"
+        self.ckpt.mkdir(parents=True, exist_ok=True)
+        self.history: list[dict[str, Any]] = []
+        self.done = 0
+
+    # ---- state on disk
+    def save(self, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
+        """The network (with its optimizer) as iter_N.zip and latest.zip, the buffer, then exit.json (last)."""
+        from agents.checkpoint import save_checkpoint
+        from experiments.checkpoints import write_atomic
+
+        policy.optimizer = optimizer
+        model = _Model(policy, int(buffer.added), self.done * self.cfg.updates)
+        meta = network_meta(self.cfg, spec, self.done)
+        save_checkpoint(model, self.ckpt / f"iter_{self.done}.zip", meta)
+        tmp = self.folder / "buffer.tmp.npz"
+        np.savez(tmp, **buffer.state())
+        tmp.replace(self.folder / "buffer.npz")
+        save_checkpoint(model, self.ckpt / "latest.zip", meta)
+        state = {"iterations_done": self.done, "history": self.history}
+        write_atomic(self.folder / "exit.json", json.dumps(state, indent=1))
+
+    def restore(self) -> tuple[Any, Any, Any]:
+        """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
+        from agents.checkpoint import PolicySpec, _weights, load_policy, resolve_path
+        from experiments.checkpoints import read_json
+        from experiments.exit_learn import ReplayBuffer
+
+        state = read_json(self.folder / "exit.json", "--resume: the run's state")
+        if not isinstance(state, dict) or not isinstance(state.get("iterations_done"), int):
+            raise ValueError(f"--resume: {self.folder}/exit.json is not an expert-iteration state")
+        self.done, self.history = state["iterations_done"], list(state.get("history", []))
+        path = self.ckpt / f"iter_{self.done}.zip"
+        policy, meta = load_policy(path, game_id=self.cfg.game, options=self.cfg.options)
+        weights = _weights(resolve_path(path))
+        with np.load(self.folder / "buffer.npz", allow_pickle=False) as data:
+            buffer = ReplayBuffer.from_state(data)
+        policy.optimizer_state = weights.get("optimizer")
+        return policy, PolicySpec.from_json(meta["policy"], str(path)), buffer
+
+
+def evaluate_iteration(cfg: ExitConfig, current: Path, opponents: dict[str, Any], seed: int, workers: int,
+                       backend: Backend) -> dict[str, Any]:  # fmt: skip
+    """The network alone against each opponent (spec name and kwargs) on ``cfg.eval_deals`` seat-swapped deals."""
+    from experiments.tournament import AgentSpec, run_games, tabulate
+
+    out: dict[str, Any] = {}
+    me = AgentSpec("exit", "exit", {"path": str(current)})
+    for label, (name, kwargs) in opponents.items():
+        specs = [me, AgentSpec(label, name, kwargs)]
+        records = run_games(cfg.game, specs, cfg.eval_deals, seed, workers, cfg.options, backend=backend)
+        cell = tabulate(records, ["exit", label])[("exit", label)]
+        lo, hi = cell.interval
+        out[label] = {"score": cell.win_rate, "ci95": [lo, hi], "games": cell.games}
+    return out
+
+
+def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: Backend = LOCAL) -> Path:
+    """Run (or continue) the iterations in ``folder``; returns the final network's path."""
+    import torch
+
+    from experiments.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
+    from experiments.exit_play import SearchSettings, generate, network_payload
+    from experiments.report import exit_curves
+
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(1)
+    run = ExitRun(cfg, folder, backend, quiet)
+    ppo_path = ppo_checkpoint(cfg, folder, quiet, backend)
+    learn_settings = LearnSettings(cfg.learning_rate, cfg.weight_decay, cfg.batch_size, cfg.updates, cfg.value_weight)
+    if resume:
+        policy, spec, buffer = run.restore()
+        optimizer = make_optimizer(policy, learn_settings)
+        if policy.optimizer_state:
+            optimizer.load_state_dict(policy.optimizer_state)
+        print(f"resuming after iteration {run.done} of {cfg.iterations}")
+    else:
+        policy, spec = first_network(cfg, ppo_path)
+        buffer = ReplayBuffer(cfg.buffer)
+        optimizer = make_optimizer(policy, learn_settings)
+        from agents.checkpoint import save_checkpoint
+
+        policy.optimizer = None
+        save_checkpoint(_Model(policy, 0, 0), run.ckpt / "iter_0.zip", network_meta(cfg, spec, 0))
+    search = SearchSettings(cfg.simulations, cfg.c_puct, cfg.dirichlet_alpha, cfg.dirichlet_fraction,
+                            cfg.temperature_moves, cfg.value_rows)  # fmt: skip
+    meta_json = _meta_json(policy, cfg, spec)
+    while run.done < cfg.iterations:
+        it = run.done + 1
+        t0 = time.perf_counter()
+        payload = {
+            "game_id": cfg.game,
+            "options": cfg.options,
+            "search": dataclasses.asdict(search),
+            "network": network_payload(policy, meta_json),
+        }
+        seeds = np.random.SeedSequence([cfg.seed, it]).generate_state(cfg.games).tolist()
+        tasks = [seeds[i : i + cfg.games_at_once] for i in range(0, cfg.games, cfg.games_at_once)]
+        rows = generate(payload, tasks, backend, cfg.workers, _bar(cfg.games, f"iteration {it} games", quiet))
+        t1 = time.perf_counter()
+        buffer.add(rows)
+        rng = np.random.default_rng([cfg.seed, it, 1])
+        stats = learn(policy, optimizer, buffer, learn_settings, rng)
+        t2 = time.perf_counter()
+        run.done = it
+        run.history.append({"iteration": it, "games": rows.games, "moves": rows.moves, "rows": len(rows),
+                            "buffer": len(buffer), **stats, "seconds_games": round(t1 - t0, 1),
+                            "seconds_learn": round(t2 - t1, 1)})  # fmt: skip
+        run.save(policy, optimizer, spec, buffer)
+        opponents = {
+            "previous": ("exit", {"path": str(run.ckpt / f"iter_{it - 1}.zip")}),
+            "greedy": ("greedy", {}),
+            "ppo": ("ppo", {"path": ppo_path}),
+        }
+        from agents.registry import available
+
+        if not available("greedy", cfg.game):
+            del opponents["greedy"]
+        evals = evaluate_iteration(cfg, run.ckpt / f"iter_{it}.zip", opponents, 10_000 + it, cfg.workers, backend)
+        run.history[-1].update(evals=evals, seconds_eval=round(time.perf_counter() - t2, 1))
+        run.save(policy, optimizer, spec, buffer)
+        scores = ", ".join(f"{k} {100 * v['score']:.1f}%" for k, v in evals.items())
+        print(f"iteration {it}/{cfg.iterations}: {rows.games} games, {len(rows)} rows, policy loss "
+              f"{stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}; vs {scores} "
+              f"({time.perf_counter() - t0:.0f} s)")  # fmt: skip
+        exit_curves(folder)
+    final = folder / "final.zip"
+    import shutil
+
+    shutil.copyfile(run.ckpt / f"iter_{run.done}.zip", final)
+    return final
+
+
+def _meta_json(policy: Any, cfg: ExitConfig, spec: Any) -> dict[str, Any]:
+    from agents.checkpoint import meta_json
+
+    return meta_json(_Model(policy, 0, 0), network_meta(cfg, spec, 0))
+
+
+def _bar(total: int, desc: str, quiet: bool) -> Any:
+    """A progress bar over ``total`` games, advanced by each task's rows (closed when full)."""
+    from experiments.cli import progress_bar
+
+    bar = progress_bar(total, desc, quiet, unit="game")
+    seen = [0]
+
+    def update(rows: Any) -> None:
+        bar.update(rows.games)
+        seen[0] += rows.games
+        if seen[0] >= total:
+            bar.close()
+
+    return update
+
+
+def ppo_checkpoint(cfg: ExitConfig, folder: Path, quiet: bool, backend: Backend) -> str:
+    """The default PPO run's checkpoint: ``--ppo``, else one trained now with experiments.train's defaults."""
+    if cfg.ppo is not None:
+        from agents.checkpoint import load_policy
+
+        load_policy(cfg.ppo, game_id=cfg.game, options=cfg.options)  # missing, damaged or another game: now
+        return cfg.ppo
+    trained = folder / "ppo" / "final.zip"
+    if trained.is_file():
+        return str(trained)
+    from experiments import train
+
+    print(f"no --ppo checkpoint given: training PPO at its default budget first (into {folder / 'ppo'})")
+    tcfg = train.make_config(cfg.game, cfg.options, seed=cfg.seed)
+    train.train(tcfg, folder / "ppo", quiet)
+    return str(trained)
+
+
+def final_table(
+    cfg: ExitConfig, folder: Path, final: Path, ppo_path: str, quiet: bool, backend: Backend
+) -> dict[str, Any]:
+    """random, greedy, ismcts, ppo, exit and exit-search, every pair on ``cfg.final_deals`` seat-swapped deals."""
+    from agents.registry import baselines
+    from experiments.evaluate import evaluate
+    from experiments.tournament import AgentSpec
+
+    budget = {} if cfg.final_simulations is None else {"simulations": cfg.final_simulations}
+    specs = [AgentSpec(name, name) for name in baselines(cfg.game)]
+    specs += [
+        AgentSpec("ismcts", "ismcts", budget),
+        AgentSpec("ppo", "ppo", {"path": ppo_path}),
+        AgentSpec("exit", "exit", {"path": str(final)}),
+        AgentSpec("exit-search", "exit-search", {"path": str(final), **budget}),
+    ]
+    return evaluate(cfg.game, specs, cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"),
+                    quiet=quiet, backend=backend)  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    from experiments.checkpoints import RunFolder
+    from experiments.report import run_folder
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.game not in known_game_ids():
+        parser.error(f"unknown game {args.game!r}; choose one of {', '.join(known_game_ids())}")
+
+    def body() -> None:
+        backend = backend_from_args(args)
+        given = {k: getattr(args, k) for k in presets.EXIT["default"]}
+        if args.resume:
+            saved = RunFolder.saved_config(args.resume, args.game)
+            options = saved.pop("options", {})
+            saved.pop("game", None)
+            cfg = make_exit_config(args.game, options, **saved)
+            folder = Path(args.resume)
+        else:
+            check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
+            cfg = make_exit_config(args.game, dict(args.option), **given)
+            folder = run_folder("exit", args.game, args.out)
+            RunFolder(folder).save_config(dataclasses.asdict(cfg))
+        t0 = time.perf_counter()
+        print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
+        final = run_exit(cfg, folder, bool(args.resume), args.quiet, backend)
+        summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True, backend), args.quiet, backend)
+        wall = time.perf_counter() - t0
+        print(f"\n## {cfg.game}: final table (seed {cfg.seed}, {cfg.iterations} iterations, {wall / 60:.1f} min)\n")
+        print(summary["table"])
+        print(f"\noutputs in {folder}/ (final.zip, exit.json, checkpoints/, tournament/, learning_curves.png)")
+
+    return run_cli(parser, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
