@@ -755,7 +755,10 @@ ENGINES = ("auto", "python", "compiled")
 
 # per game, where its compiled greedy row policy and its compiled position value are built ("module:function";
 # the function takes (rules, game) and returns a RowPolicy / a value function compiled with value_signature)
-ROW_POLICIES: dict[str, str] = {}
+ROW_POLICIES: dict[str, str] = {
+    "grid": "agents.greedy_grid_rows:row_policy",
+    "walls": "agents.greedy_walls_rows:row_policy",
+}
 ROW_VALUES: dict[str, str] = {}
 
 
