@@ -43,7 +43,6 @@ from experiments.tournament import derive_seed, wilson_interval
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
-
 ENGINES = tuple(e for e in _ALL_ENGINES if e != "auto")  # the two searches compared by ``engines``
 
 

@@ -138,7 +138,7 @@ def test_the_tree_grows_and_keeps_every_node_findable() -> None:
     assert search.last_simulations == 400 and search.tree.size > 50
     tree = search.tree
     for node in range(tree.size):
-        slot, found = cs._find(tree.keys, tree.slots, tree.keys[node, 0], tree.keys[node, 1])
+        _, found = cs._find(tree.keys, tree.slots, tree.keys[node, 0], tree.keys[node, 1])
         assert found == node
 
 

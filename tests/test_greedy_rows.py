@@ -28,10 +28,10 @@ CASES = [
 
 def _ties(agent: Any, obs: dict[str, np.ndarray], legal: list[int]) -> list[int]:
     """The moves grid greedy's ``act`` draws among (its scan of the scores)."""
-    best, best_value, ties = agent.pass_action, -1e9, [agent.pass_action]
+    best_value, ties = -1e9, [agent.pass_action]
     for a, value in agent.action_values(obs, legal, agent.allow_pass):
         if value > best_value + 1e-9:
-            best, best_value, ties = a, value, [a]
+            best_value, ties = value, [a]
         elif value > best_value - 1e-9:
             ties.append(a)
     return ties
