@@ -759,7 +759,7 @@ ROW_POLICIES: dict[str, str] = {
     "grid": "agents.greedy_grid_rows:row_policy",
     "walls": "agents.greedy_walls_rows:row_policy",
 }
-ROW_VALUES: dict[str, str] = {}
+ROW_VALUES: dict[str, str] = {"grid": "agents.row_values:grid_points"}
 
 
 def check_engine(engine: str, who: str) -> str:
@@ -886,7 +886,7 @@ class CompiledISMCTS:
         )
         self._root = game.new_states(1)
         first = simulations if simulations is not None else 256
-        self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8)
+        self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8 + info.num_actions)
         self.last_simulations = 0
         self.last_nodes = 0
 
@@ -927,7 +927,7 @@ class CompiledISMCTS:
                     ask = min(ask, int((deadline - now) / ((now - first) / done)))
                     if ask < 1:
                         break
-            tree.reserve(ask + 1, 0)
+            tree.reserve(ask + 1, int(self._shape[0]))  # room for one simulation's new node at least
             k = _ismcts(
                 self._fns, self._root, self.kernels.params, self._pparams, seat, ask, self.uct_c, self._use_prior,
                 self._policy_rollout, -1 if self.rollout_depth is None else self.rollout_depth, self._shape, stream,
@@ -936,7 +936,7 @@ class CompiledISMCTS:
             _check_code(k, f"{self.rules.info.game_id} ismcts")
             done += k
             if k < ask:  # out of room for edges: double them
-                tree.reserve(0, len(tree.edges))
+                tree.reserve(0, max(len(tree.edges), int(self._shape[0])))
         self.last_simulations, self.last_nodes = done, tree.size
 
 

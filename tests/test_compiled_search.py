@@ -132,7 +132,7 @@ def test_the_tree_grows_and_keeps_every_node_findable() -> None:
     rules = jericho_env.make_rules("toy", pile=20)
     game, kernels = _kernels(rules)
     search = CompiledISMCTS(rules, game, kernels, simulations=400, rng=np.random.default_rng(1))
-    search.tree = Tree(nodes=2, edges=2)  # far too small: the search must grow it as it goes
+    search.tree = Tree(nodes=2, edges=1)  # far too small, below one node's edges: the search must grow it
     state = _positions(rules, 1, seed=3)[0]
     search.search(state, rules.current_player(state))
     assert search.last_simulations == 400 and search.tree.size > 50
