@@ -98,8 +98,9 @@ def _positions(rules: Any, count: int, seed: int) -> list[Any]:
     while len(out) < count:
         s = rules.initial_state(rng)
         for _ in range(int(rng.integers(0, 8))):
-            rules.apply(s, int(rng.integers(len(rules.legal_actions(s)))))
-        if len(rules.legal_actions(s)) > 1:
+            legal = rules.legal_actions(s)
+            rules.apply(s, legal[int(rng.integers(len(legal)))])
+        if not rules.is_terminal(s) and len(rules.legal_actions(s)) > 1:
             out.append(s)
     return out
 
