@@ -3,7 +3,8 @@
 ``CompiledISMCTS`` with a ``rollout_depth`` values the position where it stops with one of these (the
 ``value_signature`` of ``agents.compiled_search``: ``(states, row, params, out)``, each seat's value into
 ``out``). They read the game's batched state record (``games/<game>/batched.py``), as the Python evaluators
-read the Python state, and compute the same floats.
+read the Python state, and compute the same values (up to the last bit: Numba's ``tanh`` is the C library's,
+numpy's is its own).
 
 * ``grid_points`` (grid): ``agents.ismcts.grid_points``, ``tanh`` of seat 0's lead in captured points over 20.
 """
