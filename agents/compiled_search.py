@@ -877,8 +877,8 @@ class CompiledISMCTS:
         self.rollout_depth = rollout_depth
         policy = prior if prior is not None else rollout
         self._pparams = policy.params if policy is not None else _NO_POLICY_PARAMS
+        self._pieces = (prior, rollout, value)  # what the addresses are taken from (again after unpickling)
         self._fns = _addresses(game, kernels, prior, rollout, value)
-        self._keep = (prior, rollout, value)  # the compiled code behind the addresses stays alive
         self._use_prior, self._policy_rollout = prior is not None, rollout is not None
         info = rules.info
         self._shape = np.array(
@@ -889,6 +889,14 @@ class CompiledISMCTS:
         self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8 + info.num_actions)
         self.last_simulations = 0
         self.last_nodes = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        # machine-code addresses belong to this process: another one looks them up again (__setstate__)
+        return {k: v for k, v in self.__dict__.items() if k != "_fns"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._fns = _addresses(self.game, self.kernels, *self._pieces)
 
     def search(self, state: Any, seat: int, started: float | None = None) -> int:
         """The action to play for ``seat`` (to move in ``state``), as ``ISMCTS.search`` (time limit included)."""
@@ -983,6 +991,14 @@ class CompiledPUCT:
         self._fns = _addresses(game, kernels)
         self.tree = Tree()
         self.root_nodes = np.zeros(0, dtype=np.int64)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # machine-code addresses belong to this process: another one looks them up again (__setstate__)
+        return {k: v for k, v in self.__dict__.items() if k != "_fns"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._fns = _addresses(self.game, self.kernels)
 
     def search(self, views: Sequence[Any], seats: Sequence[int]) -> list[SearchResult]:
         """Search each position ``views[k]`` for ``seats[k]`` (to move there); one result per position."""

@@ -265,6 +265,30 @@ def test_engines_are_chosen_and_refused_with_reasons(monkeypatch: pytest.MonkeyP
         cs.make_puct(jericho_env.make_rules("toy"), _evaluator, 10, engine="compiled")
 
 
+def test_a_pickled_compiled_search_plays_in_another_process(tmp_path: Any) -> None:
+    """The search holds machine-code addresses of this process: unpickled elsewhere it looks them up again."""
+    import pickle
+    import subprocess
+    import sys
+
+    rules = jericho_env.make_rules("toy", pile=20)
+    state = _positions(rules, 1, seed=5)[0]
+    agent = agents.make("ismcts", "toy", simulations=50, seed=2, engine="compiled", pile=20)
+    puct = CompiledPUCT(rules, *_kernels(rules), _evaluator, 30, rng=np.random.default_rng(0))
+    path = tmp_path / "search.pkl"
+    path.write_bytes(pickle.dumps((agent.search, puct, state)))  # type: ignore[attr-defined]
+    code = (
+        "import pickle, sys, tests.conftest\n"
+        f"search, puct, state = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+        "seat = state.to_move\n"
+        "print(search.search(state, seat), puct.search([state], [seat])[0].visits.sum())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    choice, visits = done.stdout.split()
+    assert int(choice) in rules.legal_actions(state) and int(visits) == 30
+
+
 # ---------------------------------------------------------------------------------------------- PUCT
 @pytest.mark.parametrize("value_rows", ["mover", "all"])
 def test_compiled_puct_equals_python_puct_where_both_are_deterministic(value_rows: str) -> None:
