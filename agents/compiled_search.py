@@ -46,6 +46,8 @@ from agents import row_calls
 from agents.puct import VALUE_ROWS, Evaluator, SearchResult
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import NO_PARAMS, NUMBA, below, njit, row_seeds
+from jericho_env.core.redeal import NoConsistentDealError
+from jericho_env.core.rules import Rules
 
 if NUMBA:
     from agents.row_calls import (
@@ -57,8 +59,6 @@ if NUMBA:
         call_status,
         call_value,
     )
-from jericho_env.core.redeal import NoConsistentDealError
-from jericho_env.core.rules import Rules
 
 # node columns (int64) and edge columns (int64: action, visits; float64: summed value, prior)
 _EDGE0, _NEDGES, _TOTAL, _PLAYER = range(4)
