@@ -12,8 +12,9 @@ process loads it in milliseconds (why addresses and not Numba's first-class func
 The tree (``Tree``) is a set of arrays: per node its key, its player, its edges and its selection count
 (``total``, which is also every action's availability: a node's legal set is fixed by its key, the mover's
 observation); per edge the action, visits, summed value and prior; an open-addressing table maps keys to
-nodes. A node's key is a 128-bit hash (two independent xxHash64-style lanes) of the float32 bits of its
-player's observation, salted with the player and the root's index; the Python searches key by the bytes
+nodes. A node's key is a 128-bit hash (two independent xxHash64-style lanes over the non-zero 64-bit words of
+the row and their positions) of the float32 bits of its player's observation, salted with the player and
+the root's index; the Python searches key by the bytes
 themselves (or a 16-byte digest of them), so both tell the same information states apart up to a hash
 collision (about 2**-128 per pair).
 
@@ -100,21 +101,28 @@ def salt(root: int, player: int) -> np.uint64:
 
 @njit(cache=True)
 def obs_key(obs: np.ndarray, seed: np.uint64) -> tuple[np.uint64, np.uint64]:
-    """A 128-bit hash of the float32 bits of ``obs``: two lanes of xxHash64's round over 64-bit words."""
+    """A 128-bit hash of the float32 bits of ``obs``: two lanes of xxHash64's round over (position, word) pairs.
+
+    The row is read as 64-bit words and only the words that are not zero enter, each after its position, so
+    the hash is of the whole row (an observation is the list of its non-zero words and their positions) and
+    costs little on sparse rows (grid's 8,731 floats hold a few hundred non-zeros).
+    """
     words = obs.view(np.uint32)
     n = words.shape[0]
     a = seed ^ _P5
     b = seed + _P1
     i = 0
-    while i + 1 < n:
-        w = np.uint64(words[i]) | (np.uint64(words[i + 1]) << _U32)
-        a = _rotl(a + w * _P2, _R31) * _P1
-        b = _rotl(b + w * _P4, _R27) * _P3
-        i += 2
-    if i < n:
+    while i < n:
         w = np.uint64(words[i])
-        a = _rotl(a + w * _P2, _R31) * _P1
-        b = _rotl(b + w * _P4, _R27) * _P3
+        if i + 1 < n:
+            w |= np.uint64(words[i + 1]) << _U32
+        if w:
+            at = np.uint64(i)
+            a = _rotl(a + at * _P2, _R31) * _P1
+            b = _rotl(b + at * _P4, _R27) * _P3
+            a = _rotl(a + w * _P2, _R31) * _P1
+            b = _rotl(b + w * _P4, _R27) * _P3
+        i += 2
     a ^= np.uint64(n)
     b ^= np.uint64(n)
     return _avalanche(a), _avalanche(b)
