@@ -8,6 +8,14 @@ references PettingZoo's ``texas_holdem_v4`` and ``connect_four_v3`` and OpenSpie
 ``gin_rummy`` through ``pyspiel`` (observation tensor every step), when installed (the ``bench``
 extra). It prints agent-steps/s and games/s per row and each game's ratio to each reference.
 Peak memory of the AEC loop and the size of one observation and one state are reported too.
+
+Batched random play (``--num-envs``, default 1,024 games in lockstep through ``jericho_env.make_batched``,
+uniformly random legal actions from the masks, observation and mask of every game built every step) is a
+row for every game with compiled kernels (and Numba installed); its ratio to the same game's AEC loop in
+the same run is printed beside it. Where Pgx is importable (``pip install pgx``, which pulls JAX CPU), its
+card games (``PGX_GAMES``) are timed the same way: ``jax.vmap`` + ``jax.jit`` over the same number of games,
+Pgx's own auto-reset and random-action helpers, observations and masks built by every step; otherwise a
+line says why not.
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from experiments.cli import cli_parser, positive_float, positive_int
 from jericho_env.registry import GAME_IDS, make_rules
 
 Loop = Callable[[float], tuple[int, int]]  # seconds -> (agent steps, games)
+
+PGX_GAMES = ("kuhn_poker", "leduc_holdem")
+PGX_INSTALL = "pip install pgx (it pulls JAX CPU: jax and jaxlib, about 400 MB)"
 
 
 def timed(run_one_game: Callable[[], int], seconds: float) -> tuple[int, int]:
@@ -128,6 +139,99 @@ def openspiel_loop(name: str) -> Callable[[], int]:
     return one
 
 
+def batched_skip_reason(game: str) -> str | None:
+    """Why ``game`` gets no batched row here (None: it has compiled kernels and Numba is installed)."""
+    from jericho_env.core.kernels import NUMBA
+
+    if getattr(type(make_rules(game)), "batched", None) is None:
+        return "no compiled kernels yet (make_batched would run its Python rules)"
+    if not NUMBA:
+        return "Numba is not installed (pip install -e '.[train]'); make_batched runs the Python rules"
+    return None
+
+
+def batched_loop(game: str, num_envs: int) -> tuple[Loop, float]:
+    """Batched random play of ``num_envs`` games, and the seconds its first step took (kernel compile or cache load).
+
+    Each step draws a uniformly random legal action per game from the masks (``random_actions``) and steps every
+    game; the env builds every game's observation and mask; finished games are dealt again (auto-reset).
+    """
+    import jericho_env
+    from jericho_env.envs.batched import random_actions
+
+    start = time.perf_counter()
+    env = jericho_env.make_batched(game, num_envs, copy=False, check=False)
+    rng = np.random.default_rng(0)
+    _, mask, _ = env.reset(seed=0)
+    _, mask, *_ = env.step(random_actions(mask, rng))
+    first_step = time.perf_counter() - start
+    masks = [mask]
+
+    def run_for(seconds: float) -> tuple[int, int]:
+        steps = games = 0
+        mask = masks[0]
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            _, mask, _, _, terminated = env.step(random_actions(mask, rng))
+            steps += num_envs
+            games += int(np.count_nonzero(terminated))
+        masks[0] = mask
+        return steps, games
+
+    return run_for, first_step
+
+
+def pgx_loop(name: str, num_envs: int) -> tuple[Loop, float]:
+    """Pgx's ``name`` in batched random play (``jax.vmap`` + ``jax.jit``), and the seconds its compilation took.
+
+    The measure of ``batched_loop``: one jitted call per step draws a uniformly random legal action per game
+    (``pgx.experimental.act_randomly``) and steps every game with Pgx's auto-reset wrapper, which builds the
+    observation and the legal-action mask; finished games are counted on the device and read once per turn.
+    """
+    import jax
+    import pgx
+    from pgx.experimental import act_randomly, auto_reset
+
+    env = pgx.make(name)
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    def one(state: Any, key: Any, finished: Any) -> tuple[Any, Any, Any]:
+        key, k_act, k_step = jax.random.split(key, 3)
+        state = step(state, act_randomly(k_act, state.legal_action_mask), jax.random.split(k_step, num_envs))
+        return state, key, finished + state.terminated.sum()
+
+    play = jax.jit(one)
+    start = time.perf_counter()
+    key = jax.random.PRNGKey(0)
+    carry = play(jax.jit(jax.vmap(env.init))(jax.random.split(key, num_envs)), key, 0)
+    jax.block_until_ready(carry)
+    compile_seconds = time.perf_counter() - start
+    held = [carry]
+
+    def run_for(seconds: float) -> tuple[int, int]:
+        state, key, _ = held[0]
+        finished = jax.numpy.zeros((), dtype=jax.numpy.int32)
+        steps = 0
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            state, key, finished = play(state, key, finished)
+            steps += num_envs
+        jax.block_until_ready(state)
+        held[0] = (state, key, finished)
+        return steps, int(finished)
+
+    return run_for, compile_seconds
+
+
+def pgx_unavailable() -> str | None:
+    """Why Pgx's games cannot be timed in this interpreter (None: they can)."""
+    try:
+        import pgx  # noqa: F401
+    except ImportError as e:
+        return f"Pgx is not installed here ({e}); to compare: {PGX_INSTALL}"
+    return None
+
+
 def references() -> dict[str, Callable[[], Callable[[], int]]]:
     """Reference loops that can be built here (missing packages are skipped with a note)."""
     refs: dict[str, Callable[[], Callable[[], int]]] = {}
@@ -173,7 +277,14 @@ def memory_report(game: str, games: int = 30) -> dict[str, int]:
     }
 
 
-def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int = 3) -> dict[str, Any]:
+def run(
+    games: list[str],
+    seconds: float,
+    with_refs: bool = True,
+    repeats: int = 3,
+    num_envs: int = 1024,
+    with_pgx: bool = True,
+) -> dict[str, Any]:
     """Measure every row; return the results as a dict.
 
     Each row is measured in ``repeats`` turns of ``seconds / repeats``, the rows taking turns, and
@@ -182,23 +293,37 @@ def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int =
     """
     import jericho_env
 
-    loops: dict[str, Callable[[], int]] = {}
+    loops: dict[str, Loop] = {}
     for g in games:
-        loops[f"{g} rules"] = rules_loop(g)
-        loops[f"{g} rules unchecked"] = rules_loop(g, checked=False)
-        loops[f"{g} AEC"] = aec_loop(functools.partial(jericho_env.make, g))
-        loops[f"{g} single-agent"] = single_loop(g)
+        loops[f"{g} rules"] = functools.partial(timed, rules_loop(g))
+        loops[f"{g} rules unchecked"] = functools.partial(timed, rules_loop(g, checked=False))
+        loops[f"{g} AEC"] = functools.partial(timed, aec_loop(functools.partial(jericho_env.make, g)))
+        loops[f"{g} single-agent"] = functools.partial(timed, single_loop(g))
+    batched: dict[str, dict[str, Any]] = {}
+    for g in games:
+        why = batched_skip_reason(g)
+        if why is not None:
+            batched[g] = {"skipped": why}
+            continue
+        loops[f"{g} batched"], first_step = batched_loop(g, num_envs)
+        batched[g] = {"num_envs": num_envs, "first_step_seconds": first_step}
     refs = references() if with_refs else {}
     for label, build in refs.items():
-        loops[label] = build()
+        loops[label] = functools.partial(timed, build())
+    pgx: dict[str, Any] = {"unavailable": pgx_unavailable() if with_pgx else "not asked for (--no-pgx)"}
+    if pgx["unavailable"] is None:
+        del pgx["unavailable"]
+        for name in PGX_GAMES:
+            loops[f"pgx {name}"], compile_seconds = pgx_loop(name, num_envs)
+            pgx[name] = {"num_envs": num_envs, "compile_seconds": compile_seconds}
     for loop in loops.values():
-        loop()  # warm-up
+        loop(0.01)  # warm-up: one game, or one step of the batched rows
     best: dict[str, tuple[float, float]] = {}
     turn = seconds / repeats
     print(f"measuring {seconds:g} s per row ({repeats} turns of {turn:.2g} s; the best turn counts)")
     for _ in range(repeats):
         for label, loop in loops.items():
-            steps, n_games = timed(loop, turn)
+            steps, n_games = loop(turn)
             rate = (steps / turn, n_games / turn)
             if label not in best or rate[0] > best[label][0]:
                 best[label] = rate
@@ -208,11 +333,26 @@ def run(games: list[str], seconds: float, with_refs: bool = True, repeats: int =
         print(f"  {label:<34} {steps_s:>11,.0f} steps/s {games_s:>9,.1f} games/s", flush=True)
     ratios = {}
     for g in games:
-        for kind in ("rules", "AEC"):
-            mine = rows[f"{g} {kind}"]["steps_per_s"]
-            ratios[f"{g} {kind}"] = {ref: mine / rows[ref]["steps_per_s"] for ref in refs}
+        for kind in ("rules", "AEC", "batched"):
+            if f"{g} {kind}" in rows:
+                mine = rows[f"{g} {kind}"]["steps_per_s"]
+                ratios[f"{g} {kind}"] = {ref: mine / rows[ref]["steps_per_s"] for ref in refs}
+    for g, entry in batched.items():
+        if "skipped" not in entry:
+            entry.update(rows[f"{g} batched"])
+            entry["ratio_to_aec"] = entry["steps_per_s"] / rows[f"{g} AEC"]["steps_per_s"]
+    for name in PGX_GAMES:
+        if name in pgx:
+            pgx[name].update(rows[f"pgx {name}"])
     memory = {g: memory_report(g) for g in games}
-    return {"seconds_per_row": seconds, "rows": rows, "ratios": ratios, "memory": memory}
+    return {
+        "seconds_per_row": seconds,
+        "rows": rows,
+        "ratios": ratios,
+        "batched": batched,
+        "pgx": pgx,
+        "memory": memory,
+    }
 
 
 def print_summary(result: dict[str, Any]) -> None:
@@ -223,9 +363,40 @@ def print_summary(result: dict[str, Any]) -> None:
         print(f"  {'':<20}" + "".join(f"{r.split(' (')[0]:>24}" for r in refs))
         for label, rs in result["ratios"].items():
             print(f"  {label:<20}" + "".join(f"{v:>23.1f}x" for v in rs.values()))
+    print_batched(result)
     print("\nmemory (tracemalloc peak of the AEC loop; sizes of one observation+mask and one pickled state):")
     for g, m in result["memory"].items():
         print("  " + g + ": " + ", ".join(f"{k}={v:,}" for k, v in m.items()))
+
+
+def print_batched(result: dict[str, Any]) -> None:
+    """The batched random play table: each game beside its AEC loop, then Pgx's games (or why they are missing)."""
+    batched, pgx = result["batched"], result["pgx"]
+    sizes = {e["num_envs"] for e in [*batched.values(), *pgx.values()] if isinstance(e, dict) and "num_envs" in e}
+    n = f"{sizes.pop():,}" if len(sizes) == 1 else "N"
+    what = "uniformly random legal actions, every game's observation and mask built every step"
+    print(f"\nbatched random play ({n} games in lockstep, {what}):")
+    for g, e in batched.items():
+        if "skipped" in e:
+            print(f"  {g:<22} not timed: {e['skipped']}")
+            continue
+        print(
+            f"  {g:<22} {e['steps_per_s']:>11,.0f} agent-steps/s {e['games_per_s']:>9,.0f} games/s "
+            f"{e['ratio_to_aec']:>6.1f}x its AEC loop  (first step {e['first_step_seconds']:.1f} s: compiles or loads)"
+        )
+    if "unavailable" in pgx:
+        print(f"  pgx: not timed: {pgx['unavailable']}")
+        return
+    for name in PGX_GAMES:
+        e = pgx[name]
+        print(
+            f"  {'pgx ' + name:<22} {e['steps_per_s']:>11,.0f} agent-steps/s {e['games_per_s']:>9,.0f} games/s "
+            f"(JAX vmap + jit; compile {e['compile_seconds']:.1f} s)"
+        )
+    for g, e in batched.items():
+        if "skipped" not in e:
+            versus = ", ".join(f"{e['steps_per_s'] / pgx[name]['steps_per_s']:.2f}x pgx {name}" for name in PGX_GAMES)
+            print(f"  {g}: {versus}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,11 +407,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     p.add_argument("--no-refs", action="store_true", help="skip the reference environments")
     p.add_argument("--repeats", type=positive_int, default=3, help="turns per row; the best turn counts (default 3)")
+    p.add_argument(
+        "--num-envs", type=positive_int, default=1024, help="games in lockstep in the batched rows (default 1024)"
+    )
+    p.add_argument("--no-pgx", action="store_true", help="skip Pgx's games even where Pgx is installed")
     args = p.parse_args(argv)
     bad = [g for g in args.games if g not in GAME_IDS]
     if bad:
         p.error(f"unknown game(s) {', '.join(bad)}; choose from {', '.join(GAME_IDS)}")
-    result = run(args.games or list(GAME_IDS), args.seconds, with_refs=not args.no_refs, repeats=args.repeats)
+    result = run(
+        args.games or list(GAME_IDS),
+        args.seconds,
+        with_refs=not args.no_refs,
+        repeats=args.repeats,
+        num_envs=args.num_envs,
+        with_pgx=not args.no_pgx,
+    )
     print_summary(result)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -121,7 +121,7 @@ def test_states_convert_both_ways_and_set_state_refreshes_the_row() -> None:
     rules.apply(state, 1)
     env.set_state(2, state)
     assert rules.to_dict(env.get_state(2)) == rules.to_dict(state)
-    obs, _mask, _player, _, _ = env.step(np.array([0, 0, 0, 0]))
+    obs, _, _, _, _ = env.step(np.array([0, 0, 0, 0]))
     rules.apply(state, 0)
     assert rules.to_dict(env.get_state(2)) == rules.to_dict(state)
     assert np.array_equal(obs[2], rules.observe(state, rules.current_player(state)))
@@ -134,13 +134,13 @@ def test_states_convert_both_ways_and_set_state_refreshes_the_row() -> None:
 
 def test_copy_false_hands_out_read_only_views_and_copy_true_new_arrays() -> None:
     env = jericho_env.make_batched("toy", 4, copy=False)
-    obs, _mask, _ = env.reset(seed=0)
+    obs, _, _ = env.reset(seed=0)
     with pytest.raises(ValueError, match="read-only"):
         obs[0, 0] = 5.0
     obs2, *_ = env.step(np.zeros(4, dtype=np.int64))
     assert np.shares_memory(obs, obs2)
     env = jericho_env.make_batched("toy", 4, copy=True)
-    obs, _mask, _ = env.reset(seed=0)
+    obs, _, _ = env.reset(seed=0)
     obs2, *_ = env.step(np.zeros(4, dtype=np.int64))
     assert not np.shares_memory(obs, obs2)
     obs2[0, 0] = 5.0  # writable

@@ -33,6 +33,7 @@ class CastlesRules(Rules[CastlesState]):
 
     game_id = "castles"
     version = 0
+    batched = "jericho_env.games.castles.batched:CastlesBatched"  # compiled rules for make_batched
     OPTIONS = (
         choice_option("ranks", 10, "ranks per suit: 5 (A-5), 10 (A-10, the base game) or 13 (A-K)", (5, 10, 13)),
         choice_option("small_deck", False, "the smaller deck: two cards of each rank and one joker", (False, True)),
