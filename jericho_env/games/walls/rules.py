@@ -60,6 +60,7 @@ class WallsRules(Rules[WallsState]):
 
     game_id = "walls"
     version = 1  # v1: trumpets of a collapsed wall go into the supply (v0 discarded them)
+    batched = "jericho_env.games.walls.batched:WallsBatched"  # compiled rules for the batched env
     OPTIONS = (
         int_option(
             "num_players",
