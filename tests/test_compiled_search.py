@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover
     from toy_batched import DTYPE as TOY_DTYPE  # type: ignore[no-redef]
     from toy_game import ToyRules, ToyState  # type: ignore[no-redef]
 
-GAMES = [("toy", {"pile": 20})]
+GAMES = [("toy", {"pile": 20}), ("castles", {}), ("walls", {"num_players": 3})]
 
 
 class OpenToyRules(ToyRules):
@@ -340,3 +340,37 @@ def test_compiled_puct_leaves_a_root_with_one_legal_action_unsearched() -> None:
     single.pile = 1
     res = CompiledPUCT(rules, game, kernels, _evaluator, 20).search([single, views[0]], [single.to_move, seats[0]])
     assert res[0].legal == [0] and res[0].visits.sum() == 0 and res[1].visits.sum() == 20
+
+
+def test_exit_search_takes_the_compiled_search_and_plays_legal_moves(tmp_path: Any) -> None:
+    """``exit-search`` with an (untrained) expert-iteration network: compiled by default, Python on request."""
+    import torch
+
+    from agents.checkpoint import save_checkpoint
+    from agents.puct import PUCTSearch
+    from experiments.exit import _Model, first_network, make_exit_config, network_meta
+
+    torch.manual_seed(0)
+    cfg = make_exit_config("castles", start="scratch")
+    policy, spec = first_network(cfg, "")
+    path = tmp_path / "net.zip"
+    save_checkpoint(_Model(policy, 0, 0), path, network_meta(cfg, spec, 0))
+    agent = agents.make("exit-search", "castles", path=str(path), simulations=30)
+    assert isinstance(agent.search, CompiledPUCT)  # type: ignore[attr-defined]
+    python = agents.make("exit-search", "castles", path=str(path), simulations=30, engine="python")
+    assert isinstance(python.search, PUCTSearch)  # type: ignore[attr-defined]
+    env = JerichoEnv("castles")
+    for deal in range(2):
+        seats = [agent, agents.make("random", "castles")][:: 1 if deal == 0 else -1]
+        returns, steps = play_game(env, seats, env_seed=deal, agent_seeds=[0, 1])  # refuses illegal moves
+        assert steps > 0 and len(returns) == 2
+
+
+def test_search_bench_times_both_engines_on_the_same_positions(capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.search_bench import main
+
+    assert main(["engines", "castles", "--positions", "2", "--agent", "ismcts=50"]) == 0
+    out = capsys.readouterr().out
+    figures = dict(line.split(": ") for line in out.strip().splitlines())
+    assert figures["positions"] == "2" and figures["python_sims"] == figures["compiled_sims"] == "50"
+    assert float(figures["ratio_cpu"]) > 0

@@ -21,6 +21,12 @@ from jericho_env.core.kernels import row_seeds
 
 CASES = [
     ("toy", {"pile": 20}, 150),
+    ("castles", {}, 60),
+    ("castles", {"ranks": 5, "small_deck": True}, 40),
+    ("castles", {"ranks": 13, "reversed_order": True}, 40),
+    ("walls", {}, 10),
+    ("walls", {"num_players": 2}, 10),
+    ("walls", {"num_players": 5}, 6),
 ]
 
 
