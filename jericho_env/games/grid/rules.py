@@ -50,6 +50,7 @@ class GridRules(Rules[GridState]):
 
     game_id = "grid"
     version = 0
+    batched = "jericho_env.games.grid.batched:GridBatched"  # compiled rules for make_batched (batched.py)
     OPTIONS = (
         int_option(
             "board_size",
