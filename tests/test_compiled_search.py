@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover
     from toy_batched import DTYPE as TOY_DTYPE  # type: ignore[no-redef]
     from toy_game import ToyRules, ToyState  # type: ignore[no-redef]
 
-GAMES = [("toy", {"pile": 20}), ("castles", {}), ("walls", {"num_players": 3})]
+GAMES = [("toy", {"pile": 20}), ("castles", {}), ("grid", {"board_size": 9}), ("walls", {"num_players": 3})]
 
 
 class OpenToyRules(ToyRules):

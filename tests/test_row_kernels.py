@@ -24,6 +24,8 @@ CASES = [
     ("castles", {}, 60),
     ("castles", {"ranks": 5, "small_deck": True}, 40),
     ("castles", {"ranks": 13, "reversed_order": True}, 40),
+    ("grid", {"board_size": 9}, 20),
+    ("grid", {}, 8),
     ("walls", {}, 10),
     ("walls", {"num_players": 2}, 10),
     ("walls", {"num_players": 5}, 6),
@@ -78,3 +80,29 @@ def test_row_kernels_play_like_the_rules(game_id: str, options: dict[str, Any], 
             steps += 1
     assert (rows[0].tobytes(), rows[2].tobytes()) == untouched
     assert steps > games * 5 and dets > games
+
+
+def test_grids_compiled_position_value_is_the_python_evaluator() -> None:
+    from agents.ismcts import EVALUATORS
+    from agents.row_values import grid_points
+
+    rules = jericho_env.make_rules("grid", board_size=9)
+    found = compiled_kernels(rules)
+    assert found is not None
+    game, k = found
+    value = grid_points(rules, game)
+    rows = game.new_states(1)
+    out = np.zeros(2, dtype=np.float64)
+    rng = np.random.default_rng(3)
+    leads = set()
+    for _ in range(6):
+        state = rules.initial_state(rng)
+        while not rules.is_terminal(state):
+            game.to_batched(state, rows, 0)
+            value(rows, 0, k.params, out)
+            # the same float up to its last bit (Numba's tanh is the C library's, numpy's its own)
+            assert np.allclose(out, EVALUATORS["grid"](state), rtol=1e-15, atol=0)
+            leads.add(state.points[0] - state.points[1])
+            legal = rules.legal_actions(state)
+            rules.apply(state, legal[int(rng.integers(len(legal)))])
+    assert len(leads) > 5  # positions with different leads, both signs
