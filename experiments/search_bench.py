@@ -38,7 +38,7 @@ import numpy as np
 import agents
 from agents.compiled_search import ENGINES as _ALL_ENGINES
 from agents.registry import parse_spec
-from experiments.cli import parse_option
+from experiments.cli import parse_option, positive_int, run_cli
 from experiments.tournament import derive_seed, wilson_interval
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--agent", default=None, help="agent spec for 'moves' (default ismcts=0.5s) and 'engines' (default ismcts)"
     )
-    p.add_argument("--positions", type=int, default=40, help="'engines': positions each engine searches")
-    p.add_argument("--skip", type=int, default=0, help="'engines': decisions with a choice skipped first")
+    p.add_argument("--positions", type=positive_int, default=40, help="'engines': positions each engine searches")
+    p.add_argument("--skip", type=_nonnegative, default=0, help="'engines': decisions with a choice skipped first")
     p.add_argument("--profile", action="store_true", help="'engines': print each engine's cProfile on stderr")
     p.add_argument("--simulations", type=int, default=100, help="simulations per move for 'backends'")
     p.add_argument("--games", type=int, default=4)
@@ -238,26 +238,40 @@ def main(argv: list[str] | None = None) -> int:
         "--memory-games", type=int, default=None, help="'moves': trace memory on this many odd games (default: all)"
     )
     args = p.parse_args(argv)
-    options = dict(args.option)
-    if args.what == "moves":
-        figures = moves(
-            args.game,
-            args.agent or "ismcts=0.5s",
-            args.games,
-            options,
-            args.seed,
-            progress=args.progress,
-            memory_games=args.memory_games,
-        )
-    elif args.what == "engines":
-        figures = engines(
-            args.game, args.agent or "ismcts", args.positions, options, args.seed, args.skip, args.profile
-        )
-    else:
-        figures = backends(args.game, args.simulations, args.games, options, args.seed)
-    for key, value in figures.items():
-        print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
-    return 0
+
+    def run() -> None:
+        options = dict(args.option)
+        if args.what == "moves":
+            figures = moves(
+                args.game,
+                args.agent or "ismcts=0.5s",
+                args.games,
+                options,
+                args.seed,
+                progress=args.progress,
+                memory_games=args.memory_games,
+            )
+        elif args.what == "engines":
+            figures = engines(
+                args.game, args.agent or "ismcts", args.positions, options, args.seed, args.skip, args.profile
+            )
+        else:
+            figures = backends(args.game, args.simulations, args.games, options, args.seed)
+        for key, value in figures.items():
+            print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
+
+    return run_cli(p, run)
+
+
+def _nonnegative(text: str) -> int:
+    """An int >= 0 from the command line (argparse's error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
+    return value
 
 
 if __name__ == "__main__":
