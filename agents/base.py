@@ -6,6 +6,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from jericho_env.core.validate import check_optional_seed
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -31,6 +33,7 @@ class BaseAgent:
         from jericho_env.core.rules import OptionError, resolve_options
         from jericho_env.registry import rules_class
 
+        seed = check_optional_seed(seed)  # an int in 0..2**63-1 or None (jericho_env.core.validate)
         specs = rules_class(game_id).OPTIONS
         unknown = sorted(set(game_options) - {o.name for o in specs})
         if unknown:
@@ -47,8 +50,8 @@ class BaseAgent:
         self.observation_size: int | None = None
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed the agent's generator (``None`` keeps it running)."""
-        if seed is not None:
+        """Re-seed the agent's generator with an int in 0..2**63-1 (``None`` keeps it running)."""
+        if check_optional_seed(seed) is not None:
             self.rng = np.random.default_rng(seed)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:  # pragma: no cover - abstract

@@ -5,9 +5,8 @@ A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) 
 only the masks, walls ``greedy`` is vectorised over the batch (``agents.greedy_walls_batch``), grid
 ``greedy`` scores the batch in one compiled call (``BatchGreedyGrid``), any other agent is asked row by
 row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
-batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass).
-``batch_hint`` gives a prior's hint floats (``agents.prior``) for a batch, so that networks trained on a
-prior can be batch policies.
+batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass); a
+network trained on a prior gets the prior's hint (``agents.prior.prior_hint``) for its batch.
 """
 
 from __future__ import annotations
@@ -26,13 +25,12 @@ __all__ = [
     "JointNetworks",
     "NetworkBatchPolicy",
     "RandomBatchPolicy",
-    "batch_hint",
     "batch_policy",
     "make_batch_policy",
     "play_matches",
 ]
 
-Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]
+Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # agents.prior.PriorHint, or any such function
 
 
 class AgentBatchPolicy:
@@ -139,74 +137,13 @@ class BatchGreedyGrid:
         return out
 
 
-def batch_hint(prior: str, game_id: str, seed: int | None = None, **options: Any) -> Hint | None:
-    """The hint floats of ``prior`` (``agents.prior``) for a batch, or None for ``"none"``."""
-    from agents.prior import Prior, check_prior
-
-    if check_prior(prior, game_id) == "none":
-        return None
-    if prior == "greedy-scores" and game_id == "walls":
-        from agents.greedy_walls_batch import BatchGreedyWalls
-
-        scorer = BatchGreedyWalls(game_id, **options)
-
-        def walls_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-            out = np.zeros(masks.shape, dtype=np.float32)
-            live = masks.any(axis=1)  # finished games have no move to score
-            if live.any():
-                out[live] = scorer.scores(observations[live], masks[live])
-            return out
-
-        walls_scores.key = _hint_key(prior, game_id, options)  # type: ignore[attr-defined]
-        return walls_scores
-    from jericho_env.registry import make_rules
-
-    num_actions = make_rules(game_id, **options).info.num_actions
-    one = Prior(prior, game_id, num_actions, seed=seed, **options)
-    if prior == "greedy-scores" and game_id == "grid" and getattr(one.agent, "kernel", False):
-        grid_scores = _grid_scores(one.agent)
-        grid_scores.key = _hint_key(prior, game_id, options)  # type: ignore[attr-defined]
-        return grid_scores
-
-    def rows(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(masks), one.size), dtype=np.float32)
-        m8 = masks.astype(np.int8)
-        for j in range(len(masks)):
-            if masks[j].any():
-                out[j] = one.hint({"observation": observations[j], "action_mask": m8[j]})
-        return out
-
-    return rows
-
-
-def _hint_key(prior: str, game_id: str, options: dict[str, Any]) -> tuple[str, str, str]:
-    """Equal for hints that give the same floats for the same rows (greedy's scores: no random draw)."""
-    return (prior, game_id, repr(sorted(options.items())))
-
-
-def _grid_scores(agent: Any) -> Hint:
-    """grid greedy's ``scores`` of a whole batch in one compiled call (``greedy_grid_kernel.scores_rows``)."""
-    from agents import greedy_grid_kernel
-
-    tables = greedy_grid_kernel.tables_for(agent)
-    score_at = np.array(agent._scores, dtype=np.int64)
-
-    def grid_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        rows = np.ascontiguousarray(observations, dtype=np.float32)
-        legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        weights = tables.weights(agent)
-        return greedy_grid_kernel.scores_rows(rows, legal, score_at, weights, bool(agent.soft_setup), *tables.args)  # type: ignore[no-any-return]
-
-    return grid_scores
-
-
 class NetworkBatchPolicy:
     """A MaskablePPO policy (``model.policy``) as a batch policy: one forward pass per call.
 
     ``deterministic=False`` samples from the masked distribution (self-play opponents), ``True`` takes
     the most probable legal action (evaluation). The policy is used as given: pass a frozen copy
     (``copy.deepcopy(model.policy)``) for a snapshot. ``hint`` appends a prior's hint floats to the
-    observations first, for policies trained on a prior (``batch_hint``).
+    observations first, for policies trained on a prior (``agents.prior.prior_hint``).
 
     ``joint=True`` lets the batched self-play env ask this policy together with the other joint ones
     waiting in the same round (``jericho_env.envs.selfplay``): policies of one architecture run in one
@@ -302,7 +239,7 @@ class JointNetworks:
     same number of rows and run through one stacked copy of their architecture (``StackedPolicies``,
     made once), loaded with the weights of the networks asked (stacked once per set of networks, again
     when a network's weights change); hints with the same ``key`` (deterministic ones,
-    ``batch_hint``) are computed once for all rows. Each policy then chooses from its own rows with its
+    ``agents.prior.PriorHint.key``) are computed once for all rows. Each policy then chooses from its own rows with its
     own generator. Anything else is asked on its own.
     """
 

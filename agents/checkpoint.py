@@ -11,7 +11,15 @@ This format stores only data:
 - ``weights.pt``: ``{"policy": state_dict, "optimizer": state_dict}``, tensors and plain numbers,
   read with ``torch.load(weights_only=True)``, which refuses anything else.
 
-Loading rebuilds the network from the spec (``agents.nets.build_policy``) and copies the tensors in.
+Loading checks ``meta.json`` before anything is built from it (``check_sizes``: the game and options
+it names exist, ``num_actions`` and ``observation_shape`` are that game's, the network's sizes are
+within ``agents.nets.MAX_WIDTH`` / ``MAX_LAYERS``; for resuming, the hyperparameters and the rollout
+buffer's memory too), rebuilds the network from the spec (``agents.nets.build_policy``), then reads
+``weights.pt`` (refused unread if larger than that network's tensors and optimizer state can need,
+``weights_limit``) and copies the tensors in. A pickle the weights-only loader refuses is reported as
+unsafe (``UnsafeCheckpointError``, never run); tensors holding nan or inf are refused
+(``CheckpointError``: the training that wrote them diverged). Every rule: ``docs/checkpoints.md``.
+
 A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhere) loads only with
 ``trust=True`` (``--trust-checkpoint`` on the command lines): say so only for files you trust.
 
@@ -25,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import math
 import os
 import warnings
 import zipfile
@@ -94,6 +103,19 @@ class PolicySpec:
             spec_ok = False
         if not spec_ok:
             raise CheckpointError(f"{where}: meta.json's policy arguments are malformed: {data!r}")
+        from agents.nets import check_sizes, parse_net
+        from agents.prior import check_prior
+
+        try:  # sizes within the bounds of agents.nets before any network is built from them
+            parse_net(spec.net)
+            check_sizes(spec.name, spec.sizes)
+            check_prior(spec.prior)
+        except ValueError as e:
+            raise CheckpointError(f"{where}: meta.json's policy is refused: {e}") from None
+        if not math.isfinite(spec.prior_weight) or isinstance(spec.prior_weight, bool):
+            raise CheckpointError(
+                f"{where}: meta.json's prior_weight must be a finite number, got {spec.prior_weight!r}"
+            )
         return spec
 
 
@@ -229,7 +251,41 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"{str(p)!r}: {META} lacks {', '.join(missing)}")
     if not isinstance(meta["options"], dict) or not isinstance(meta["game_id"], str):
         raise CheckpointError(f"{str(p)!r}: {META}'s game_id must be a string and options a dict")
+    check_sizes(meta, str(p))
     return meta
+
+
+def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
+    """The sizes ``meta.json`` gives, checked against the game it names before anything is built from them.
+
+    The game and its options must make a game of this version; ``num_actions`` must be that game's
+    action count and ``observation_shape`` ``[its observation size + the prior's hint]``; the policy
+    must be one ``agents.nets`` builds, its layer and size arguments within ``agents.nets.MAX_WIDTH`` and
+    ``MAX_LAYERS``. So a file cannot ask for a network, or spaces, of any other size. Returns the spec.
+    """
+    from agents.prior import hint_size
+    from jericho_env.core.rules import JerichoError
+    from jericho_env.registry import make_rules
+
+    game_id = meta["game_id"]
+    try:
+        rules = make_rules(game_id, **meta["options"])
+    except JerichoError as e:
+        raise CheckpointError(f"{where}: {META} names a game this version cannot make: {e}") from None
+    spec = PolicySpec.from_json(meta["policy"], where)
+    actions, num_actions = rules.info.num_actions, meta["num_actions"]
+    if not (isinstance(num_actions, int) and not isinstance(num_actions, bool) and num_actions == actions):
+        raise CheckpointError(
+            f"{where}: {META}'s num_actions must be a positive int, {game_id}'s action count under its options "
+            f"({actions}), got {num_actions!r}"
+        )
+    size = rules.info.observation_size + hint_size(spec.prior, actions)
+    if meta["observation_shape"] != [size] or not isinstance(meta["observation_shape"][0], int):
+        raise CheckpointError(
+            f"{where}: {META}'s observation_shape must be [size], {game_id}'s observation size under its options "
+            f"and prior {spec.prior!r} ([{size}]), got {meta['observation_shape']!r}"
+        )
+    return spec
 
 
 def _sb3_refusal(p: Path) -> str:
@@ -240,14 +296,24 @@ def _sb3_refusal(p: Path) -> str:
     )
 
 
-def _weights(p: Path) -> dict[str, Any]:
-    """The tensors of ``weights.pt``, read with ``weights_only=True`` (anything but tensors and numbers refused)."""
+def _weights(p: Path, limit: int | None = None) -> dict[str, Any]:
+    """The tensors of ``weights.pt``, read with ``weights_only=True`` (anything but tensors and numbers refused).
+
+    ``limit``: the most bytes ``weights.pt`` may hold (refused before it is read or unpacked). A pickle
+    the loader refuses is reported as unsafe; every tensor must hold finite numbers (no nan, no inf).
+    """
     import pickle
 
     import torch
 
     try:
         with zipfile.ZipFile(p) as zf:
+            size = zf.getinfo(WEIGHTS).file_size
+            if limit is not None and size > limit:
+                raise CheckpointError(
+                    f"{str(p)!r}: {WEIGHTS} holds {size:,} bytes, more than the {limit:,} that the network "
+                    f"{META} describes can need (its tensors and the optimizer's): refused unread"
+                )
             raw = zf.read(WEIGHTS)
     except KeyError:
         raise CheckpointError(f"{str(p)!r} has no {WEIGHTS}") from None
@@ -256,18 +322,82 @@ def _weights(p: Path) -> dict[str, Any]:
     try:
         state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        text = str(e)
-        why = text[text.find("WeightsUnpickler error:") :].split("\n")[0].split(" was not")[0] or type(e).__name__
-        if "Unsupported global" in why:  # a pickled object, not a tensor: refused, never run
+        refused = refused_pickle(raw, str(e))
+        if refused is not None:  # a pickle of more than tensors: refused by the loader, never run
             raise UnsafeCheckpointError(
-                f"{str(p)!r}: {WEIGHTS} holds more than tensors and numbers, so it is refused ({why})"
+                f"{str(p)!r}: {WEIGHTS} holds more than tensors and numbers, so it is refused as unsafe and never "
+                f"run ({refused})"
             ) from None
-        raise CheckpointError(f"{str(p)!r}: {WEIGHTS} is damaged ({why})") from None
+        raise CheckpointError(f"{str(p)!r}: {WEIGHTS} is damaged (not a tensor file torch can read)") from None
     except Exception as e:  # torch raises many kinds on a damaged file
         raise CheckpointError(f"{str(p)!r}: {WEIGHTS} is damaged ({type(e).__name__}: {e})") from None
     if not isinstance(state, dict) or not isinstance(state.get("policy"), dict):
         raise CheckpointError(f"{str(p)!r}: {WEIGHTS} must hold a dict with the policy's state_dict")
+    bad = _not_finite(state)
+    if bad:
+        raise CheckpointError(
+            f"{str(p)!r}: {WEIGHTS} holds nan or inf values (in {bad}): the training that wrote it diverged; "
+            "use an earlier checkpoint"
+        )
     return state
+
+
+def refused_pickle(raw: bytes, error: str) -> str | None:
+    """Why torch's weights-only loader refused ``raw`` if it is a whole pickle (a named global, e.g.
+    ``os.system``, or a pickle opcode it does not take); None when the bytes are no whole pickle (damaged).
+
+    A file written by ``torch.save`` is a zip whose ``data.pkl`` is the pickle; an older one, or
+    ``pickle.dumps`` written by hand, is a pickle itself. The pickle is only scanned (``pickletools``),
+    never loaded.
+    """
+    import pickletools
+    import re
+
+    pickled = raw
+    try:
+        if zipfile.is_zipfile(io.BytesIO(raw)):
+            with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+                infos = [i for i in zf.infolist() if i.filename.endswith("data.pkl")]
+                if not infos or infos[0].file_size > 2**26:  # torch's data.pkl is small: tensors lie beside it
+                    return None
+                pickled = zf.read(infos[0])
+        ops = list(pickletools.genops(pickled))
+    except Exception:  # not a whole pickle: damaged, cut short
+        return None
+    if not ops or ops[-1][0].name != "STOP":
+        return None
+    named = re.search(r"GLOBAL ([\w.]+)", error)
+    if named:
+        return f"it names {named.group(1)}, which is not a tensor"
+    found, texts = [], []
+    for op, arg, _ in ops:  # GLOBAL/INST carry "module name"; STACK_GLOBAL takes the two strings pushed before it
+        if isinstance(arg, str):
+            texts.append(arg)
+        if op.name in ("GLOBAL", "INST") and arg:
+            found.append(str(arg).replace(" ", "."))
+        elif op.name == "STACK_GLOBAL" and len(texts) >= 2:
+            found.append(f"{texts[-2]}.{texts[-1]}")
+    return "a pickle of Python objects" + (f": {', '.join(found[:3])}" if found else "")
+
+
+def _not_finite(state: Mapping[str, Any]) -> str | None:
+    """The name of the first floating tensor in ``state`` (nested dicts and lists) holding nan or inf, else None."""
+    import torch
+
+    def walk(value: Any, name: str) -> str | None:
+        if isinstance(value, torch.Tensor):
+            ok = not value.is_floating_point() or bool(torch.isfinite(value).all())
+            return None if ok else name
+        if isinstance(value, float):
+            return None if math.isfinite(value) else name
+        items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+        for key, inner in items:
+            found = walk(inner, f"{name}.{key}" if name else str(key))
+            if found:
+                return found
+        return None
+
+    return walk(state, "")
 
 
 def check_game(meta: Mapping[str, Any], game_id: str, options: Mapping[str, Any], where: str) -> None:
@@ -313,16 +443,27 @@ def _spaces(meta: Mapping[str, Any]) -> tuple[Any, Any]:
     return gym.spaces.Box(0.0, 1.0, (shape[0],), dtype=np.float32), gym.spaces.Discrete(meta["num_actions"])
 
 
-def _build_policy(p: Path, meta: Mapping[str, Any], state: Mapping[str, Any]) -> Any:
+def _build_policy(p: Path, meta: Mapping[str, Any]) -> Any:
+    """The network ``meta.json`` describes (sizes checked by ``read_meta``), then the tensors of ``weights.pt``."""
     spec = PolicySpec.from_json(meta["policy"], str(p))
     obs_space, act_space = _spaces(meta)
     try:
         policy_class, kwargs = spec.build(meta["game_id"], meta["options"])
         policy = policy_class(obs_space, act_space, lambda _: 0.0, **kwargs)
+    except (ValueError, RuntimeError, TypeError, KeyError) as e:
+        raise CheckpointError(f"{str(p)!r}: its network does not rebuild from meta.json: {e}") from None
+    state = _weights(p, weights_limit(policy))
+    try:
         policy.load_state_dict(state["policy"])
     except (ValueError, RuntimeError, TypeError, KeyError) as e:
         raise CheckpointError(f"{str(p)!r}: its network does not rebuild from meta.json: {e}") from None
     return policy
+
+
+def weights_limit(policy: Any) -> int:
+    """The most bytes a ``weights.pt`` of ``policy`` can need: its tensors, Adam's two moments of each, 1 MiB more."""
+    tensors = sum(t.numel() * t.element_size() for t in policy.state_dict().values())
+    return 3 * tensors + 2**20
 
 
 def load_policy(
@@ -345,7 +486,7 @@ def load_policy(
     meta = read_meta(p)
     if game_id is not None:
         check_game(meta, game_id, options or {}, f"checkpoint {str(p)!r}")
-    policy = _build_policy(p, meta, _weights(p))
+    policy = _build_policy(p, meta)
     policy.set_training_mode(False)
     return policy, meta
 
@@ -390,11 +531,11 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
             raise UnsafeCheckpointError(_sb3_refusal(p))
         return load_sb3(p, env=env)
     meta = read_meta(p)
-    state = _weights(p)
     training = meta.get("training") or {}
     hyper = training.get("hyperparameters")
     if not isinstance(hyper, dict) or any(k not in hyper for k in (*PPO_KEYS, "learning_rate", "lr_schedule")):
         raise CheckpointError(f"{str(p)!r} records no training hyperparameters: it cannot resume training")
+    check_hyperparameters(hyper, str(p))
     spec = PolicySpec.from_json(meta["policy"], str(p))
     obs_space, act_space = _spaces(meta)
     if env.observation_space.shape != obs_space.shape or env.action_space != act_space:
@@ -402,21 +543,25 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
             f"{str(p)!r} holds a policy for observations {obs_space.shape} and {act_space}; this run's env gives "
             f"{env.observation_space.shape} and {env.action_space}"
         )
+    check_rollout_memory(hyper["n_steps"], getattr(env, "num_envs", 1), obs_space.shape[0], act_space.n, str(p))
     policy_class, kwargs = spec.build(meta["game_id"], meta["options"])
     rate = learning_rate(float(hyper["learning_rate"]), str(hyper["lr_schedule"]))
     ppo = {k: hyper[k] for k in PPO_KEYS}
     from agents.rollout import FlatRolloutBuffer
+    from jericho_env.core.validate import seed32
 
+    seed = hyper.get("seed")
     model = MaskablePPO(
         policy_class,
         env,
         rate,
         **ppo,
         policy_kwargs=kwargs,
-        seed=hyper.get("seed"),
+        seed=None if seed is None else seed32(seed),  # SB3 seeds numpy's legacy 32-bit generator
         device="cpu",
         rollout_buffer_class=FlatRolloutBuffer,
     )
+    state = _weights(p, weights_limit(model.policy))
     try:
         model.policy.load_state_dict(state["policy"])
         if "optimizer" in state:
@@ -427,6 +572,60 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
     model._n_updates = int(training.get("n_updates", 0))  # SB3 keeps the count private
     options = dict(meta["options"])
     return attach_meta(model, CheckpointMeta(meta["game_id"], options, spec, dict(training)))
+
+
+# what each resumed hyperparameter must be: (test, allowed)
+_HYPER: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "n_steps": (lambda v: _int_in(v, 1, 2**24), "an int in 1..2**24"),
+    "batch_size": (lambda v: _int_in(v, 1, 2**30), "an int in 1..2**30"),
+    "n_epochs": (lambda v: _int_in(v, 1, 10**4), "an int in 1..10000"),
+    "gamma": (lambda v: _real(v) and 0 <= v <= 1, "a number in 0..1"),
+    "gae_lambda": (lambda v: _real(v) and 0 <= v <= 1, "a number in 0..1"),
+    "ent_coef": (lambda v: _real(v) and v >= 0, "a finite number >= 0"),
+    "learning_rate": (lambda v: _real(v) and v > 0, "a finite number > 0"),
+    "lr_schedule": (lambda v: v in ("constant", "linear"), "'constant' or 'linear'"),
+    "seed": (lambda v: v is None or _int_in(v, 0, 2**63 - 1), "null or an int in 0..2**63-1"),
+}
+
+
+def _int_in(v: Any, lo: int, hi: int) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_hyperparameters(hyper: Mapping[str, Any], where: str) -> None:
+    """``CheckpointError`` naming the first hyperparameter of ``meta.json`` that is not what PPO takes (``_HYPER``)."""
+    for key, (ok, allowed) in _HYPER.items():
+        if key in hyper and not ok(hyper[key]):
+            raise CheckpointError(
+                f"{where}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}"
+            )
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes, where the system tells it (``os.sysconf``), else None."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_rollout_memory(n_steps: int, n_envs: int, obs_size: int, num_actions: int, where: str) -> None:
+    """``CheckpointError`` if the rollout buffer of ``n_steps`` steps of ``n_envs`` envs would not fit in memory.
+
+    The buffer holds, per step and env, the observation and the action mask as float32 plus a few
+    numbers; it is allocated when the model is built, so this is checked before.
+    """
+    need = 4 * n_steps * n_envs * (obs_size + num_actions + 8)
+    memory = physical_memory()
+    if memory is not None and need > memory:
+        raise CheckpointError(
+            f"{where}: its n_steps={n_steps} with {n_envs} env(s) needs a rollout buffer of {need / 2**30:.1f} GiB, "
+            f"more than this machine's {memory / 2**30:.1f} GiB"
+        )
 
 
 def is_loadable(path: str | Path) -> bool:

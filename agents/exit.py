@@ -32,7 +32,7 @@ DEFAULT_C_PUCT = 1.5
 class NetworkEvaluator:
     """A policy network as ``agents.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
-    ``hint`` appends the prior's hint floats (``agents.batch.batch_hint``) to the observations first,
+    ``hint`` appends the prior's hint floats (``agents.prior.prior_hint``) to the observations first,
     for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
     game (zeros), as in training.
     """
@@ -96,10 +96,10 @@ def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, An
 
 
 def network_hint(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
-    """The batch hint of the prior a network was trained on (``agents.batch.batch_hint``), or None."""
-    from agents.batch import batch_hint
+    """The batch hint of the prior a network was trained on (``agents.prior.prior_hint``), or None."""
+    from agents.prior import prior_hint
 
-    return batch_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
+    return prior_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
 
 
 class ExitAgent(PPOAgent):
@@ -150,6 +150,7 @@ class ExitSearchAgent(BaseAgent):
         evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
         self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
         self._view: Any = None
+        self.last: Any = None  # the last search's result (agents.puct.SearchResult)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""
@@ -175,7 +176,8 @@ class ExitSearchAgent(BaseAgent):
             raise ValueError("exit-search: the information view does not match the observation (a stale view?)")
         if len(legal) == 1:
             return int(legal[0])
-        action = self.search.search([view], [seat])[0].best()
+        self.last = self.search.search([view], [seat])[0]
+        action = self.last.best()
         if not observation["action_mask"][action]:
             raise RuntimeError(f"exit-search chose {action}, which the mask forbids")
         return action

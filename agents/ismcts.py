@@ -10,7 +10,10 @@ the observation it is given. The search itself: ``agents.search.ISMCTS``, or Ope
 ``ISMCTSBot`` through the bridge with ``backend="openspiel"`` (needs the ``openspiel`` extra).
 
 Budgets: ``simulations`` per move, ``time_limit`` seconds per move (the whole move), or both (whichever
-ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``.
+ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``. Every setting is
+checked when the agent is made (``agents.search.check_settings``): ``simulations`` an int >= 1,
+``time_limit`` a finite number > 0, ``uct_c`` a finite number >= 0, ``rollout_depth`` an int >= 1;
+``nan``, ``inf``, bools and text raise ``ValueError`` naming the argument, so ``act`` always returns.
 
 Engines: ``engine="compiled"`` runs the same search compiled (``agents.compiled_search.CompiledISMCTS``: the
 tree, determinizations, rollouts and, for grid and walls, greedy's prior and rollout moves in Numba);
@@ -30,7 +33,7 @@ import numpy as np
 import jericho_env
 from agents.base import BaseAgent
 from agents.compiled_search import check_engine
-from agents.search import ISMCTS, PriorPolicy, RolloutPolicy
+from agents.search import ISMCTS, PriorPolicy, RolloutPolicy, check_settings
 
 ROLLOUTS = ("random", "greedy")
 BACKENDS = ("jericho", "openspiel")
@@ -77,6 +80,10 @@ class ISMCTSAgent(BaseAgent):
         prior = prior if prior is not None else preset.get("prior", "none")
         if rollout_depth is None and rollout == preset["rollout"]:
             rollout_depth = preset.get("rollout_depth")
+        # budgets that end (no nan, inf, bool or text), before anything is built
+        simulations, time_limit, uct_c, rollout_depth = check_settings(
+            "ismcts", simulations, time_limit, uct_c, rollout_depth
+        )
         if rollout not in ROLLOUTS:
             raise ValueError(f"ismcts: rollout={rollout!r} is not allowed; use one of {', '.join(ROLLOUTS)}")
         if backend not in BACKENDS:

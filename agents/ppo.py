@@ -7,11 +7,10 @@ recorded with the checkpoint must match the ones the agent is made for.
 Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
 masked action because the mask is applied to the logits before the choice. A policy trained with a
 prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
-then runs that prior on each observation and hands its move to the network, as in training.
+then computes that prior's hint for each observation (``agents.prior.prior_hint``, the hint of
+training, on a batch of one) and hands it to the network, as in training.
 
-Training helpers live here too: ``LazyPPOOpponent`` (a saved snapshot as an opponent that loads
-itself on first use, in whatever process it lands) and ``start_from`` (copy a checkpoint's policy
-weights into a new model).
+``start_from`` (copy a checkpoint's policy weights into a new model) serves ``experiments.train --init``.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.checkpoint import linear_to_zero  # noqa: F401 - experiments.train imports it from here
-from agents.prior import Prior, with_hint
+from agents.prior import PriorHint, prior_hint, with_hint
 
 
 def load_model(path: str | Path, trust: bool = False) -> Any:
@@ -105,10 +104,10 @@ class PPOAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         size = self.observation_size = make_rules(game_id, **game_options).info.observation_size
-        self.prior: Prior | None = None
-        prior_name = getattr(policy, "prior", None) or "none"
-        if prior_name != "none":
-            self.prior = Prior(prior_name, game_id, int(policy.action_space.n), seed=seed, **game_options)
+        self.prior: PriorHint | None = prior_hint(
+            getattr(policy, "prior", None) or "none", game_id, seed, **game_options
+        )
+        if self.prior is not None:
             size += self.prior.size
         trained_on = trained_game(policy)
         if trained_on is not None and trained_on != game_id:
@@ -144,8 +143,8 @@ class PPOAgent(BaseAgent):
         if not mask.any():
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         x = observation["observation"]
-        if self.prior is not None:
-            x = with_hint(x, self.prior.hint(observation))
+        if self.prior is not None:  # the hint of a batch of one
+            x = with_hint(x, self.prior(x[None], mask[None])[0])
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
             # get_distribution is the policy's own forward pass (MLP or agents.nets.grid.GridConvPolicy)
@@ -157,33 +156,3 @@ class PPOAgent(BaseAgent):
         p = np.exp(logits - logits.max())
         p /= p.sum()
         return int(self.rng.choice(len(p), p=p))
-
-
-class LazyPPOOpponent:
-    """A frozen snapshot as an opponent: picklable (a path), loaded on first use in whatever process."""
-
-    name = "ppo-snapshot"
-
-    def __init__(self, game_id: str, path: str, options: dict[str, Any], trust: bool = False) -> None:
-        self.game_id, self.path, self.options, self.trust = game_id, path, options, trust
-        self._agent: PPOAgent | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = {"game_id": self.game_id, "path": self.path, "options": self.options, "trust": self.trust}
-        return {**state, "_agent": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update({"trust": False, **state})
-
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed the snapshot's sampling."""
-        self._get().reset(seed)
-
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        """The snapshot's sampled choice among the legal actions."""
-        return self._get().act(observation)
-
-    def _get(self) -> PPOAgent:
-        if self._agent is None:
-            self._agent = PPOAgent(self.game_id, path=self.path, deterministic=False, trust=self.trust, **self.options)
-        return self._agent

@@ -19,8 +19,13 @@ when it must. In walls the score is the cards the seat would hold if a scoring c
 (``agents.greedy_walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
 
 The hint is computed outside the network (the greedy agents are Python code reading the
-observation), by ``PriorHintEnv`` around the single-agent view during training and by
-``agents.ppo.PPOAgent`` when the trained agent plays; the checkpoint records the prior's name.
+observation), and ``prior_hint`` is the one place that makes it: a ``PriorHint``, a callable from a batch
+of observations ``(B, D)`` and masks ``(B, A)`` to the hint floats ``(B, size)`` float32 (zeros for rows
+without a legal action: finished games). Every user goes through it: the self-play vec env of training
+(``jericho_env.envs.sb3.SelfPlayVecEnv(hint=...)``), the snapshot opponents and the evaluations
+(``agents.batch.NetworkBatchPolicy(hint=...)``, whose joint forward pass computes hints of one ``key``
+once), ``agents.ppo.PPOAgent`` when the trained agent plays (one observation: a batch of one) and
+``PriorHintEnv`` (the single-agent view with the hint appended); the checkpoint records the prior's name.
 
 This is the technique of Silver et al. (2018), "Residual Policy Learning", and of Johannink et al.
 (2019), "Residual Reinforcement Learning for Robot Control", with a discrete action bonus in place
@@ -29,10 +34,13 @@ of an added continuous action.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
+Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), masks (B, A)) -> (B, size) float32
 
 PRIORS = ("none", "greedy", "greedy-scores")
 # the baseline agent behind each prior
@@ -62,28 +70,109 @@ def hint_size(prior: str | None, num_actions: int) -> int:
     return num_actions if prior == "greedy-scores" else 1
 
 
-class Prior:
-    """A prior's baseline agent and the hint floats it gives for an observation."""
+class PriorHint:
+    """A prior's hint floats for a batch: ``hint(observations (B, D), masks (B, A))`` -> ``(B, size)`` float32.
 
-    def __init__(self, name: str, game_id: str, num_actions: int, seed: int | None = None, **game_options: Any):
+    Made by ``prior_hint`` (the one place a hint is built). Rows without a legal action (finished games)
+    get zeros. ``key`` is set for hints that give the same floats for the same rows whatever their seed
+    (greedy's scores: ``agents.batch.JointNetworks`` computes those once for every policy sharing them),
+    None for a hint that draws (greedy's move breaks ties at random, from ``seed``). ``reset(seed)``
+    re-seeds those draws; ``for_shard(k)`` is the same prior seeded for shard ``k`` of a sharded vec env.
+    """
+
+    def __init__(self, name: str, game_id: str, seed: int | None = None, **options: Any) -> None:
         import agents
+        from jericho_env.registry import make_rules
 
         if check_prior(name, game_id) == "none":
-            raise ValueError("a prior (e.g. PriorHintEnv) needs a prior agent, not 'none'")
-        self.name = name
-        self.num_actions = num_actions
-        self.size = hint_size(name, num_actions)
-        self.agent: Any = agents.make(PRIOR_AGENTS[name], game_id, seed=seed, **game_options)
+            raise ValueError("a prior hint needs a prior agent, not 'none' (prior_hint gives None for it)")
+        self.name, self.game_id, self.seed, self.options = name, game_id, seed, dict(options)
+        self.num_actions = make_rules(game_id, **options).info.num_actions
+        self.size = hint_size(name, self.num_actions)
+        self.key: tuple[str, str, str] | None = None  # equal for hints that give the same floats for the same rows
+        self.agent: Any = None  # the prior's baseline agent, asked row by row (None: walls' batch scorer)
+        self._batch: Hint | None = None  # a compiled or vectorised scorer of whole batches
+        deterministic = (name, game_id, repr(sorted(options.items())))
+        if name == "greedy-scores" and game_id == "walls":
+            from agents.greedy_walls_batch import BatchGreedyWalls
 
-    def reset(self, seed: int | None = None) -> None:
-        """Re-seed the baseline agent (its random tie-breaks)."""
-        self.agent.reset(seed)
+            self._batch, self.key = _live_rows(BatchGreedyWalls(game_id, **options).scores), deterministic
+            return
+        self.agent = agents.make(PRIOR_AGENTS[name], game_id, seed=seed, **options)
+        if name == "greedy-scores" and game_id == "grid" and getattr(self.agent, "kernel", False):
+            self._batch, self.key = _grid_scores(self.agent), deterministic
 
-    def hint(self, observation: dict[str, np.ndarray]) -> np.ndarray:
-        """The hint floats: the agent's move (encoded) or its score of every action."""
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self._batch is not None:
+            return self._batch(observations, masks)
+        out = np.zeros((len(masks), self.size), dtype=np.float32)
+        m8 = masks.astype(np.int8)
+        for j in range(len(masks)):
+            if masks[j].any():
+                out[j] = self._row({"observation": observations[j], "action_mask": m8[j]})
+        return out
+
+    def _row(self, observation: dict[str, np.ndarray]) -> np.ndarray:
+        """The hint of one observation, from the baseline agent: its move (encoded) or its score of every action."""
         if self.name == "greedy-scores":
             return np.asarray(self.agent.scores(observation), dtype=np.float32)
         return np.array([encode_hint(self.agent.act(observation), self.num_actions)], dtype=np.float32)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the baseline agent's random tie-breaks (no effect on scores)."""
+        if self.agent is not None:
+            self.agent.reset(seed)
+
+    def for_shard(self, shard: int) -> PriorHint:
+        """This prior for shard ``shard`` (``ShardedVecEnv``): shard 0 is this one, the others draw other streams."""
+        if shard == 0:
+            return self
+        seed = None if self.seed is None else self.seed + SHARD_SEED_STRIDE * shard
+        return PriorHint(self.name, self.game_id, seed=seed, **self.options)
+
+
+# the shards of a sharded vec env seed their random opponents and hints this far apart
+SHARD_SEED_STRIDE = 1_000_003
+
+
+def prior_hint(prior: str, game_id: str, seed: int | None = None, **options: Any) -> PriorHint | None:
+    """The hint of ``prior`` (a name in ``PRIORS``) for ``game_id`` under ``options``; None for ``"none"``.
+
+    ``seed`` seeds the baseline agent's random tie-breaks (greedy's move); greedy's scores draw nothing.
+    """
+    if check_prior(prior, game_id) == "none":
+        return None
+    return PriorHint(prior, game_id, seed=seed, **options)
+
+
+def _live_rows(scores: Hint) -> Hint:
+    """``scores`` asked for the rows with a legal action only; the others (finished games) get zeros."""
+
+    def live_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        out = np.zeros(masks.shape, dtype=np.float32)
+        live = masks.any(axis=1)
+        if live.any():
+            out[live] = scores(observations[live], masks[live])
+        return out
+
+    return live_scores
+
+
+def _grid_scores(agent: Any) -> Hint:
+    """grid greedy's ``scores`` of a whole batch in one compiled call (``greedy_grid_kernel.scores_rows``)."""
+    from agents import greedy_grid_kernel
+
+    tables = greedy_grid_kernel.tables_for(agent)
+    score_at = np.array(agent._scores, dtype=np.int64)
+
+    def grid_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        rows = np.ascontiguousarray(observations, dtype=np.float32)
+        legal = np.ascontiguousarray(masks, dtype=np.bool_)
+        weights = tables.weights(agent)
+        soft = bool(agent.soft_setup)
+        return greedy_grid_kernel.scores_rows(rows, legal, score_at, weights, soft, *tables.args)  # type: ignore[no-any-return]
+
+    return grid_scores
 
 
 def encode_hint(action: int, num_actions: int) -> float:
@@ -102,26 +191,29 @@ def with_hint(observation: np.ndarray, hint: np.ndarray) -> np.ndarray:
 
 
 class PriorHintEnv(gym.Wrapper):
-    """The single-agent view with the prior agent's move appended to each observation.
+    """The single-agent view with the prior's hint (``prior_hint``, a batch of one) appended to each observation.
 
-    ``action_masks()`` and ``add_opponent`` pass through, so MaskablePPO and the training pool work as
-    on the bare view. After the game ends there is no move to suggest and the hint is 0.
+    For training or probing on ``jericho_env.single_agent`` (``experiments.train`` itself trains on the
+    batched self-play env, whose hint is the same ``PriorHint``). ``action_masks()`` and ``add_opponent``
+    pass through, so MaskablePPO and an opponent pool work as on the bare view. After the game ends there
+    is no move to suggest and the hint is 0.
     """
 
     def __init__(self, env: gym.Env, prior: str, game_id: str, **game_options: Any) -> None:
         super().__init__(env)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Box) and space.shape is not None
-        assert isinstance(env.action_space, gym.spaces.Discrete)
-        self.prior = Prior(prior, game_id, int(env.action_space.n), **game_options)
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + self.prior.size,), dtype=np.float32)
+        hint = prior_hint(prior, game_id, **game_options)
+        if hint is None:
+            raise ValueError("PriorHintEnv needs a prior agent, not 'none'")
+        self.prior = hint
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + hint.size,), dtype=np.float32)
 
     def _hinted(self, observation: np.ndarray, done: bool) -> np.ndarray:
         mask = self.action_masks()
         if done or not mask.any():
             return with_hint(observation, np.zeros(self.prior.size, dtype=np.float32))
-        view = {"observation": observation, "action_mask": mask.astype(np.int8)}
-        return with_hint(observation, self.prior.hint(view))
+        return with_hint(observation, self.prior(observation[None], mask[None].astype(bool))[0])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         observation, info = self.env.reset(seed=seed, options=options)

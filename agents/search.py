@@ -23,10 +23,50 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.rules import Rules
+from jericho_env.core.validate import require_generator
 
 RolloutPolicy = Callable[[Any, int, list[int]], int]  # (state, player, legal actions) -> action
 # (state, player, legal actions) -> a non-negative weight per legal action (normalised by the search)
 PriorPolicy = Callable[[Any, int, list[int]], dict[int, float]]
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_settings(
+    who: str, simulations: Any, time_limit: Any, uct_c: Any, rollout_depth: Any = None
+) -> tuple[int | None, float | None, float, int | None]:
+    """The search settings as plain numbers, or ``ValueError`` naming the argument and what is allowed.
+
+    A budget must end: ``simulations`` an int >= 1 and ``time_limit`` a finite number of seconds > 0
+    (each may be None, not both: that is for the caller to say); ``uct_c`` a finite number >= 0 (0: no
+    exploration); ``rollout_depth`` None (rollouts to the end) or an int >= 1. Bools, text, ``nan`` and
+    ``inf`` are refused: a search given ``nan`` or ``inf`` would never return.
+    """
+    if simulations is not None and not (_is_int(simulations) and simulations >= 1):
+        raise ValueError(f"{who}: simulations={simulations!r} is not allowed: an int >= 1 (simulations per move)")
+    if time_limit is not None and not (_is_real(time_limit) and math.isfinite(time_limit) and time_limit > 0):
+        raise ValueError(
+            f"{who}: time_limit={time_limit!r} is not allowed: a finite number of seconds per move above 0"
+        )
+    if not (_is_real(uct_c) and math.isfinite(uct_c) and uct_c >= 0):
+        raise ValueError(f"{who}: uct_c={uct_c!r} is not allowed: a finite number >= 0 (the exploration constant)")
+    if rollout_depth is not None and not (_is_int(rollout_depth) and rollout_depth >= 1):
+        raise ValueError(
+            f"{who}: rollout_depth={rollout_depth!r} is not allowed: an int >= 1 (moves before the evaluation), "
+            "or None (rollouts play to the end)"
+        )
+    return (
+        None if simulations is None else int(simulations),
+        None if time_limit is None else float(time_limit),
+        float(uct_c),
+        None if rollout_depth is None else int(rollout_depth),
+    )
 
 
 class _Node:
@@ -56,17 +96,16 @@ class ISMCTS:
         evaluate: Callable[[Any], list[float]] | None = None,
         prior: PriorPolicy | None = None,
     ) -> None:
+        simulations, time_limit, uct_c, rollout_depth = check_settings(
+            "ISMCTS", simulations, time_limit, uct_c, rollout_depth
+        )
         if simulations is None and time_limit is None:
             raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
-        if simulations is not None and simulations < 1:
-            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
         self.rules = rules
         self.simulations = simulations
         self.time_limit = time_limit
         self.uct_c = uct_c
-        self.rng = rng if rng is not None else np.random.default_rng()
+        self.rng = require_generator(rng) if rng is not None else np.random.default_rng()
         self.rollout = rollout if rollout is not None else self._random_rollout
         if (rollout_depth is None) != (evaluate is None):
             raise ValueError("ISMCTS: rollout_depth and evaluate go together (cut rollouts short, then evaluate)")

@@ -52,14 +52,21 @@ def learner_ceiling(game: str, timesteps: int) -> float:
 
     import torch
 
+    from agents.checkpoint import PolicySpec
+    from agents.prior import prior_hint
+    from experiments.model import PPO_SETTINGS, make_model
+    from experiments.pool import opponent_pool
     from experiments.selfplay import make_vec_env
-    from experiments.train import make_config, make_model
+    from experiments.train import make_config
 
     cfg = make_config(game, shards=1)  # replayed in this process: nothing to split
     torch.set_num_threads(1)  # as experiments.train
     torch.distributions.Distribution.set_default_validate_args(False)
-    vec = replay_vec_env(make_vec_env(cfg, []), cfg.n_steps)
-    model = make_model(cfg, vec)
+    hint = prior_hint(cfg.prior, game, seed=cfg.seed, **cfg.options)
+    pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
+    vec = replay_vec_env(make_vec_env(game, cfg.n_envs, pool, hint, cfg.seed, options=cfg.options), cfg.n_steps)
+    network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
+    model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
     model.learn(cfg.n_envs * cfg.n_steps)  # warm-up: first allocations
     t0 = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)

@@ -4,14 +4,19 @@ Layout: ``config.json`` (the resolved config); ``checkpoints/latest.zip`` and ``
 (the last two checkpoints, in the safe format of ``agents.checkpoint``: each also records what
 ``--resume`` needs, the steps done, snapshots, evaluations and the time of every session so far);
 ``checkpoints/state.json`` (the same record as plain JSON, for people and for
-``experiments.curves``); ``checkpoints/initial.zip`` (the starting policy, with a prior or
-``--init``); ``snapshots/step_N.zip`` (the learner's frozen copies); ``logs/progress.csv`` (SB3's
-statistics, appended to by every session); ``final.zip`` and ``training.json`` at the end.
+``experiments.curves``); ``checkpoints/initial.zip`` (the starting policy); ``snapshots/step_N.zip``
+(the learner's frozen copies, listed in the run state relative to the run folder, so a folder moved
+whole still resumes); ``logs/progress.csv`` (SB3's statistics, appended to by every session);
+``final.zip`` and ``training.json`` at the end.
 
 Every file is written to a temporary name and renamed, so a kill leaves the old file or the new one.
 A new checkpoint first moves ``latest.zip`` to ``previous.zip``; ``--resume`` takes the newest of the
 two that loads (or ``next.zip``, a new checkpoint complete but not yet renamed when the run was killed),
-so a checkpoint cut short costs at most one checkpoint interval, not the run.
+so a checkpoint cut short costs at most one checkpoint interval, not the run. A checkpoint for another game
+or other options than the run's config.json is refused (``RunMismatchError``), and so is a run state
+listing a snapshot that is not there (``MissingSnapshotError``), each named. A run stopped before its
+first checkpoint (``has_checkpoint`` false) holds nothing to resume: ``experiments.train`` starts it
+afresh (``clear_unfinished``).
 """
 
 from __future__ import annotations
@@ -26,8 +31,6 @@ from typing import Any
 
 from agents.checkpoint import (
     CheckpointError,
-    CheckpointMeta,
-    PolicySpec,
     UnsafeCheckpointError,
     is_loadable,
     kind,
@@ -64,12 +67,12 @@ def read_json(path: Path, what: str) -> Any:
         ) from None
 
 
-def run_meta(config: Mapping[str, Any]) -> CheckpointMeta:
-    """The checkpoint meta of a training run's config (``experiments.train.TrainConfig`` as a dict)."""
-    hyper = {k: config[k] for k in ("learning_rate", "lr_schedule", "seed", "n_steps", "batch_size", "n_epochs")}
-    hyper.update({k: config[k] for k in ("gamma", "gae_lambda", "ent_coef")})
-    policy = PolicySpec(config["policy"], config["net"], config["prior"], float(config["prior_weight"]))
-    return CheckpointMeta(config["game"], dict(config["options"]), policy, {"hyperparameters": hyper})
+class RunMismatchError(ValueError):
+    """A run folder whose checkpoint is for another game or other options than its config.json."""
+
+
+class MissingSnapshotError(FileNotFoundError):
+    """A snapshot listed in a run's state that is no longer where the run folder says."""
 
 
 class RunFolder:
@@ -98,11 +101,61 @@ class RunFolder:
             raise ValueError(f"--resume: {str(path / 'config.json')!r} must hold a JSON object, got {config!r}")
         if config.get("game") != game_id:
             raise ValueError(f"--resume {str(folder)!r} is a {config.get('game')!r} run, not {game_id!r}")
-        if not any(p.is_file() for p in RunFolder.checkpoint_paths_of(path / "checkpoints")):
-            raise FileNotFoundError(
-                f"--resume {str(folder)!r}: no checkpoints/latest.zip or previous.zip there (no checkpoint yet?)"
-            )
         return config
+
+    @staticmethod
+    def stopped_early(folder: str | Path | None, config: Mapping[str, Any] | None = None) -> bool:
+        """Whether ``folder`` holds a run stopped before its first checkpoint, to start afresh (with ``config``).
+
+        Such a run holds nothing to resume. With ``config`` (a new run's), a run there with other settings is
+        refused, naming them; without (``--resume``), the run starts afresh with its own config.json.
+        """
+        if folder is None or not (Path(folder) / "config.json").is_file() or RunFolder.has_checkpoint(folder):
+            return False
+        if config is None:
+            return True
+        saved = read_json(Path(folder) / "config.json", "the run's config")
+        given = json.loads(json.dumps(dict(config)))
+        if saved == given:
+            return True
+        if not isinstance(saved, dict) or set(saved) != set(given):  # not a config of this version: "a run" there
+            return False
+        differ = [f"{k} {saved[k]!r} there, {given[k]!r} here" for k in sorted(given) if saved[k] != given[k]]
+        raise ValueError(
+            f"{str(folder)!r} holds a run stopped before its first checkpoint, with other settings "
+            f"({'; '.join(differ)}): --resume {folder} starts it afresh with its own, or choose another --out folder"
+        )
+
+    @staticmethod
+    def check_new(out: str | None, config: Mapping[str, Any]) -> bool:
+        """Before any work: ``ValueError`` unless ``--out`` can hold a new run with ``config``.
+
+        True when it holds this very run stopped before its first checkpoint: the same command starts it afresh.
+        """
+        from experiments.cli import check_out
+
+        again = RunFolder.stopped_early(out, config)
+        check_out(out, "--out", run_kind=None if again else "training run", resume_hint=True)
+        return again
+
+    def begin(self, afresh: bool, config: Mapping[str, Any] | None) -> None:
+        """Start a run here: a run stopped before its first checkpoint cleared (``afresh``), new ``config`` written."""
+        if afresh:
+            print(f"{self.folder} holds a run stopped before its first checkpoint: starting it afresh")
+            self.clear_unfinished()
+        if config is not None:
+            self.save_config(dict(config))  # the values used, not "the preset of the day"
+
+    @staticmethod
+    def has_checkpoint(folder: str | Path) -> bool:
+        """Whether the run in ``folder`` wrote a checkpoint (a run stopped before its first one has none)."""
+        return any(p.is_file() for p in RunFolder.checkpoint_paths_of(Path(folder) / "checkpoints"))
+
+    def clear_unfinished(self) -> None:
+        """Remove what a run stopped before its first checkpoint wrote besides config.json, to start it afresh."""
+        stale = [self.folder / "logs" / "progress.csv", self.initial, *self.snap_dir.glob("step_*.zip")]
+        for path in [*stale, *self.ckpt_dir.glob("*.tmp"), *self.snap_dir.glob("*.tmp")]:
+            path.unlink(missing_ok=True)
 
     def save_config(self, config: dict[str, Any]) -> None:
         """Write config.json."""
@@ -145,11 +198,15 @@ class RunFolder:
         os.replace(tmp, self.latest)
         write_atomic(self.ckpt_dir / "state.json", json.dumps(training["run"], indent=1))
 
-    def restore(self, trust: bool = False, report: Any = print) -> tuple[int, Path]:
+    def restore(
+        self, game_id: str, options: Mapping[str, Any], trust: bool = False, report: Any = print
+    ) -> tuple[int, Path]:
         """Read back the newest checkpoint that loads (``report`` names any skipped); its steps and path.
 
-        Checkpoints in the safe format carry their own run state. A Stable-Baselines3 ``latest.zip``
-        (runs from before it) needs ``trust`` and takes the run state from ``state.json``.
+        Checkpoints in the safe format carry their own run state, and must be for ``game_id`` under
+        ``options`` (the run's config.json): another game or other options raise ``RunMismatchError``. A
+        Stable-Baselines3 ``latest.zip`` (runs from before the safe format) needs ``trust`` and takes the run
+        state from ``state.json``. Every snapshot the state lists must be there (``MissingSnapshotError``).
         """
         problems: list[str] = []
         for path in self.checkpoint_paths_of(self.ckpt_dir):
@@ -169,8 +226,10 @@ class RunFolder:
                 elif not is_loadable(path):
                     raise CheckpointError(f"{path.name}: damaged (its meta.json or weights.pt does not load)")
                 else:
-                    steps = self._restore_state(read_meta(path).get("training", {}).get("run"))
-            except UnsafeCheckpointError:
+                    meta = read_meta(path)
+                    self._check_game(path, meta, game_id, options)
+                    steps = self._restore_state(meta.get("training", {}).get("run"))
+            except (UnsafeCheckpointError, RunMismatchError):
                 raise
             except (CheckpointError, ValueError) as e:
                 problems.append(str(e))
@@ -179,6 +238,25 @@ class RunFolder:
                 report(f"--resume: skipped {'; '.join(problems)}; resuming from {path.name} ({steps} steps)")
             return steps, path
         raise CheckpointError(f"--resume {str(self.folder)!r}: no checkpoint loads ({'; '.join(problems)})")
+
+    def _check_game(self, path: Path, meta: Mapping[str, Any], game_id: str, options: Mapping[str, Any]) -> None:
+        """``RunMismatchError`` naming both unless the checkpoint ``path`` is for ``game_id`` under ``options``."""
+        from jericho_env.registry import make_rules
+
+        run = dict(make_rules(game_id, **options).options)
+        saved_game, saved_options = meta.get("game_id"), meta.get("options")
+        try:
+            same = saved_game == game_id and dict(make_rules(game_id, **dict(saved_options or {})).options) == run
+        except (ValueError, TypeError) as e:
+            raise CheckpointError(
+                f"{path.name}: its meta.json names options {saved_options!r} that do not load: {e}"
+            ) from None
+        if not same:
+            raise RunMismatchError(
+                f"--resume {str(self.folder)!r}: checkpoints/{path.name} was trained on {saved_game!r} with options "
+                f"{saved_options}, but the run's config.json says {game_id!r} with options {run}: the checkpoint "
+                "belongs to another run (resume that run's folder, or start a new run)"
+            )
 
     def _legacy_state(self) -> Any:
         return read_json(self.ckpt_dir / "state.json", "--resume: the checkpoint state")
@@ -199,17 +277,42 @@ class RunFolder:
         if not isinstance(evals, list) or not all(isinstance(e, dict) for e in evals):
             raise ValueError(f"{where}: evals must be a list of evaluation rows, got {evals!r}")
         sessions = state.get("sessions", [])
-        self.snapshots = [s for s in snapshots if Path(s).exists()]
+        self.snapshots = [self._relative(self._find_snapshot(s)) for s in snapshots]
         self.evals = list(evals)
         self.sessions = list(sessions) if isinstance(sessions, list) else []
         return steps
 
+    def _find_snapshot(self, listed: str) -> Path:
+        """Where the snapshot ``listed`` in a run state is: relative to the run folder, or (runs written before
+        issue 35) as it was given when saved, or in this folder's snapshots/ (a folder moved since)."""
+        given = Path(listed)
+        places = [given] if given.is_absolute() else [self.folder / given, given]
+        places.append(self.snap_dir / given.name)
+        for place in places:
+            if place.is_file():
+                return place
+        raise MissingSnapshotError(
+            f"--resume {str(self.folder)!r}: the snapshot {listed!r} that the checkpoint's opponent pool lists is "
+            f"missing (looked for {', '.join(repr(str(p)) for p in places)}): put it back (a run folder moves whole)"
+        )
+
+    def _relative(self, path: Path) -> str:
+        """``path`` relative to the run folder when it lies inside it (as the run state lists snapshots)."""
+        try:
+            return path.resolve().relative_to(self.folder.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    def snapshot_paths(self) -> list[str]:
+        """The snapshots of the opponent pool, as paths to load (relative ones joined to the run folder)."""
+        return [s if Path(s).is_absolute() else str(self.folder / s) for s in self.snapshots]
+
     def save_snapshot(self, model: Any, steps: int, keep: int) -> str:
         """Save a frozen copy of the learner; the list keeps the ``keep`` latest. Returns its path."""
-        path = str(self.snap_dir / f"step_{steps}.zip")
+        path = self.snap_dir / f"step_{steps}.zip"
         save_checkpoint(model, path)
-        self.snapshots = [*self.snapshots, path][-keep:]
-        return path
+        self.snapshots = [*self.snapshots, f"{self.snap_dir.name}/{path.name}"][-keep:]
+        return str(path)
 
     # ------------------------------------------------------------------------------------------ statistics
     def begin_session(self, done_steps: int) -> None:

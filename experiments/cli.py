@@ -1,15 +1,25 @@
-"""Command-line plumbing shared by the ``experiments`` commands: argument types, the parser, errors, progress."""
+"""Command-line plumbing shared by the ``experiments`` commands: argument types, the parser, errors, progress.
+
+Every numeric flag goes through one of the typed helpers below (``positive_int``, ``nonnegative_int``,
+``seed_int``, ``int_in(lo, hi)``, ``positive_float``, ``nonnegative_float``, ``finite_float``,
+``fraction``), never a bare ``int`` or ``float``: argparse then refuses a bad value before any work,
+in one line naming the flag and what is allowed. ``cap_workers`` bounds a ``--workers`` count by the
+cores and the work to share.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from experiments.backends import BackendError
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
+from jericho_env.core.validate import seed_from_text
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -29,6 +39,61 @@ def positive_int(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v
+
+
+def int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``lo..hi``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number in {lo}..{hi}, got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number in {lo}..{hi}, got {v}")
+        return v
+
+    parse.__name__ = f"int_in_{lo}_{hi}"
+    return parse
+
+
+# Training's seeds (experiments.train, exit, sweep) take 32 bits: Stable-Baselines3 and numpy's legacy seeding take
+# no more; every other seed of the package takes 0..2**63-1 (seed_int).
+TRAIN_SEED_MAX = 2**32 - 1
+TRAIN_SEED_RANGE = f"0..{TRAIN_SEED_MAX}"
+
+
+def training_seed(text: str) -> int:
+    """A training seed for argparse: a whole number in 0..2**32-1."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= TRAIN_SEED_MAX or str(v) != text.strip().lstrip("+"):
+        why = "Stable-Baselines3 seeds from 32 bits"
+        raise argparse.ArgumentTypeError(
+            f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}"
+        )
+    return v
+
+
+def nonnegative_int(text: str) -> int:
+    """An int >= 0 for argparse."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
+    return v
+
+
+def seed_int(text: str) -> int:
+    """A seed for argparse: a whole number in 0..2**63-1, the range of every seed (``jericho_env.core.validate``)."""
+    try:
+        return seed_from_text(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def positive_float(text: str) -> float:
@@ -59,6 +124,33 @@ def finite_float(text: str) -> float:
     if not math.isfinite(v):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return v
+
+
+def fraction(text: str) -> float:
+    """A number in 0..1 for argparse (not nan)."""
+    v = finite_float(text)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number in 0..1, got {text!r}")
+    return v
+
+
+def cap_workers(workers: int, jobs: int, what: str, flag: str = "--workers") -> int:
+    """``workers`` capped by this machine's cores (``os.cpu_count()``) and by ``jobs``, the pieces of work to share.
+
+    More processes than cores only share the cores (and each costs its start-up and its memory), and more
+    than pieces of work sit idle; when capped, a note naming ``flag``, the count used and why goes to stderr.
+    ``what`` names the pieces (``"deals"``).
+    """
+    cores = os.cpu_count() or 1
+    used = max(1, min(workers, cores, jobs))
+    if used < workers:
+        why = []
+        if workers > cores:
+            why.append(f"this machine has {cores} core{'s' * (cores != 1)}")
+        if workers > jobs:
+            why.append(f"there {'is' if jobs == 1 else 'are'} {jobs} {what} to share out")
+        print(f"note: {flag} {workers} capped to {used}: {' and '.join(why)}", file=sys.stderr)
+    return used
 
 
 def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hint: bool = False) -> None:

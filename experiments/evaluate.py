@@ -1,7 +1,10 @@
 """Round-robin tournament: ``python -m experiments.evaluate GAME --agents A B ...``.
 
 Every pair of agents plays ``--deals`` deals, each deal in every seat arrangement (seats swapped
-in 2-player games; in walls, agent A alone against copies of B, A in each seat). Prints the
+in 2-player games; in walls, agent A alone against copies of B, A in each seat). The games are played
+``--batch`` deals at a time per pairing and arrangement, each agent asked once per round for all its
+games (``experiments.batched_games``); ``--sequential`` plays them one at a time through the AEC env
+instead (the same deals and seats; agents' random draws differ). Prints the
 win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes results.json,
 table.csv, table.md and heatmap.png (without matplotlib: skipped, with a note) to one run folder, in
 that order and each complete or absent, so tables never stand without their results.
@@ -13,21 +16,35 @@ Examples:
     python -m experiments.evaluate castles --agents random greedy ppo=runs/train/castles-x/final.zip
     python -m experiments.evaluate castles --agents greedy ismcts=0.5s fast:ismcts=100 --workers 1
     python -m experiments.evaluate castles --agents random greedy --deals 2000 --backend ray --workers 2
+    python -m experiments.evaluate walls --agents random greedy --deals 100 --sequential
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
 from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
-from experiments.cli import check_out, cli_parser, one_line, parse_option, positive_int, progress_bar
+from experiments.batched_games import DEFAULT_BATCH, check_batch
+from experiments.cli import (
+    cap_workers,
+    check_out,
+    cli_parser,
+    one_line,
+    parse_option,
+    positive_int,
+    progress_bar,
+    seed_int,
+)
 from experiments.report import run_folder, write_outputs
-from experiments.tournament import AgentSpec, run_games
+from experiments.tournament import AgentSpec, check_loop, run_games
 from jericho_env.core.rules import JerichoError
+from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
 
@@ -48,8 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
     p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
-    p.add_argument("--seed", type=int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
-    p.add_argument("--workers", type=positive_int, default=1, help="processes (results are identical for any count)")
+    p.add_argument("--seed", type=seed_int, default=0, help="tournament seed: deals and agents' randomness (default 0)")
+    workers = "processes, at most the cores and the deals to play (results are identical for any count)"
+    p.add_argument("--workers", type=positive_int, default=1, help=workers)
+    p.add_argument(
+        "--batch",
+        type=positive_int,
+        default=DEFAULT_BATCH,
+        metavar="N",
+        help=f"deals played at once per pairing and arrangement (default {DEFAULT_BATCH}; part of the seed: "
+        "another N gives other random draws)",
+    )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="play one game at a time through the AEC env, each agent seeded per game (slower)",
+    )
     p.add_argument(
         "--option",
         type=parse_option,
@@ -97,9 +128,17 @@ def evaluate(
     quiet: bool = False,
     kind: str = "evaluate",
     backend: Backend = LOCAL,
+    loop: str = "batched",
+    batch: int = DEFAULT_BATCH,
 ) -> dict[str, Any]:
-    """Run the tournament (on ``backend``), write its outputs and return the summary (with ``folder``)."""
+    """Run the tournament (on ``backend``, with the game ``loop`` of ``run_games``), write its outputs and
+    return the summary (with ``folder``).
+
+    ``workers`` local processes (or the CPUs of a local Ray) are capped by the cores and by the tasks to
+    play (``experiments.cli.cap_workers``, with a note); a Ray cluster at an address gets them as given.
+    """
     options = dict(options or {})
+    seed = check_seed(seed)
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
     n = rules.info.num_players
@@ -109,10 +148,18 @@ def evaluate(
         agents.make(spec.name, game_id, **spec.kwargs, **options)
     pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
     total = pairs * deals * n
+    if not (backend.is_ray and (backend.address or os.environ.get("RAY_ADDRESS"))):
+        if check_loop(loop) == "batched":  # a task: one pairing and arrangement, --batch deals at once
+            tasks = pairs * n * math.ceil(deals / check_batch(batch))
+            workers = cap_workers(workers, tasks, "tasks to play (pairs of agents x seat arrangements x batches)")
+        else:
+            workers = cap_workers(workers, pairs * deals, "deals to play (pairs of agents x deals)")
     bar = progress_bar(total, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:
-        records = run_games(game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend)
+        records = run_games(
+            game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend, loop=loop, batch=batch
+        )
     finally:
         bar.close()
     elapsed = time.perf_counter() - t0
@@ -125,6 +172,8 @@ def evaluate(
         "deals": deals,
         "seed": seed,
         "workers": workers,
+        "loop": loop,
+        **({"batch": batch} if loop == "batched" else {}),
         **backend.describe(),
         "games": len(records),
         "seconds": round(elapsed, 2),
@@ -184,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             plot=not args.no_plot,
             quiet=args.quiet,
             backend=backend_from_args(args),
+            loop="sequential" if args.sequential else "batched",
+            batch=args.batch,
         )
     except KeyboardInterrupt:
         return 130

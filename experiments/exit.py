@@ -20,7 +20,7 @@ without it, PPO is trained on the spot first (``experiments.train``'s default bu
 
 The run folder holds ``config.json``, ``checkpoints/iter_N.zip`` (every iteration, the safe format of
 ``agents.checkpoint``: ``agents.make("exit", GAME, path=...)`` plays it), ``checkpoints/latest.zip`` and
-``buffer.npz`` (what ``--resume`` continues from), ``exit.json`` (every iteration's losses, times and
+``buffer_N.npz`` (what ``--resume`` continues from), ``exit.json`` (every iteration's losses, times and
 evaluations), ``learning_curves.png`` and, at the end, ``final.zip`` and the final table (``tournament/``)
 of random, greedy, ismcts, ppo, exit (the network alone) and exit-search (the network inside search, at
 ismcts's default budget).
@@ -45,7 +45,7 @@ import numpy as np
 
 from experiments import presets
 from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli
+from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli, training_seed
 from jericho_env.registry import known_game_ids
 
 
@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
             flag, default=None, help=f"{text} (default {shown}{'; ' + ', '.join(games) if games else ''})", **kw
         )
 
-    add("--seed", "seed of everything", type=int)
+    add("--seed", "seed of everything (0..2**32-1)", type=training_seed)
     add("--iterations", "generate, learn, evaluate: this many times", type=positive_int)
     add("--games", "self-play games per iteration", type=positive_int)
     add("--games-at-once", "games a worker plays in lockstep", type=positive_int)
@@ -205,7 +205,11 @@ class ExitRun:
 
     # ---- state on disk
     def save(self, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
-        """The network (with its optimizer) as iter_N.zip and latest.zip, the buffer, then exit.json (last)."""
+        """The network (with its optimizer) as iter_N.zip and latest.zip, the buffer, then exit.json (last).
+
+        exit.json names the iteration whose network and buffer (``buffer_N.npz``) are complete: a kill at
+        any point leaves the previous iteration's files in place, and ``--resume`` takes those.
+        """
         from agents.checkpoint import save_checkpoint
         from experiments.checkpoints import write_atomic
 
@@ -213,12 +217,17 @@ class ExitRun:
         model = _Model(policy, int(buffer.added), self.done * self.cfg.updates)
         meta = network_meta(self.cfg, spec, self.done)
         save_checkpoint(model, self.ckpt / f"iter_{self.done}.zip", meta)
-        tmp = self.folder / "buffer.tmp.npz"
-        np.savez(tmp, **buffer.state())
-        tmp.replace(self.folder / "buffer.npz")
+        buffer_file = self.folder / f"buffer_{self.done}.npz"
+        if not buffer_file.is_file():
+            tmp = self.folder / "buffer.tmp.npz"
+            np.savez(tmp, **buffer.state())
+            tmp.replace(buffer_file)
         save_checkpoint(model, self.ckpt / "latest.zip", meta)
         state = {"iterations_done": self.done, "history": self.history}
         write_atomic(self.folder / "exit.json", json.dumps(state, indent=1))
+        for old in self.folder.glob("buffer_*.npz"):  # only the buffer exit.json names is needed
+            if old != buffer_file:
+                old.unlink()
 
     def restore(self) -> tuple[Any, Any, Any]:
         """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
@@ -233,7 +242,7 @@ class ExitRun:
         path = self.ckpt / f"iter_{self.done}.zip"
         policy, meta = load_policy(path, game_id=self.cfg.game, options=self.cfg.options)
         weights = _weights(resolve_path(path))
-        with np.load(self.folder / "buffer.npz", allow_pickle=False) as data:
+        with np.load(self.folder / f"buffer_{self.done}.npz", allow_pickle=False) as data:
             buffer = ReplayBuffer.from_state(data)
         policy.optimizer_state = weights.get("optimizer")
         return policy, PolicySpec.from_json(meta["policy"], str(path)), buffer
@@ -259,9 +268,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     """Run (or continue) the iterations in ``folder``; returns the final network's path."""
     import torch
 
+    from experiments import exit_play
     from experiments.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
-    from experiments.exit_play import SearchSettings, generate, network_payload
-    from experiments.report import exit_curves
+    from experiments.exit_play import SearchSettings, network_payload
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
@@ -274,6 +283,7 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         if policy.optimizer_state:
             optimizer.load_state_dict(policy.optimizer_state)
         print(f"resuming after iteration {run.done} of {cfg.iterations}")
+        evaluate_pending(run, ppo_path, policy, optimizer, spec, buffer)  # killed while evaluating: finish it
     else:
         policy, spec = first_network(cfg, ppo_path)
         buffer = ReplayBuffer(cfg.buffer)
@@ -284,7 +294,6 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         save_checkpoint(_Model(policy, 0, 0), run.ckpt / "iter_0.zip", network_meta(cfg, spec, 0))
     search = SearchSettings(cfg.simulations, cfg.c_puct, cfg.dirichlet_alpha, cfg.dirichlet_fraction,
                             cfg.temperature_moves, cfg.value_rows)  # fmt: skip
-    meta_json = _meta_json(policy, cfg, spec)
     while run.done < cfg.iterations:
         it = run.done + 1
         t0 = time.perf_counter()
@@ -292,11 +301,11 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
             "game_id": cfg.game,
             "options": cfg.options,
             "search": dataclasses.asdict(search),
-            "network": network_payload(policy, meta_json),
+            "network": network_payload(run.ckpt / f"iter_{it - 1}.zip"),  # the network after the last iteration
         }
         seeds = np.random.SeedSequence([cfg.seed, it]).generate_state(cfg.games).tolist()
         tasks = [seeds[i : i + cfg.games_at_once] for i in range(0, cfg.games, cfg.games_at_once)]
-        rows = generate(payload, tasks, backend, cfg.workers, _bar(cfg.games, f"iteration {it} games", quiet))
+        rows = exit_play.generate(payload, tasks, backend, cfg.workers, _bar(cfg.games, f"iteration {it} games", quiet))
         t1 = time.perf_counter()
         buffer.add(rows)
         rng = np.random.default_rng([cfg.seed, it, 1])
@@ -307,23 +316,8 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
                             "buffer": len(buffer), **stats, "seconds_games": round(t1 - t0, 1),
                             "seconds_learn": round(t2 - t1, 1)})  # fmt: skip
         run.save(policy, optimizer, spec, buffer)
-        opponents = {
-            "previous": ("exit", {"path": str(run.ckpt / f"iter_{it - 1}.zip")}),
-            "greedy": ("greedy", {}),
-            "ppo": ("ppo", {"path": ppo_path}),
-        }
-        from agents.registry import available
-
-        if not available("greedy", cfg.game):
-            del opponents["greedy"]
-        evals = evaluate_iteration(cfg, run.ckpt / f"iter_{it}.zip", opponents, 10_000 + it, cfg.workers, backend)
-        run.history[-1].update(evals=evals, seconds_eval=round(time.perf_counter() - t2, 1))
-        run.save(policy, optimizer, spec, buffer)
-        scores = ", ".join(f"{k} {100 * v['score']:.1f}%" for k, v in evals.items())
-        print(f"iteration {it}/{cfg.iterations}: {rows.games} games, {len(rows)} rows, policy loss "
-              f"{stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}; vs {scores} "
-              f"({time.perf_counter() - t0:.0f} s)")  # fmt: skip
-        exit_curves(folder)
+        evaluate_pending(run, ppo_path, policy, optimizer, spec, buffer)
+        print(f"iteration {it}/{cfg.iterations} ({time.perf_counter() - t0:.0f} s): {run.history[-1]['summary']}")
     final = folder / "final.zip"
     import shutil
 
@@ -331,10 +325,27 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     return final
 
 
-def _meta_json(policy: Any, cfg: ExitConfig, spec: Any) -> dict[str, Any]:
-    from agents.checkpoint import meta_json
+def evaluate_pending(run: ExitRun, ppo_path: str, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
+    """Evaluate the last iteration's network if it has no evaluation yet; save; redraw the curves."""
+    from agents.registry import available
+    from experiments.report import exit_curves
 
-    return meta_json(_Model(policy, 0, 0), network_meta(cfg, spec, 0))
+    if not run.history or "evals" in run.history[-1]:
+        return
+    cfg, it = run.cfg, run.done
+    t0 = time.perf_counter()
+    opponents: dict[str, Any] = {"previous": ("exit", {"path": str(run.ckpt / f"iter_{it - 1}.zip")})}
+    if available("greedy", cfg.game):
+        opponents["greedy"] = ("greedy", {})
+    opponents["ppo"] = ("ppo", {"path": ppo_path})
+    evals = evaluate_iteration(cfg, run.ckpt / f"iter_{it}.zip", opponents, 10_000 + it, cfg.workers, run.backend)
+    row = run.history[-1]
+    scores = ", ".join(f"{k} {100 * v['score']:.1f}%" for k, v in evals.items())
+    summary = f"{row['games']} games, {row['rows']} rows, policy loss {row['policy_loss']:.3f}, "
+    summary += f"value loss {row['value_loss']:.3f}; network alone vs {scores}"
+    row.update(evals=evals, seconds_eval=round(time.perf_counter() - t0, 1), summary=summary)
+    run.save(policy, optimizer, spec, buffer)
+    exit_curves(run.folder)
 
 
 def _bar(total: int, desc: str, quiet: bool) -> Any:
@@ -391,6 +402,30 @@ def final_table(
                     quiet=quiet, backend=backend)  # fmt: skip
 
 
+def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[ExitConfig, Path]:
+    """The config of the run in ``folder`` (checked as a new one is); a larger ``--iterations`` extends it."""
+    from experiments.checkpoints import RunFolder, read_json
+
+    path = Path(folder)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"--resume {folder!r}: no config.json there (not an expert-iteration run folder?)")
+    saved = read_json(path / "config.json", "--resume: config")
+    if not isinstance(saved, dict) or saved.get("game") != game:
+        raise ValueError(f"--resume {folder!r} is not a {game!r} expert-iteration run (its config.json says otherwise)")
+    saved = dict(saved)
+    options = saved.pop("options", {})
+    saved.pop("game", None)
+    known = {f.name for f in dataclasses.fields(ExitConfig)} - {"game", "options"}
+    unknown = sorted(set(saved) - known)
+    if unknown or not isinstance(options, dict):
+        raise ValueError(f"--resume {folder!r}: config.json is not an expert-iteration config (unknown: {unknown})")
+    cfg = make_exit_config(game, options, **saved)
+    if iterations is not None and iterations > cfg.iterations:
+        cfg.iterations = iterations
+        RunFolder(path).save_config(dataclasses.asdict(cfg))
+    return cfg, path
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.checkpoints import RunFolder
@@ -404,12 +439,12 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> None:
         backend = backend_from_args(args)
         given = {k: getattr(args, k) for k in presets.EXIT["default"]}
+        resume = bool(args.resume)
         if args.resume:
-            saved = RunFolder.saved_config(args.resume, args.game)
-            options = saved.pop("options", {})
-            saved.pop("game", None)
-            cfg = make_exit_config(args.game, options, **saved)
-            folder = Path(args.resume)
+            cfg, folder = resumed_config(args.resume, args.game, args.iterations)
+            if not (folder / "exit.json").is_file():  # killed before its first iteration ended: start afresh
+                print(f"--resume {folder}: no iteration was complete; starting the run afresh in that folder")
+                resume = False
         else:
             check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
             cfg = make_exit_config(args.game, dict(args.option), **given)
@@ -417,7 +452,12 @@ def main(argv: list[str] | None = None) -> int:
             RunFolder(folder).save_config(dataclasses.asdict(cfg))
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
-        final = run_exit(cfg, folder, bool(args.resume), args.quiet, backend)
+        try:
+            final = run_exit(cfg, folder, resume, args.quiet, backend)
+        except KeyboardInterrupt:
+            resume_with = f"python -m experiments.exit {cfg.game} --resume {folder}"
+            print(f"\ninterrupted: what was saved is kept. Resume with:\n  {resume_with}")
+            raise
         summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True, backend), args.quiet, backend)
         wall = time.perf_counter() - t0
         print(f"\n## {cfg.game}: final table (seed {cfg.seed}, {cfg.iterations} iterations, {wall / 60:.1f} min)\n")

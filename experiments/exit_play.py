@@ -20,9 +20,10 @@ results in task order).
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,23 +73,23 @@ class Rows:
         return len(self.values)
 
 
-def network_payload(policy: Any, meta: dict[str, Any]) -> dict[str, Any]:
-    """A network as plain data for workers: its checkpoint meta (policy spec) and its tensors as bytes."""
-    import torch
-
-    buf = io.BytesIO()
-    torch.save(policy.state_dict(), buf)
-    return {"meta": meta, "weights": buf.getvalue()}
+def network_payload(checkpoint: str | Path) -> dict[str, Any]:
+    """A network as plain data for workers: the bytes of its checkpoint (the safe format of ``agents.checkpoint``)."""
+    return {"checkpoint": Path(checkpoint).read_bytes()}
 
 
-def network_from_payload(data: dict[str, Any]) -> Any:
-    """The policy network of ``network_payload``'s data, rebuilt from its spec; tensors only (never unpickled code)."""
-    import torch
+def network_from_payload(data: dict[str, Any], game_id: str, options: dict[str, Any]) -> Any:
+    """The policy network of ``network_payload``'s data, loaded like any checkpoint (checked, never unpickled).
 
-    from agents.checkpoint import _build_policy
+    The bytes go to a private temporary file that ``agents.checkpoint.load_policy`` reads, so a worker runs
+    exactly the checks a local load does and reads none of the head's files.
+    """
+    from agents.checkpoint import load_policy
 
-    state = torch.load(io.BytesIO(data["weights"]), weights_only=True)
-    policy = _build_policy("payload", data["meta"], {"policy": state})  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory(prefix="jericho-exit-") as tmp:
+        path = Path(tmp) / "network.zip"
+        path.write_bytes(data["checkpoint"])
+        policy, _ = load_policy(path, game_id=game_id, options=options)
     policy.set_training_mode(False)
     return policy
 
@@ -106,7 +107,7 @@ class _Worker:
         self.game_id, self.options = payload["game_id"], payload["options"]
         self.rules = make_rules(self.game_id, **self.options)
         self.settings = SearchSettings(**payload["search"])
-        self.policy = network_from_payload(payload["network"])
+        self.policy = network_from_payload(payload["network"], self.game_id, self.options)
         self.evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, self.game_id, self.options))
 
     def play(self, seeds: Sequence[int]) -> Rows:

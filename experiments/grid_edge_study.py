@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from experiments.cli import fraction, positive_int, run_cli, seed_int
 from jericho_env.games.grid.rules import GridRules
 from jericho_env.games.grid.state import GridState
 
@@ -124,24 +125,28 @@ def load_policy(spec: str, board_size: int = 41, seed: int = 0) -> Policy:
 def main(argv: list[str] | None = None) -> int:
     """Command line: run the study and print the table and the smallest window under 1%."""
     p = argparse.ArgumentParser(prog="python -m experiments.grid_edge_study", description=__doc__.splitlines()[0])
-    p.add_argument("--games", type=int, default=5000, help="games to play (default 5000)")
-    p.add_argument("--board-size", type=int, default=41, help="window used for the study (default 41)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the policy")
+    p.add_argument("--games", type=positive_int, default=5000, help="games to play (default 5000)")
+    p.add_argument("--board-size", type=positive_int, default=41, help="window used for the study (default 41)")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the deals and of the policy")
     p.add_argument(
         "--policy",
         default="random",
         help="'random', agent names one per seat ('greedy', 'greedy,random'), or 'module:callable' (rules, state, rng)",
     )
-    p.add_argument("--threshold", type=float, default=0.01, help="fraction of games allowed to be affected")
+    p.add_argument("--threshold", type=fraction, default=0.01, help="fraction of games allowed to be affected (0..1)")
     args = p.parse_args(argv)
-    result = study(load_policy(args.policy, args.board_size, args.seed), args.games, args.board_size, args.seed)
-    reach = np.array(result.reach)
-    print(f"{args.games} games, policy {args.policy}, window {args.board_size}")
-    print(f"reach of legal placements: mean {reach.mean():.2f}, median {np.median(reach):.0f}, max {reach.max()}")
-    print(result.table())
-    best = result.smallest_size(args.threshold)
-    print(f"smallest odd board_size with under {100 * args.threshold:g}% of games affected: {best}")
-    return 0
+
+    def run() -> None:
+        GridRules(board_size=args.board_size)  # a window the game refuses fails before any game, naming why
+        result = study(load_policy(args.policy, args.board_size, args.seed), args.games, args.board_size, args.seed)
+        reach = np.array(result.reach)
+        print(f"{args.games} games, policy {args.policy}, window {args.board_size}")
+        print(f"reach of legal placements: mean {reach.mean():.2f}, median {np.median(reach):.0f}, max {reach.max()}")
+        print(result.table())
+        best = result.smallest_size(args.threshold)
+        print(f"smallest odd board_size with under {100 * args.threshold:g}% of games affected: {best}")
+
+    return run_cli(p, run)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,20 @@ from typing import Any
 
 import numpy as np
 
-from agents.nets import POLICIES, POLICY_NAMES, build_policy, parse_net
+from agents.nets import MAX_LAYERS, MAX_WIDTH, POLICIES, POLICY_NAMES, build_policy, parse_net
 from experiments import presets
-from experiments.cli import check_out, cli_parser, parse_option, positive_int, progress_bar, run_cli
+from experiments.cli import (
+    check_out,
+    cli_parser,
+    int_in,
+    parse_option,
+    positive_float,
+    positive_int,
+    progress_bar,
+    run_cli,
+    seed_int,
+)
+from jericho_env.core.validate import seed32, shift_seed
 from jericho_env.registry import known_game_ids, make_rules
 
 
@@ -41,15 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=positive_int, default=600, help="greedy games to learn from (default 600)")
     p.add_argument("--epochs", type=positive_int, default=6, help="passes over the examples (default 6)")
     p.add_argument("--batch-size", type=positive_int, default=256)
-    p.add_argument("--learning-rate", type=float, default=1e-3)
+    p.add_argument("--learning-rate", type=positive_float, default=1e-3)
     policy = f"network, as in experiments.train (default: the game's preset, {presets.per_game('policy')})"
     p.add_argument("--policy", choices=(*POLICY_NAMES, "auto"), default="auto", help=policy)
     net = f"mlp layer sizes, as in experiments.train (default: the game's preset, {presets.per_game('net')})"
     p.add_argument("--net", default=None, help=net)
-    p.add_argument("--channels", type=positive_int, default=16, help="grid-conv channels (default 16)")
-    p.add_argument("--layers", type=positive_int, default=3, help="grid-conv 3x3 layers (default 3)")
+    channels = f"grid-conv channels, 1..{MAX_WIDTH} (default 16)"
+    p.add_argument("--channels", type=int_in(1, MAX_WIDTH), default=16, help=channels)
+    layers = f"grid-conv 3x3 layers, 1..{MAX_LAYERS} (default 3)"
+    p.add_argument("--layers", type=int_in(1, MAX_LAYERS), default=3, help=layers)
     p.add_argument("--deals", type=positive_int, default=100, help="deals per pair in the final tournament")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--workers", type=positive_int, default=2, help="processes for the final tournament")
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/imitate/GAME-TIME)")
@@ -64,11 +77,11 @@ def collect(game_id: str, games: int, seed: int, options: dict[str, Any], quiet:
 
     env = jericho_env.make(game_id, **options)
     n = env.unwrapped.rules.info.num_players
-    players = [agents.make("greedy", game_id, seed=seed * 7919 + s, **options) for s in range(n)]
+    players = [agents.make("greedy", game_id, seed=shift_seed(seed * 7919, s), **options) for s in range(n)]
     obs, masks, moves, game = [], [], [], []
     bar = progress_bar(games, f"{game_id} greedy games", quiet)
     for g in range(games):
-        env.reset(seed=seed * 1_000_003 + g)
+        env.reset(seed=shift_seed(seed * 1_000_003, g))
         for name in env.agent_iter():
             o, _, term, trunc, _ = env.last()
             if term or trunc:
@@ -107,7 +120,7 @@ def make_model(game_id: str, args: argparse.Namespace, options: dict[str, Any]) 
         policy,
         jericho_env.single_agent(game_id, **options),
         policy_kwargs=kwargs,
-        seed=args.seed,
+        seed=seed32(args.seed),  # SB3 seeds numpy's legacy 32-bit generator
         device="cpu",
     )
     model.set_logger(Logger(None, []))

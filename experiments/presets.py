@@ -15,11 +15,12 @@ dependency and ``tomllib`` arrives only with Python 3.11), and the values keep t
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents.nets import check_policy, parse_net
-from agents.prior import check_prior
+from agents.prior import check_prior, hint_size
 from agents.registry import AGENT_NAMES, available, baselines
 from jericho_env.registry import make_rules
 
@@ -28,7 +29,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "timesteps": 1_000_000,
         "seed": 0,
         "n_envs": 64,
-        "vec": "selfplay",
         "shards": 2,
         "update_threads": 2,
         "policy": "mlp",
@@ -92,7 +92,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 LR_SCHEDULES = ("constant", "linear")
-VEC_ENVS = ("selfplay", "dummy", "subproc")
+# settings that config.json of older runs may hold and this version no longer has
+RETIRED = {"vec": "selfplay"}  # issue 35: the batched self-play env is the only training route
 
 
 def preset(game_id: str) -> dict[str, Any]:
@@ -109,9 +110,9 @@ def per_game(key: str) -> str:
 
 def parse_pool(text: str, game_id: str) -> list[str]:
     """``"random,greedy"`` -> ["random", "greedy"]: agents that need no checkpoint and play ``game_id``."""
-    names = [x.strip() for x in text.split(",") if x.strip()]
+    names = [x.strip() for x in text.split(",")]
     bad = [n for n in names if n not in AGENT_NAMES or n == "ppo"]
-    if not names or bad:
+    if bad:
         allowed = ", ".join(a for a in AGENT_NAMES if a != "ppo")
         raise ValueError(f"--pool takes agent names from {allowed}, got {text!r}")
     missing = [n for n in names if not available(n, game_id)]
@@ -153,11 +154,45 @@ def resolve(
         dropped.append(f"evaluation opponent {values['eval_opponent']} -> {strongest}")
         values["eval_opponent"] = strongest
     if "shards" not in explicit and isinstance(values["n_envs"], int):  # the preset's split, where it applies
-        values["shards"] = min(values["shards"], max(values["n_envs"], 1)) if values["vec"] == "selfplay" else 1
+        values["shards"] = min(values["shards"], max(values["n_envs"], 1))
     if dropped:
         report(f"{game_id}: agents it lacks are dropped from the preset: {'; '.join(dropped)}")
-    check(game_id, values)
+    check(game_id, values, options)
+    values["pool"] = ",".join(parse_pool(values["pool"], game_id))  # "random, greedy" as "random,greedy"
+    rollout = values["n_envs"] * values["n_steps"]
+    if "batch_size" not in explicit and values["batch_size"] > rollout:  # a small run: one minibatch per rollout
+        report(f"{game_id}: batch_size {values['batch_size']} -> {rollout}, the samples of one rollout")
+        values["batch_size"] = rollout
     return values
+
+
+def check_minibatch(batch_size: int, n_envs: int, n_steps: int) -> None:
+    """A clear ``ValueError`` if ``--batch-size`` asks for more samples than one rollout holds."""
+    if batch_size > n_envs * n_steps:
+        raise ValueError(
+            f"--batch-size {batch_size} is more than one rollout holds: --n-envs {n_envs} x --n-steps {n_steps} "
+            f"= {n_envs * n_steps} samples (lower --batch-size, or raise --n-envs or --n-steps)"
+        )
+
+
+def saved_settings(config: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(options, settings) of a run's config.json: unknown fields refused, retired ones dropped (with a note)."""
+    config = dict(config)
+    for key, only in RETIRED.items():
+        if key in config and config.pop(key) != only:
+            print(f"{where}: this version trains on the batched self-play env only ({key} {only})")
+    known = {"game", "options", *PRESETS["default"]}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise ValueError(
+            f"{where}/config.json has unknown field(s) {', '.join(unknown)}; a training config holds "
+            f"{', '.join(sorted(known))}"
+        )
+    options = config.pop("options", {})
+    if not isinstance(options, dict):
+        raise ValueError(f"{where}/config.json: options must be a JSON object, got {options!r}")
+    config.pop("game", None)
+    return options, config
 
 
 # Numeric settings: (whole number?, test, what is allowed). The command line checks its flags with the
@@ -165,19 +200,31 @@ def resolve(
 NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     **{
         k: (True, lambda v: v >= 1, "a whole number >= 1")
-        for k in ("timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every", "max_snapshots")
+        for k in ("timesteps", "n_envs", "n_steps", "n_epochs", "snapshot_every", "max_snapshots", "eval_every")
     },
     **{
         k: (True, lambda v: v >= 1, "a whole number >= 1")
-        for k in ("eval_every", "eval_deals", "checkpoint_every", "final_deals", "workers", "shards", "update_threads")
+        for k in ("eval_deals", "checkpoint_every", "final_deals", "workers", "shards", "update_threads")
     },
-    "seed": (True, lambda v: True, "a whole number"),
+    # PPO normalises each minibatch's advantages: a minibatch of one sample has none to normalise
+    "batch_size": (True, lambda v: v >= 2, "a whole number >= 2"),
+    "seed": (True, lambda v: 0 <= v < 2**32, "a whole number in 0..2**32-1 (Stable-Baselines3 seeds from 32 bits)"),
     "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
     "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
     "ent_coef": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "shaping": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "prior_weight": (False, math.isfinite, "a finite number"),
+}
+
+
+# Upper bounds, each with its reason (the memory of a rollout is checked apart: check_rollout)
+LIMITS: dict[str, tuple[int, str]] = {
+    "n_envs": (100_000, "games held in memory at once"),
+    "eval_deals": (100_000, "games held in memory at once"),
+    "final_deals": (1_000_000, "deals per pair of the final table"),
+    "shards": (256, "worker processes"),
+    "update_threads": (256, "torch threads"),
 }
 
 
@@ -188,15 +235,18 @@ def check_numbers(values: Mapping[str, Any]) -> None:
         number = isinstance(v, int) if whole else isinstance(v, (int, float))
         if isinstance(v, bool) or not number or not ok(float(v)) or (not whole and math.isnan(float(v))):
             raise ValueError(f"{key} (--{key.replace('_', '-')}) must be {allowed}, got {v!r}")
-    for key in ("vec", "policy", "net", "lr_schedule", "prior", "pool", "eval_opponent"):
+    for key, (most, what) in LIMITS.items():
+        if values[key] > most:
+            raise ValueError(f"{key} (--{key.replace('_', '-')}) must be at most {most} ({what}), got {values[key]!r}")
+    for key in ("policy", "net", "lr_schedule", "prior", "pool", "eval_opponent"):
         if not isinstance(values[key], str):
             raise ValueError(f"{key} (--{key.replace('_', '-')}) must be text, got {values[key]!r}")
     if values["init"] is not None and not isinstance(values["init"], str):
         raise ValueError(f"init (--init) must be a checkpoint path or null, got {values['init']!r}")
 
 
-def check(game_id: str, values: Mapping[str, Any]) -> None:
-    """A clear ``ValueError`` for the first value that ``game_id`` cannot train with."""
+def check(game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None) -> None:
+    """A clear ``ValueError`` for the first value that ``game_id`` (under ``options``) cannot train with."""
     check_numbers(values)
     check_policy(values["policy"], game_id)
     parse_net(values["net"])
@@ -208,14 +258,37 @@ def check(game_id: str, values: Mapping[str, Any]) -> None:
         )
     if values["lr_schedule"] not in LR_SCHEDULES:
         raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
-    if values["vec"] not in VEC_ENVS:
-        raise ValueError(f"--vec takes one of {', '.join(VEC_ENVS)}, got {values['vec']!r}")
-    if values["shaping"] and values["vec"] != "selfplay":
-        raise ValueError(f"--shaping needs --vec selfplay (the batched env pays it), not {values['vec']!r}")
-    if values["shards"] > 1 and values["vec"] != "selfplay":
-        raise ValueError(f"--shards splits the self-play games (--vec selfplay), not {values['vec']!r}")
     if values["shards"] > values["n_envs"]:
         raise ValueError(f"--shards {values['shards']} is more than the {values['n_envs']} games (--n-envs) to split")
+    check_rollout(game_id, values, options)
+
+
+def check_rollout(
+    game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None, memory: int | None = None
+) -> None:
+    """A clear ``ValueError`` if one rollout (``n_envs`` x ``n_steps`` samples) cannot be held in memory.
+
+    PPO's buffer keeps, per sample, the observation (with the prior's hint) and the action mask as
+    float32; one sample alone has no advantage to normalise. ``memory``: bytes available (default: this
+    machine's physical memory, where the platform says it).
+    """
+    samples = values["n_envs"] * values["n_steps"]
+    flags = f"--n-envs {values['n_envs']} x --n-steps {values['n_steps']}"
+    if samples < 2:
+        raise ValueError(f"{flags} is one sample per rollout: PPO needs at least 2 (raise either)")
+    info = make_rules(game_id, **dict(options or {})).info
+    floats = info.observation_size + hint_size(values["prior"], info.num_actions) + info.num_actions
+    need = 4 * floats * samples
+    if memory is None and hasattr(os, "sysconf"):
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            memory = None
+    if memory is not None and need > memory:
+        raise ValueError(
+            f"{flags} = {samples} samples per rollout need about {need / 2**30:.1f} GB for PPO's buffer "
+            f"({floats} floats each), more than this machine's {memory / 2**30:.1f} GB: lower --n-envs or --n-steps"
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------

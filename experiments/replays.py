@@ -2,7 +2,8 @@
 
 ``experiments.evaluate ... --record N`` and ``experiments.train ... --record N`` call this once their
 table is written: the first ``N`` deals of every pairing (each in every seat arrangement) are played
-again in this process with their actions kept (``experiments.tournament.record_games``), each
+again in this process with their actions kept (``experiments.tournament.record_games``, by the
+tournament's own game loop: a batched tournament plays again the whole chunks that hold them), each
 game is checked against the tournament's own record in ``results.json`` (seats, returns, length),
 and they are written to ``replays.jsonl`` in the run folder, one compact line per game: the env
 seed and the actions (``jericho_env.replay``), which the rules engines replay exactly.
@@ -39,7 +40,8 @@ def record_replays(folder: str | Path, deals: int) -> tuple[Path, int]:
     rules = make_rules(game, **options)
     played = {(g["focal"], g["opponent"], g["deal"], g["arrangement"]): g for g in results["games"]}
     replays = []
-    for rec, actions in record_games(game, specs, seed, options, min(deals, int(config["deals"]))):
+    loop, batch, total = config.get("loop", "sequential"), config.get("batch"), int(config["deals"])
+    for rec, actions in record_games(game, specs, seed, options, min(deals, total), loop, batch, total):
         key = (rec.focal, rec.opponent, rec.deal, rec.arrangement)
         want = played.get(key)
         same = want is not None and (

@@ -38,7 +38,7 @@ import numpy as np
 import agents
 from agents.compiled_search import ENGINES as _ALL_ENGINES
 from agents.registry import parse_spec
-from experiments.cli import parse_option, positive_int, run_cli
+from experiments.cli import nonnegative_int, parse_option, positive_int, run_cli, seed_int
 from experiments.tournament import derive_seed, wilson_interval
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
@@ -227,21 +227,24 @@ def main(argv: list[str] | None = None) -> int:
         "--agent", default=None, help="agent spec for 'moves' (default ismcts=0.5s) and 'engines' (default ismcts)"
     )
     p.add_argument("--positions", type=positive_int, default=40, help="'engines': positions each engine searches")
-    p.add_argument("--skip", type=_nonnegative, default=0, help="'engines': decisions with a choice skipped first")
+    p.add_argument("--skip", type=nonnegative_int, default=0, help="'engines': decisions with a choice skipped first")
     p.add_argument("--profile", action="store_true", help="'engines': print each engine's cProfile on stderr")
-    p.add_argument("--simulations", type=int, default=100, help="simulations per move for 'backends'")
-    p.add_argument("--games", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--simulations", type=positive_int, default=100, help="simulations per move for 'backends'")
+    p.add_argument("--games", type=positive_int, default=4)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--progress", action="store_true", help="'moves': print each game's result on stderr")
     p.add_argument(
-        "--memory-games", type=int, default=None, help="'moves': trace memory on this many odd games (default: all)"
+        "--memory-games",
+        type=nonnegative_int,
+        default=None,
+        help="'moves': trace memory on this many odd games (default: all)",
     )
     args = p.parse_args(argv)
 
     def run() -> None:
         options = dict(args.option)
-        if args.what == "moves":
+        if args.what == "moves":  # the env and the agents are made before any game: bad input fails first
             figures = moves(
                 args.game,
                 args.agent or "ismcts=0.5s",
@@ -261,17 +264,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
 
     return run_cli(p, run)
-
-
-def _nonnegative(text: str) -> int:
-    """An int >= 0 from the command line (argparse's error otherwise)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}")
-    return value
 
 
 if __name__ == "__main__":

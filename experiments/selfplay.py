@@ -1,51 +1,50 @@
-"""The learner's side of ``experiments.train``: its vec env, its opponents, its snapshots and evaluations.
+"""The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
 
-With ``vec="selfplay"`` (the presets' default) the learner plays ``n_envs`` games in lockstep in one
-process (``jericho_env.envs.sb3.SelfPlayVecEnv``): each opponent policy is asked once per round for
-all the games waiting on it (``agents.batch``; the snapshots waiting in a round share one forward
-pass, ``NetworkBatchPolicy(joint=True)``), and a snapshot of the learner is an in-process copy
-of its network (also saved to the run folder, from which ``--resume`` reloads it). With ``"dummy"``
-or ``"subproc"`` the learner plays ``n_envs`` single-agent views (``jericho_env.single_agent``), one
-game each, the opponents acting one observation at a time (the behaviour before the batched env).
+``make_vec_env(game_id, n_envs, pool, hint, seed, shards, shaping, options)`` plays ``n_envs`` games in
+lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
+drawn per game from the opponent pool (``experiments.pool.OpponentPool``): each opponent policy is asked
+once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
+forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
+building its own opponents and hint (``pool.policies(k)``, ``hint.for_shard(k)``). ``hint`` is the
+prior's (``agents.prior.prior_hint``), appended to the learner's observations; ``shaping`` weighs the
+potential-based shaping reward (``Rules.potential``).
 
-Evaluations play the learner's deterministic policy against the evaluation opponent on seat-swapped
-deals, batched the same way (``agents.batch.play_matches``), whatever the vec env.
+``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
+deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
+
+Before issue 35 ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
+nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorHintEnv``
+remains for anyone training on ``jericho_env.single_agent`` with a prior.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-SELFPLAY = "selfplay"
+from experiments.pool import OpponentPool
 
 
-def hint_of(cfg: Any, seed: int | None = None) -> Any:
-    """The batch hint of the run's prior (``agents.batch.batch_hint``), or None without one."""
-    from agents.batch import batch_hint
+def make_vec_env(
+    game_id: str,
+    n_envs: int,
+    pool: OpponentPool,
+    hint: Any = None,
+    seed: int = 0,
+    shards: int = 1,
+    shaping: float = 0.0,
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` processes.
 
-    return batch_hint(cfg.prior, cfg.game, seed=seed, **cfg.options)
-
-
-def make_vec_env(cfg: Any, snapshots: list[str], trust: bool = False) -> Any:
-    """The learner's SB3 VecEnv: the fixed pool of ``cfg.pool`` plus the saved ``snapshots`` as opponents.
-
-    ``trust``: snapshots saved as Stable-Baselines3 zips (runs from before ``agents.checkpoint``) may be
-    unpickled.
+    Game ``i`` is seeded with ``seed + i`` whatever shard holds it; shard 0 (this process) uses ``hint``
+    and ``pool.policies(0)``, shard ``k`` builds ``hint.for_shard(k)`` and ``pool.policies(k)`` in its worker.
     """
-    if cfg.vec == SELFPLAY:
-        return _selfplay_vec_env(cfg, snapshots, trust)
-    return _single_agent_vec_env(cfg, snapshots, trust)
-
-
-def _selfplay_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
-    """``cfg.n_envs`` games in one ``SelfPlayVecEnv``, or split over ``cfg.shards`` processes (``ShardedVecEnv``)."""
     from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
 
-    shards = int(getattr(cfg, "shards", 1))  # configs from before shards: one process
+    options = dict(options or {})
     if shards == 1:
-        return _selfplay_shard(cfg, snapshots, trust, 0, cfg.n_envs, 0)
-    sizes = shard_sizes(cfg.n_envs, shards)
+        return _shard(game_id, pool, hint, seed, shaping, options, 0, n_envs)
+    sizes = shard_sizes(n_envs, shards)
     offsets = [sum(sizes[:k]) for k in range(shards)]
 
     def make_shard(k: int) -> Any:
@@ -53,94 +52,47 @@ def _selfplay_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
             import torch
 
             torch.set_num_threads(1)
-        return _selfplay_shard(cfg, snapshots, trust, k, sizes[k], offsets[k])
+        return _shard(game_id, pool, hint, seed + offsets[k], shaping, options, k, sizes[k])
 
     return ShardedVecEnv(make_shard, sizes)
 
 
-def _selfplay_shard(cfg: Any, snapshots: list[str], trust: bool, shard: int, n_envs: int, first: int) -> Any:
-    """The ``SelfPlayVecEnv`` of games ``first .. first + n_envs - 1``: shard 0 is seeded as the unsharded env."""
-    from agents.batch import make_batch_policy
-    from agents.prior import hint_size
+def _shard(
+    game_id: str, pool: OpponentPool, hint: Any, seed: int, shaping: float, options: dict[str, Any], k: int, n: int
+) -> Any:
+    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games, the first seeded with ``seed``."""
     from jericho_env.envs.sb3 import SelfPlayVecEnv
-    from jericho_env.registry import make_rules
 
-    other = 1_000_003 * shard  # other shards' opponents and hints draw other random streams
-    names = cfg.pool.split(",")
-    pool = [
-        make_batch_policy(name, cfg.game, seed=cfg.seed * 100 + k + other, **cfg.options)
-        for k, name in enumerate(names)
-    ]
-    pool += [saved_snapshot(cfg, path, trust, shard) for path in snapshots]
-    hint = hint_of(cfg, seed=cfg.seed + 7919 + other)
-    size = hint_size(cfg.prior, make_rules(cfg.game, **cfg.options).info.num_actions) if hint else 0
-    seed, shaping = cfg.seed * 1000 + first, cfg.shaping
+    opponents = pool.policies(k)
+    hint = hint.for_shard(k) if hint is not None else None
+    size = hint.size if hint is not None else 0
     return SelfPlayVecEnv(
-        cfg.game, n_envs, opponents=pool, seed=seed, hint=hint, hint_size=size, shaping=shaping, **cfg.options
+        game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, shaping=shaping, **options
     )
 
 
-def _single_agent_vec_env(cfg: Any, snapshots: list[str], trust: bool) -> Any:
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+def evaluate(
+    policy: Any,
+    game_id: str,
+    opponent: str,
+    deals: int,
+    seed: int,
+    hint: Any = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``policy``'s most probable moves against the baseline ``opponent`` on ``deals`` seat-swapped deals.
 
-    import agents
-    import jericho_env
-    from agents.ppo import LazyPPOOpponent
-    from agents.prior import PriorHintEnv
-
-    opponents: list[Any] = [agents.make(name, cfg.game, **cfg.options) for name in cfg.pool.split(",")]
-    opponents += [LazyPPOOpponent(cfg.game, path, cfg.options, trust=trust) for path in snapshots]
-
-    def factory(rank: int) -> Any:
-        def make() -> Any:
-            env = jericho_env.single_agent(cfg.game, opponents=list(opponents), seat="random", **cfg.options)
-            if cfg.prior != "none":
-                env = PriorHintEnv(env, cfg.prior, cfg.game, **cfg.options)
-            env.reset(seed=cfg.seed * 1000 + rank)
-            return env
-
-        return make
-
-    fns = [factory(i) for i in range(cfg.n_envs)]
-    return SubprocVecEnv(fns, start_method="fork") if cfg.vec == "subproc" else DummyVecEnv(fns)
-
-
-def saved_snapshot(cfg: Any, path: str, trust: bool = False, shard: int = 0) -> Any:
-    """A snapshot saved in the run folder as a batch policy (sampling from its masked distribution)."""
-    from agents.batch import NetworkBatchPolicy
-    from agents.checkpoint import load_policy
-
-    policy, _ = load_policy(path, trust=trust, game_id=cfg.game, options=cfg.options)
-    snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint_of(cfg), joint=True)
-    return snapshot.for_shard(shard) if shard else snapshot
-
-
-def add_snapshot(vec: Any, cfg: Any, model: Any, path: str, steps: int) -> None:
-    """Add the learner as it is now (saved at ``path``) to the opponent pool, keeping ``max_snapshots``."""
-    if cfg.vec == SELFPLAY:
-        from agents.batch import NetworkBatchPolicy
-
-        frozen = copy.deepcopy(model.policy)  # an in-process copy: no reload, one forward pass per batch
-        opponent = NetworkBatchPolicy(frozen, seed=steps, name="snapshot", hint=hint_of(cfg, seed=steps), joint=True)
-        vec.add_opponent(opponent, cfg.max_snapshots)
-    else:
-        from agents.ppo import LazyPPOOpponent
-
-        vec.env_method("add_opponent", LazyPPOOpponent(cfg.game, path, cfg.options), cfg.max_snapshots)
-
-
-def evaluate(model: Any, cfg: Any, steps: int) -> dict[str, Any]:
-    """The learner's deterministic policy against ``cfg.eval_opponent`` on ``cfg.eval_deals`` seat-swapped deals.
-
-    Returns training.json's evaluation row: ``steps``, ``opponent``, ``vs_<opponent>`` (the score: wins
-    plus half the draws, per game), ``ci95`` (Wilson) and ``games``.
+    ``policy`` is a MaskablePPO policy network (``model.policy``) and ``hint`` its prior's hint, if any;
+    the deals and the opponent draw from ``seed``. Returns training.json's evaluation row without its
+    steps: ``opponent``, ``vs_<opponent>`` (the score: wins plus half the draws, per game), ``ci95``
+    (Wilson) and ``games``.
     """
     from agents.batch import NetworkBatchPolicy, make_batch_policy, play_matches
     from experiments.tournament import wilson_interval
 
-    learner = NetworkBatchPolicy(model.policy, deterministic=True, hint=hint_of(cfg, seed=steps))
-    opponent = make_batch_policy(cfg.eval_opponent, cfg.game, seed=10_000 + steps, **cfg.options)
-    score, _, _, games = play_matches(cfg.game, learner, opponent, cfg.eval_deals, 10_000 + steps, cfg.options)
+    options = dict(options or {})
+    learner = NetworkBatchPolicy(policy, deterministic=True, hint=hint)
+    rival = make_batch_policy(opponent, game_id, seed=seed, **options)
+    score, _, _, games = play_matches(game_id, learner, rival, deals, seed, options)
     lo, hi = wilson_interval(score * games, games)
-    row = {"steps": steps, "opponent": cfg.eval_opponent, f"vs_{cfg.eval_opponent}": score}
-    return {**row, "ci95": [lo, hi], "games": games}
+    return {"opponent": opponent, f"vs_{opponent}": score, "ci95": [lo, hi], "games": games}

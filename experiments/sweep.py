@@ -50,7 +50,7 @@ from typing import Any
 
 from agents.registry import baselines
 from experiments.backends import Backend, BackendError, add_backend_flags, backend_from_args, get_result, ray_session
-from experiments.cli import cli_parser, positive_int, progress_bar, run_cli
+from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli, training_seed
 from experiments.report import run_folder, write_file
 from jericho_env.registry import known_game_ids
 
@@ -73,11 +73,11 @@ class Trial:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"0,1,2"`` -> [0, 1, 2] for argparse; each a whole number, none twice."""
+    """``"0,1,2"`` -> [0, 1, 2] for argparse; each a training seed (0..2**32-1), none twice."""
     try:
-        seeds = [int(s) for s in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected whole numbers separated by commas, got {text!r}") from None
+        seeds = [training_seed(s) for s in text.split(",")]
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"{e} (seeds are separated by commas)") from None
     if len(set(seeds)) != len(seeds):
         raise argparse.ArgumentTypeError(f"a seed appears twice in {text!r}")
     return seeds
@@ -270,6 +270,7 @@ def sweep(
         check_grid_key(flag)
     trials = make_trials(seeds, grid)
     check_trials(game, trials, common)
+    check_cpus(backend, workers, cpus_per_trial)
     root = run_folder("sweep", game, out).resolve()
     token_file = root / TOKEN
     if not token_file.is_file():
@@ -303,7 +304,7 @@ def sweep(
     bar = progress_bar(len(todo), f"sweep {game}", quiet, unit="trial")
     try:
         if backend.is_ray and jobs:  # nothing left to run: no Ray to start
-            run_on_ray(jobs, root, backend, workers or os.cpu_count() or 1, cpus_per_trial, bar)
+            run_on_ray(jobs, root, backend, ray_cpus(backend, workers, cpus_per_trial, len(jobs)), cpus_per_trial, bar)
         else:
             for job in jobs:
                 finish(root, job, run_trial(job))
@@ -311,6 +312,33 @@ def sweep(
     finally:
         bar.close()
     return combined_table(game, trials, root, backend)
+
+
+def local_ray(backend: Backend) -> bool:
+    """Whether ``backend`` starts a Ray of its own on this machine (no cluster address given, nor ``RAY_ADDRESS``)."""
+    return backend.is_ray and not (backend.address or os.environ.get("RAY_ADDRESS"))
+
+
+def check_cpus(backend: Backend, workers: int | None, cpus_per_trial: int) -> None:
+    """``ValueError`` if a trial needs more CPUs than the local Ray will have (no trial would ever start)."""
+    cores = os.cpu_count() or 1
+    if local_ray(backend) and cpus_per_trial > min(workers or cores, cores):
+        raise ValueError(
+            f"--cpus-per-trial {cpus_per_trial} is more than the {min(workers or cores, cores)} CPU(s) of the local "
+            f"Ray (--workers, at most this machine's {cores} cores): no trial could start"
+        )
+
+
+def ray_cpus(backend: Backend, workers: int | None, cpus_per_trial: int, trials: int) -> int:
+    """The CPUs of Ray for ``trials`` trials: ``--workers`` (default the cores), for a local Ray capped by the cores
+    and by what the trials can use (a note when ``--workers`` is capped); a cluster gets ``workers`` unchanged."""
+    cores = os.cpu_count() or 1
+    if not local_ray(backend):
+        return workers or cores
+    usable = trials * cpus_per_trial
+    if workers is None:
+        return max(cpus_per_trial, min(cores, usable))
+    return cap_workers(workers, usable, "CPUs the trials can use (trials x --cpus-per-trial)")
 
 
 def write_status(folder: Path, trial: Trial, common: list[str], result: dict[str, Any]) -> None:

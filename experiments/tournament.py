@@ -3,9 +3,16 @@
 Fairness: every pair of agents plays the same ``deals`` (env seeds derived from the tournament
 seed and the deal index only), each deal once per seat arrangement, so luck of the cards and of
 the seat cancels out. Two-player games: both seat orders. Games of n players: agent A alone in
-one seat against n-1 copies of B, A in every seat in turn. Every game's seeds depend only on
-(seed, pair, deal, arrangement), so the results are identical for any number of workers, on either
-backend: ``local`` (a process pool) or ``ray`` (chunks of deals as Ray tasks, ``experiments.backends``).
+one seat against n-1 copies of B, A in every seat in turn.
+
+Two game loops play the same games (deals, seats, labels, records): ``"batched"`` (the default,
+``experiments.batched_games``) plays a chunk of deals of one pairing and arrangement in lockstep and
+asks each agent once per round for all its games, as a batch policy; ``"sequential"`` plays one game
+at a time through the AEC env, each agent seeded per game (``play_game``). Their agents draw from
+different random streams, so their games differ move for move where an agent draws, not in strength.
+Every game's seeds depend only on (seed, pair, deal, arrangement) and, in the batched loop, on the
+chunk of deals, so the results are identical for any number of workers, on either backend: ``local``
+(a process pool) or ``ray`` (chunks of tasks as Ray tasks, ``experiments.backends``).
 On Ray, agents travel as data: their specs as JSON, a checkpoint (``path=``) as its bytes, read
 once here and put in Ray's object store; a worker writes them to a private temporary file and loads
 that, so no worker reads the head's files (``docs/ray.md``).
@@ -29,36 +36,9 @@ import numpy as np
 
 import agents
 from experiments.backends import Backend, map_chunks
+from experiments.deals import AgentSpec, GameRecord, arrangements, derive_seed, pairings, seat_labels
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentSpec:
-    """An agent in a tournament: its label in the tables, its registry name and its arguments."""
-
-    label: str
-    name: str
-    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True)
-class GameRecord:
-    """One game: who sat where, the seeds, the returns per seat and its length in agent steps."""
-
-    focal: str
-    opponent: str
-    deal: int
-    arrangement: int
-    env_seed: int
-    seats: tuple[str, ...]
-    returns: tuple[float, ...]
-    length: int
-
-
-def derive_seed(*parts: int) -> int:
-    """A 63-bit seed from integers, independent of Python's hash randomisation."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
 def play_game(
@@ -87,11 +67,6 @@ def play_game(
     return [float(r) for r in rules.returns(env.state)], steps
 
 
-def arrangements(n_players: int) -> list[int]:
-    """Seat arrangements per deal: the focal agent's seat (0..n-1)."""
-    return list(range(n_players))
-
-
 @dataclasses.dataclass
 class Task:
     """Every game of one (focal, opponent, deal): one per arrangement."""
@@ -102,9 +77,18 @@ class Task:
 
 
 def make_tasks(n_agents: int, n_players: int, deals: int) -> list[Task]:
-    """Two-player: unordered pairs (both seat orders make the reverse cell). n-player: ordered pairs."""
-    pairs = [(i, j) for i in range(n_agents) for j in range(n_agents) if (i < j if n_players == 2 else i != j)]
-    return [Task(i, j, d) for i, j in pairs for d in range(deals)]
+    """The sequential loop's tasks: every deal of every pairing (``pairings``), in that order."""
+    return [Task(i, j, d) for i, j in pairings(n_agents, n_players) for d in range(deals)]
+
+
+LOOPS = ("batched", "sequential")
+
+
+def check_loop(loop: str) -> str:
+    """``loop`` if it names a game loop (``LOOPS``), else a ``ValueError`` listing them."""
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {loop!r}")
+    return loop
 
 
 class _Worker:
@@ -118,6 +102,22 @@ class _Worker:
         # n copies of each agent at most (the field of B in an n-player game needs n-1 of them)
         self.pool: dict[int, list[agents.BaseAgent]] = {}
         self.game_id, self.options = game_id, options
+        self._batched: Any = None
+
+    def play(self, task: Any) -> list[GameRecord]:
+        """The games of a sequential ``Task`` or of a ``batched_games.BatchTask``."""
+        if isinstance(task, Task):
+            return self.run(task)
+        return self.batched.run(task)
+
+    @property
+    def batched(self) -> Any:
+        """The ``batched_games.BatchedWorker`` of this tournament (built on first use)."""
+        if self._batched is None:
+            from experiments.batched_games import BatchedWorker
+
+            self._batched = BatchedWorker(self.game_id, self.options, self.specs, self.seed, rules=self.env.rules)
+        return self._batched
 
     def agents_of(self, index: int, count: int) -> list[agents.BaseAgent]:
         have = self.pool.setdefault(index, [])
@@ -131,16 +131,10 @@ class _Worker:
         records = []
         env_seed = derive_seed(self.seed, task.deal)
         for arr in arrangements(self.n):
-            if self.n == 2:
-                focal_agents = self.agents_of(task.focal, 1)
-                opp_agents = self.agents_of(task.opponent, 1)
-                seats = [focal_agents[0], opp_agents[0]] if arr == 0 else [opp_agents[0], focal_agents[0]]
-                labels = [task.focal, task.opponent] if arr == 0 else [task.opponent, task.focal]
-            else:
-                focal_agent = self.agents_of(task.focal, 1)[0]
-                field = list(self.agents_of(task.opponent, self.n - 1))
-                seats = [*field[:arr], focal_agent, *field[arr:]]
-                labels = [task.opponent] * arr + [task.focal] + [task.opponent] * (self.n - 1 - arr)
+            labels = seat_labels(self.n, task.focal, task.opponent, arr)
+            focal_agent = self.agents_of(task.focal, 1)[0]
+            field = iter(self.agents_of(task.opponent, self.n - 1))
+            seats = [focal_agent if i == task.focal else next(field) for i in labels]
             agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
             actions: list[int] | None = None if kept is None else []
             returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions)
@@ -162,21 +156,56 @@ class _Worker:
 
 
 def record_games(
-    game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any], deals: int
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    options: dict[str, Any],
+    deals: int,
+    loop: str = "sequential",
+    batch: int | None = None,
+    total_deals: int | None = None,
 ) -> list[tuple[GameRecord, list[int]]]:
     """The tournament's games of its first ``deals`` deals of every pairing, played again here, with their actions.
 
-    Every game's seeds depend only on (seed, pair, deal, arrangement), which is what makes results
-    the same for any number of workers; so these are the tournament's own games, each with the
+    Every game's seeds depend only on (seed, pair, deal, arrangement), and in the batched loop on the
+    chunk of deals (``batch`` deals a chunk, of the tournament's ``total_deals``), which is what makes
+    results the same for any number of workers; so these are the tournament's own games, each with the
     actions that were played (``experiments.replays`` checks every one against the tournament's record).
+    The batched loop plays the whole chunks that hold these deals and keeps their games.
     """
     worker = _Worker(game_id, dict(options), specs, seed)
     out: list[tuple[GameRecord, list[int]]] = []
-    for task in make_tasks(len(specs), worker.n, deals):
-        kept: list[list[int]] = []
-        records = worker.run(task, kept)
-        out += zip(records, kept, strict=True)
-    return out
+    if check_loop(loop) == "sequential":
+        for task in make_tasks(len(specs), worker.n, deals):
+            kept: list[list[int]] = []
+            records = worker.run(task, kept)
+            out += zip(records, kept, strict=True)
+        return out
+    from experiments.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
+
+    batch = check_batch(DEFAULT_BATCH if batch is None else batch)
+    tasks = make_batch_tasks(len(specs), worker.n, total_deals or deals, batch)
+    tasks = [t for t in tasks if t.start < deals]
+    for batch_task in tasks:
+        kept = []
+        out += zip(worker.batched.run(batch_task, kept), kept, strict=True)
+    return [game for game in in_game_order(tasks, out) if game[0].deal < deals]
+
+
+def in_game_order(tasks: Sequence[Any], games: Sequence[Any]) -> list[Any]:
+    """``games`` (one per game of ``tasks``, in task order) in the sequential loop's order.
+
+    That order is pairing, deal, arrangement; the batched loop's tasks hold every deal of a chunk for one
+    arrangement.
+    """
+    pairing: dict[tuple[int, int], int] = {}
+    keys = []
+    for t in tasks:
+        p = pairing.setdefault((t.focal, t.opponent), len(pairing))
+        keys += [(p, deal, t.arrangement) for deal in range(t.start, t.stop)]
+    if len(keys) != len(games):
+        raise RuntimeError(f"{len(games)} games came back for the {len(keys)} of the tasks")
+    return [games[i] for i in sorted(range(len(games)), key=keys.__getitem__)]
 
 
 _worker: _Worker | None = None
@@ -197,9 +226,9 @@ def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpe
     _worker = _Worker(game_id, options, specs, seed)
 
 
-def _run_task(task: Task) -> list[GameRecord]:
+def _run_task(task: Any) -> list[GameRecord]:
     assert _worker is not None
-    return _worker.run(task)
+    return _worker.play(task)
 
 
 def run_games(
@@ -212,18 +241,44 @@ def run_games(
     progress: Callable[[int], None] | None = None,
     backend: Backend | None = None,
     chunks: int | None = None,
+    loop: str = "batched",
+    batch: int | None = None,
 ) -> list[GameRecord]:
     """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
 
     ``backend``: local processes (default) or Ray tasks (``chunks`` of them; default 16 per CPU), same
     records in the same order. On Ray, ``workers`` is the CPU count of a local Ray started for this call.
+    ``loop``: ``"batched"`` (``batch`` deals at once per pairing and arrangement, default
+    ``batched_games.DEFAULT_BATCH``) or ``"sequential"`` (see the module docstring); the records come in
+    the same order either way: pairing, deal, arrangement.
     """
     options = dict(options or {})
     probe = JerichoEnv(game_id, **options)
     n_players = probe.rules.info.num_players
-    tasks = make_tasks(len(specs), n_players, deals)
+    tasks: list[Any]
+    if check_loop(loop) == "batched":
+        from experiments.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
+
+        tasks = make_batch_tasks(len(specs), n_players, deals, check_batch(DEFAULT_BATCH if batch is None else batch))
+    else:
+        tasks = make_tasks(len(specs), n_players, deals)
     if backend is not None and backend.is_ray:
-        return _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks)
+        records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks)
+    else:
+        records = _run_locally(game_id, specs, seed, workers, options, tasks, progress)
+    return records if loop == "sequential" else in_game_order(tasks, records)
+
+
+def _run_locally(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    workers: int,
+    options: dict[str, Any],
+    tasks: list[Any],
+    progress: Callable[[int], None] | None,
+) -> list[GameRecord]:
+    """The tasks in this process (``workers`` 1) or in a pool of ``workers`` processes, records in task order."""
     records: list[GameRecord] = []
 
     def consume(it: Iterator[list[GameRecord]]) -> None:
@@ -251,7 +306,7 @@ def _run_on_ray(
     seed: int,
     workers: int,
     options: dict[str, Any],
-    tasks: list[Task],
+    tasks: list[Any],
     progress: Callable[[int], None] | None,
     backend: Backend,
     chunks: int | None,
@@ -260,10 +315,13 @@ def _run_on_ray(
     payload = ray_payload(game_id, specs, seed, options)
     labels = [s.label for s in specs]
 
-    def describe(piece: Sequence[Task]) -> str:
+    def describe(piece: Sequence[Any]) -> str:
         first, last = piece[0], piece[-1]
         pairs = sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece})
-        return f"deals {first.deal}-{last.deal} of {', '.join(pairs)}"
+        if isinstance(first, Task):
+            return f"deals {first.deal}-{last.deal} of {', '.join(pairs)}"
+        deals = f"{min(t.start for t in piece)}-{max(t.stop for t in piece) - 1}"
+        return f"deals {deals} in {len(piece)} chunk(s) of {', '.join(pairs)}"
 
     done = map_chunks(
         backend,
@@ -340,9 +398,9 @@ def worker_from_payload(payload: dict[str, Any]) -> _RayWorker:
     return _RayWorker(payload)
 
 
-def play_task(worker: _Worker, task: Task) -> list[GameRecord]:
-    """One task's games on a worker (the ``run`` of ``map_chunks``)."""
-    return worker.run(task)
+def play_task(worker: _Worker, task: Any) -> list[GameRecord]:
+    """One task's games on a worker (the ``run`` of ``map_chunks``): a ``Task`` or a ``BatchTask``."""
+    return worker.play(task)
 
 
 # ---------------------------------------------------------------------------------------- statistics

@@ -1,17 +1,16 @@
-"""Train MaskablePPO by self-play against a pool, then print the agent-vs-agent table.
+"""Train MaskablePPO by batched self-play against a pool, then print the agent-vs-agent table.
 
-``python -m experiments.train GAME`` (``all`` for every game). The learner plays one seat of the
-single-agent view (``jericho_env.single_agent``); the other seats are drawn per episode from a
-pool of baseline agents and frozen snapshots of the learner, a snapshot being added every
-``--snapshot-every`` steps. Every ``--eval-every`` steps the learner plays seat-swapped deals against
-greedy, or the game's strongest baseline (mask-aware, through the tournament code). Checkpoints go
-to the run folder every ``--checkpoint-every`` steps and on Ctrl-C; ``--resume RUN_FOLDER``
-continues from the last one.
-At the end: a tournament of the baselines, the trained agent and its starting policy (as "untrained"),
-printed and saved. With a prior (``--prior greedy`` or
-``greedy-scores``) the policy starts from greedy's judgement and learns where to depart from it
-(``agents.prior``). Every default comes from ``experiments.presets`` (a default entry plus what each
-game changes). SB3's training statistics go to ``logs/progress.csv`` in the run folder.
+``python -m experiments.train GAME`` (``all``: every game). The learner plays one seat in each of ``--n-envs``
+games in lockstep, the others drawn per game from a pool of baselines and snapshots of the learner; it is
+evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
+continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
+baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
+from greedy's judgement. Every default comes from ``experiments.presets``.
+
+The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
+one function from plain values: the prior's hint (``agents.prior.prior_hint``), the opponent pool
+(``experiments.pool``), the vec env and evaluations (``experiments.selfplay``), the model
+(``experiments.model``, networks from ``agents.nets``) and the run folder (``experiments.checkpoints``).
 
 Examples:
     python -m experiments.train grid
@@ -31,20 +30,15 @@ from typing import Any
 
 from agents.nets import POLICY_NAMES, describe_policies
 from agents.prior import PRIORS
-from experiments import presets
+from experiments import cli, presets
 from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.checkpoints import RunFolder
-from experiments.cli import (
-    check_out,
-    cli_parser,
-    finite_float,
-    nonnegative_float,
-    parse_option,
-    positive_float,
-    positive_int,
-    run_cli,
-)
 from jericho_env.registry import known_game_ids
+
+
+def flag(text: str, kind: Any = None, **argparse_kw: Any) -> Any:
+    """A ``TrainConfig`` field that is also the flag ``--field-name``: its help and its argparse type."""
+    return dataclasses.field(metadata={"help": text, "type": kind, **argparse_kw})
 
 
 @dataclasses.dataclass
@@ -52,86 +46,54 @@ class TrainConfig:
     """Everything a run depends on, every value concrete (``presets.resolve``); config.json records it."""
 
     game: str  # the game id
-    options: dict[str, Any]  # the game's options as given (the game's defaults for the others)
-    timesteps: int  # learner steps to train for
-    seed: int  # seeds torch, numpy, the envs, the opponents and the final tournament
-    n_envs: int  # games played at once (in lockstep with "selfplay") feeding PPO
-    vec: str  # "selfplay" (batched games, batched opponents), or single-agent views: "dummy" or "subproc"
-    shards: int  # "selfplay": processes the games are split over (1: all in the training process)
-    update_threads: int  # torch threads for PPO's update (rollouts use one: small batches, shards beside)
-    policy: str  # the network: a name in agents.nets.POLICIES
-    net: str  # mlp layer sizes: the first shared by the policy and value heads, the rest per head
-    learning_rate: float  # Adam's learning rate (its start, with the linear schedule)
-    lr_schedule: str  # "constant", or "linear": down to 0 at the end of the budget
-    n_steps: int  # rollout length per env between updates
-    batch_size: int  # PPO minibatch size
-    n_epochs: int  # PPO epochs per update
+    options: dict[str, Any]  # the game's options as given (--option KEY=VALUE; the game's defaults for the others)
+    timesteps: int = flag("learner steps to train for", cli.positive_int)
+    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", cli.training_seed)
+    n_envs: int = flag("games played at once, in lockstep, feeding PPO", cli.positive_int)
+    shards: int = flag("processes the games are split over (1: all in the training process)", cli.positive_int)
+    update_threads: int = flag("torch threads for PPO's update (rollouts use one)", cli.positive_int)
+    policy: str = flag(f"the network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
+    net: str = flag("mlp layer sizes: the first shared by the policy and value heads, the rest per head")
+    learning_rate: float = flag("Adam's learning rate (its start, with the linear schedule)", cli.positive_float)
+    lr_schedule: str = flag("constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
+    n_steps: int = flag("rollout length per game between updates", cli.positive_int)
+    batch_size: int = flag("PPO minibatch size (at most --n-envs x --n-steps)", cli.positive_int)
+    n_epochs: int = flag("PPO epochs per update", cli.positive_int)
     gamma: float  # discount (rewards come only at the end of a game)
     gae_lambda: float  # GAE's lambda
-    ent_coef: float  # entropy bonus
-    shaping: float  # weight of the potential-based shaping reward (Rules.potential; "selfplay" vec only)
-    prior: str  # "none", or the prior the policy starts from: "greedy", "greedy-scores" (agents.prior)
-    prior_weight: float  # initial logit bonus of the prior's move (trained with the rest)
-    init: str | None  # a checkpoint whose policy weights start the run (e.g. experiments.imitate's clone)
-    pool: str  # fixed opponents, comma-separated (a name twice: twice the share); snapshots join them
-    snapshot_every: int  # steps between frozen copies of the learner added to the pool
+    ent_coef: float = flag("entropy bonus, >= 0", cli.nonnegative_float)
+    shaping: float = flag("weight of the shaping reward (the game's potential)", cli.nonnegative_float)
+    prior: str = flag("the prior the policy starts from (agents.prior; none: from scratch)", choices=PRIORS)
+    prior_weight: float = flag("initial logit bonus of the prior's move (trained with the rest)", cli.finite_float)
+    init: str | None = flag("a checkpoint whose policy weights start the run (same game, --policy)", metavar="CKPT")
+    pool: str = flag("fixed opponents, comma-separated (a name twice: twice the share); snapshots join them")
+    snapshot_every: int = flag("steps between frozen copies of the learner joining the pool", cli.positive_int)
     max_snapshots: int  # the pool keeps this many latest snapshots
-    eval_every: int  # steps between evaluations
+    eval_every: int = flag("steps between evaluations", cli.positive_int)
     eval_opponent: str  # the baseline the evaluations play (greedy, where the game has one)
-    eval_deals: int  # deals per evaluation (each played in every seat arrangement)
-    checkpoint_every: int  # steps between checkpoints
-    final_deals: int  # deals per pair in the final tournament
-    workers: int  # processes for the final tournament
+    eval_deals: int = flag("deals per evaluation (each played in every seat arrangement)", cli.positive_int)
+    checkpoint_every: int = flag("steps between checkpoints", cli.positive_int)
+    final_deals: int = flag("deals per pair in the final tournament", cli.positive_int)
+    workers: int = flag("processes for the final tournament", cli.positive_int)
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> TrainConfig:
     """The game's preset (``experiments.presets``) with the ``given`` values that are not None on top."""
-    options = dict(options or {})
-    return TrainConfig(game=game, options=options, **presets.resolve(game, given, options))
+    return TrainConfig(game=game, options=dict(options or {}), **presets.resolve(game, given, options))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command-line interface; every default not given comes from the game's preset."""
-    p = cli_parser("experiments.train", __doc__)
+    """The command-line interface: a flag per ``TrainConfig`` field that has one, its default from the preset."""
+    p = cli.cli_parser("experiments.train", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}, or all")
-
-    def add(flag: str, key: str, text: str, **kw: Any) -> None:
-        p.add_argument(flag, default=None, help=f"{text} (default {presets.per_game(key)})", **kw)
-
-    add("--timesteps", "timesteps", "learner steps", type=positive_int)
-    add("--seed", "seed", "seed of everything", type=int)
-    add("--n-envs", "n_envs", "parallel envs", type=positive_int)
-    add("--vec", "vec", "in-process or subprocess envs", choices=presets.VEC_ENVS)
-    add("--shards", "shards", "processes the self-play games are split over (1: all in this one)", type=positive_int)
-    add("--update-threads", "update_threads", "torch threads for PPO's update", type=positive_int)
-    add("--policy", "policy", f"network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
-    add("--net", "net", "mlp hidden layer sizes, the first shared by both heads")
-    add("--learning-rate", "learning_rate", "Adam learning rate", type=positive_float)
-    add("--lr-schedule", "lr_schedule", "constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
-    add("--n-steps", "n_steps", "rollout length per env between updates", type=positive_int)
-    add("--batch-size", "batch_size", "PPO minibatch size", type=positive_int)
-    add("--n-epochs", "n_epochs", "PPO epochs per update", type=positive_int)
-    add("--ent-coef", "ent_coef", "entropy bonus, >= 0", type=nonnegative_float)
-    prior = "start from greedy's move and learn where to depart (agents.prior); greedy-scores: from greedy's score"
-    add("--prior", "prior", f"{prior} of every move (grid: passing included); none: from scratch", choices=PRIORS)
-    add(
-        "--shaping",
-        "shaping",
-        "weight of the shaping reward (the game's potential, e.g. grid's points lead)",
-        type=nonnegative_float,
-    )
-    add("--prior-weight", "prior_weight", "initial logit bonus of the prior's move", type=finite_float)
-    add("--pool", "pool", "fixed opponents, comma-separated")
-    add("--init", "init", "start from this checkpoint's policy weights (same game and --policy)", metavar="CHECKPOINT")
-    add("--snapshot-every", "snapshot_every", "steps between snapshots joining the pool", type=positive_int)
-    add("--eval-every", "eval_every", "steps between evaluations", type=positive_int)
-    add("--eval-deals", "eval_deals", "deals per evaluation", type=positive_int)
-    add("--checkpoint-every", "checkpoint_every", "steps between checkpoints", type=positive_int)
-    add("--final-deals", "final_deals", "deals per pair in the final table", type=positive_int)
-    add("--workers", "workers", "processes for the final tournament", type=positive_int)
-    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
+    for field in dataclasses.fields(TrainConfig):
+        if field.metadata:
+            kw = {k: v for k, v in field.metadata.items() if k != "help" and v is not None}
+            text = f"{field.metadata['help']} (default {presets.per_game(field.name)})"
+            p.add_argument("--" + field.name.replace("_", "-"), default=None, help=text, **kw)
+    p.add_argument("--option", type=cli.parse_option, action="append", metavar="KEY=VALUE", help="a game option")
     replays = "the final table writes replays.jsonl: the first N deals of every pair, for python -m jericho_env.web"
-    p.add_argument("--record", type=positive_int, default=None, metavar="N", help=replays)
+    p.add_argument("--record", type=cli.positive_int, default=None, metavar="N", help=replays)
     p.add_argument("--out", default=None, help="run folder (default runs/train/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
     trust = "load Stable-Baselines3 zips (--init, --resume of runs before the safe format): they unpickle code"
@@ -141,108 +103,55 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def make_model(cfg: TrainConfig, vec: Any, trust: bool = False) -> Any:
-    """A new MaskablePPO with the config's network, prior and hyperparameters (and ``--init``'s weights)."""
-    from sb3_contrib import MaskablePPO
-
-    from agents.checkpoint import attach_meta
-    from agents.nets import build_policy
-    from agents.ppo import linear_to_zero, start_from
-    from agents.rollout import FlatRolloutBuffer
-    from experiments.checkpoints import run_meta
-
-    policy, kwargs = build_policy(cfg.policy, cfg.game, cfg.options, cfg.net, cfg.prior, cfg.prior_weight)
-    rate = linear_to_zero(cfg.learning_rate) if cfg.lr_schedule == "linear" else cfg.learning_rate
-    ppo = {k: getattr(cfg, k) for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")}
-    model = MaskablePPO(
-        policy,
-        vec,
-        rate,
-        **ppo,
-        policy_kwargs=kwargs,
-        seed=cfg.seed,
-        device="cpu",
-        rollout_buffer_class=FlatRolloutBuffer,
-    )
-    attach_meta(model, run_meta(dataclasses.asdict(cfg)))  # what its checkpoints record (agents.checkpoint)
-    if cfg.init:
-        start_from(model, cfg.init, trust)
-    return model
-
-
-def update_with_threads(model: Any, threads: int) -> None:
-    """Run ``model``'s PPO updates on ``threads`` torch threads, and the rest (rollouts) on one.
-
-    During an update the shards' worker processes wait for actions, so a second thread has a core of its
-    own; rollouts' forward passes are small batches, which more threads only slow down.
-    """
-    if threads == 1:
-        return
-    import torch
-
-    update = model.train
-
-    def train() -> None:
-        torch.set_num_threads(threads)
-        try:
-            update()
-        finally:
-            torch.set_num_threads(1)
-
-    model.train = train
-
-
 def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = False, trust: bool = False) -> Path:
-    """Train (or continue training) in ``folder``; returns the final model's path.
-
-    ``trust``: Stable-Baselines3 zips (``--init``, or resuming a run from before the safe format) may be
-    loaded, which unpickles them (``agents.checkpoint``).
-    """
+    """Train (or continue training) in ``folder``; the final model's path. ``trust``: SB3 zips may load."""
     import torch
     from stable_baselines3.common.utils import set_random_seed
 
-    from agents.checkpoint import attach_meta, load_model_for_resume, model_meta, save_checkpoint
+    from agents.checkpoint import PolicySpec, save_checkpoint
+    from agents.prior import prior_hint
     from experiments.callbacks import Every, TrainCallback, eval_text
-    from experiments.checkpoints import run_meta
-    from experiments.selfplay import add_snapshot, evaluate, make_vec_env
+    from experiments.model import PPO_SETTINGS, make_model, resume_model, training_meta, update_with_threads
+    from experiments.pool import opponent_pool
+    from experiments.selfplay import evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
-    # torch checks every distribution's arguments (a simplex test per masked Categorical, per call); the
-    # masks and logits come from our own code, so the training process skips those checks
+    # our own masks and logits: skip torch's argument checks (a simplex test per masked Categorical, per call)
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
-    done, checkpoint = run.restore(trust) if resume else (0, None)
-    vec = make_vec_env(cfg, run.snapshots, trust)
-    if checkpoint is not None:
-        model = load_model_for_resume(checkpoint, vec, trust)  # the saved hyperparameters and tensors
-        model.num_timesteps = done
-        if not hasattr(model, "_jericho_meta"):  # an SB3 zip of an earlier version: save in the safe format
-            attach_meta(model, run_meta(dataclasses.asdict(cfg)))
-        meta = model_meta(model)
-        meta.training = {"hyperparameters": meta.training["hyperparameters"]}  # counters and run state: per save
-    else:
-        model = make_model(cfg, vec, trust)
+    done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
+
+    # the parts: the prior's hint, the opponents, the games, the learner
+    network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
+    ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
+    hint = prior_hint(cfg.prior, cfg.game, seed=cfg.seed + 7919, **cfg.options)
+    snapshots = run.snapshot_paths()
+    pool = opponent_pool(cfg.game, cfg.pool.split(","), cfg.seed * 100, cfg.options, cfg.prior, snapshots, trust)
+    vec = make_vec_env(cfg.game, cfg.n_envs, pool, hint, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options)
+    if checkpoint is None:
+        model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
         save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
+    else:  # its own hyperparameters and tensors (the meta: for an SB3 zip of an earlier version)
+        model = resume_model(checkpoint, vec, done, training_meta(cfg.game, cfg.options, network, ppo, cfg.seed), trust)
     update_with_threads(model, cfg.update_threads)
     model.set_logger(run.logger(done))
     run.begin_session(done)
 
     def snapshot(model: Any, steps: int) -> None:
-        add_snapshot(vec, cfg, model, run.save_snapshot(model, steps, cfg.max_snapshots), steps)
+        run.save_snapshot(model, steps, cfg.max_snapshots)  # on disk for --resume; in play as a frozen copy
+        vec.add_opponent(pool.frozen(model.policy, seed=steps), cfg.max_snapshots)
 
     def evaluation(model: Any, steps: int) -> str:
-        run.evals.append(evaluate(model, cfg, steps))
-        return eval_text(run.evals[-1])
+        now = prior_hint(cfg.prior, cfg.game, seed=steps, **cfg.options)  # the learner's hint
+        row = evaluate(model.policy, cfg.game, cfg.eval_opponent, cfg.eval_deals, 10_000 + steps, now, cfg.options)
+        run.evals.append({"steps": steps, **row})
+        return eval_text(row)
 
-    actions = [
-        Every(cfg.snapshot_every, snapshot),
-        Every(cfg.eval_every, evaluation),
-        Every(cfg.checkpoint_every, run.save_checkpoint),
-    ]
+    every = [(cfg.snapshot_every, snapshot), (cfg.eval_every, evaluation), (cfg.checkpoint_every, run.save_checkpoint)]
     t0 = time.perf_counter()
     if cfg.timesteps > done:
-        callback = TrainCallback(done, cfg.timesteps, f"train {cfg.game}", quiet, actions)
+        callback = TrainCallback(done, cfg.timesteps, f"train {cfg.game}", quiet, [Every(*e) for e in every])
         try:
             model.learn(cfg.timesteps - done, callback=callback, reset_num_timesteps=False)
         except KeyboardInterrupt:
@@ -253,8 +162,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         finally:
             callback.close()
     seconds = time.perf_counter() - t0
-    final = run.folder / "final.zip"
-    save_checkpoint(model, final)
+    final = save_checkpoint(model, run.folder / "final.zip")
     run.save_checkpoint(model, model.num_timesteps)
     vec.close()
     run.save_training(model.num_timesteps, model.num_timesteps - done, seconds)
@@ -284,33 +192,23 @@ def train_one(
 
 
 def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
-    """The config of a new run from the command line (the ``--init`` checkpoint checked before any work)."""
+    """The run's config, checked before any work: ``--resume``'s config.json, or the flags on the game's preset."""
     from agents.checkpoint import load_policy
 
+    if getattr(args, "resume", None):  # a larger --timesteps extends the run (written back)
+        options, saved = presets.saved_settings(RunFolder.saved_config(args.resume, game), f"--resume: {args.resume}")
+        cfg = make_config(game, options, **saved)
+        if args.timesteps is not None and args.timesteps > cfg.timesteps:
+            cfg.timesteps = args.timesteps
+            RunFolder(Path(args.resume)).save_config(dataclasses.asdict(cfg))
+        return cfg
     given = {key: getattr(args, key, None) for key in presets.PRESETS["default"]}  # no flag: from the preset
     given["policy"] = None if args.policy == "auto" else args.policy
-    cfg = make_config(game, dict(args.option), **given)
+    cfg = make_config(game, dict(args.option or []), **given)
+    if args.batch_size is not None:  # asked for: refused if one rollout holds fewer samples
+        presets.check_minibatch(args.batch_size, cfg.n_envs, cfg.n_steps)
     if cfg.init:  # missing, damaged, unsafe or for another game: a clear error before the run folder is made
         load_policy(cfg.init, trust=getattr(args, "trust_checkpoint", False), game_id=game, options=cfg.options)
-    return cfg
-
-
-def resumed_config(folder: str, game: str, timesteps: int | None) -> TrainConfig:
-    """The config of the run in ``folder``; a larger ``--timesteps`` extends it (and is written back)."""
-    saved = RunFolder.saved_config(folder, game)
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(saved) - known)
-    if unknown:
-        raise ValueError(
-            f"--resume: {folder}/config.json has unknown field(s) {', '.join(unknown)}; "
-            f"a training config holds {', '.join(sorted(known))}"
-        )
-    if not isinstance(saved.get("options", {}), dict):
-        raise ValueError(f"--resume: {folder}/config.json: options must be a JSON object, got {saved['options']!r}")
-    cfg = make_config(game, saved.pop("options", {}), **{k: v for k, v in saved.items() if k != "game"})
-    if timesteps is not None and timesteps > cfg.timesteps:
-        cfg.timesteps = timesteps
-        RunFolder(Path(folder)).save_config(dataclasses.asdict(cfg))
     return cfg
 
 
@@ -330,22 +228,20 @@ def main(argv: list[str] | None = None) -> int:
     def run() -> None:
         backend = backend_from_args(args)
         outs = {g: args.out if len(games) == 1 else args.out and f"{args.out}/{g}" for g in games}
-        for game in games:  # every path checked before any work
-            if not args.resume:
-                check_out(outs[game], "--out", run_kind="training run", resume_hint=True)
-        for game in games:
-            if args.resume:
-                cfg, folder = resumed_config(args.resume, game, args.timesteps), Path(args.resume)
-            else:
-                cfg = config_from_args(args, game)
-                folder = run_folder("train", game, outs[game])
-                RunFolder(folder).save_config(dataclasses.asdict(cfg))  # the values used, not "the preset of the day"
-            train_one(cfg, folder, bool(args.resume), args.quiet, args.trust_checkpoint, backend)
+        configs = {g: config_from_args(args, g) for g in games}  # every flag and path checked before any work
+        if args.resume:  # a run stopped before its first checkpoint starts afresh
+            afresh = {g: RunFolder.stopped_early(args.resume) for g in games}
+        else:  # so does the same command; any other run in --out is refused
+            afresh = {g: RunFolder.check_new(outs[g], dataclasses.asdict(configs[g])) for g in games}
+        for game, cfg in configs.items():
+            folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
+            RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
+            train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)
                 print(f"{count} replays in {path} (python -m jericho_env.web shows them)")
 
-    return run_cli(parser, run)
+    return cli.run_cli(parser, run)
 
 
 if __name__ == "__main__":

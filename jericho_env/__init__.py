@@ -6,6 +6,9 @@
 
 Also ``pettingzoo.make("aec", "jericho/grid-v0")`` (the AEC env) and ``gymnasium.make("jericho/grid-v0")``
 (the single-agent view) once ``jericho_env`` is imported.
+
+A seed, wherever one is taken (``reset(seed=...)``, ``agents.make(..., seed=...)``, ``--seed``), is an int
+in 0..2**63-1 or None; anything else is an ``OptionError`` naming the range (``jericho_env.core.validate``).
 """
 
 from __future__ import annotations
@@ -80,11 +83,19 @@ def _register_with_gymnasium() -> None:
     ``SingleAgentEnv``; see ``docs/ecosystem.md`` for vector envs and the mask under autoreset.
     """
     import gymnasium
+    from gymnasium.envs.registration import WrapperSpec
 
+    # gymnasium.make applies this last, so that env.action_masks() works through its wrappers
+    masks = WrapperSpec("ActionMasks", "jericho_env.envs.single:ActionMasks", {})
     for gid in GAME_IDS:
         env_id = f"jericho/{gid}-v{GAME_VERSIONS[gid]}"
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point="jericho_env.envs.single:SingleAgentEnv", kwargs={"game_id": gid})
+            gymnasium.register(
+                env_id,
+                entry_point="jericho_env.envs.single:SingleAgentEnv",
+                kwargs={"game_id": gid},
+                additional_wrappers=(masks,),
+            )
 
 
 _register_with_pettingzoo()

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from jericho_env.core.rules import OptionError
+from jericho_env.core.validate import check_optional_seed
 from jericho_env.registry import rules_class
 
 GROUP = "jericho_env.agents"
@@ -55,11 +56,11 @@ class UniformRandomAgent:
     name = BUILTIN_RANDOM
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_optional_seed(seed))
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed the generator (``None`` draws fresh entropy)."""
-        self.rng = np.random.default_rng(seed)
+        """Re-seed the generator (``None`` draws fresh entropy); a seed is an int in 0..2**63-1."""
+        self.rng = np.random.default_rng(check_optional_seed(seed))
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """A uniformly random legal action; ``ValueError`` if the mask has none."""

@@ -34,6 +34,7 @@ import numpy as np
 import pyspiel
 
 from jericho_env.core.rules import Rules
+from jericho_env.core.validate import ChanceSource
 from jericho_env.registry import GAME_IDS, make_rules, rules_class
 
 PREFIX = "jericho_"
@@ -134,6 +135,7 @@ class _NeedDrawError(Exception):
         self.outcomes = outcomes
 
 
+@ChanceSource.register
 class _ReplayRng:
     """A stand-in generator for ``initial_state``: each draw is the next chance outcome; ``_NeedDrawError`` after."""
 

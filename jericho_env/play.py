@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from jericho_env import agent_plugins
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
+from jericho_env.core.validate import seed_from_text, shift_seed
 from jericho_env.envs.aec import JerichoEnv
 from jericho_env.registry import GAME_IDS
 
@@ -142,6 +143,14 @@ class TerminalGame:
         return 0
 
 
+def _seed(text: str) -> int:
+    """``--seed``: a whole number in 0..2**63-1 (argparse names the flag in the error)."""
+    try:
+        return seed_from_text(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Command-line entry point."""
     p = argparse.ArgumentParser(prog="python -m jericho_env.play", description=__doc__.splitlines()[0])
@@ -153,7 +162,7 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         "default random",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the deal and the opponents: 0..2**63-1")
     p.add_argument("--save-png", default=None, metavar="PATH", help="save a picture of the final table (your view)")
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     trust = "let --opponent ppo=PATH load a Stable-Baselines3 zip, which unpickles code: only for files you trust"
@@ -184,10 +193,10 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         for s in range(n):
             if s != args.seat:
                 opponents[s] = agent_plugins.make_agent(name, args.game, **kwargs, **dict(args.option))
-                opponents[s].reset(seed=None if args.seed is None else args.seed + 1 + s)
-    except (JerichoError, ValueError, FileNotFoundError) as e:
+                opponents[s].reset(seed=None if args.seed is None else shift_seed(args.seed, 1 + s))
+        env.reset(seed=args.seed)
+    except (JerichoError, ValueError, OSError, ImportError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")
-    env.reset(seed=args.seed)
     print(f"{args.game}: you are player_{args.seat}; opponents: {label} (type help for commands)", file=out)
     status = TerminalGame(env, args.seat, opponents, out, read).play()
     if args.save_png:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.rules import Rules
+from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
 DEFAULT_SEED = 20261129
@@ -75,6 +76,7 @@ def _end_lines(rules: Rules[Any], state: Any, steps: int) -> list[str]:
 
 def playthrough(game_id: str, seed: int = DEFAULT_SEED, options: dict[str, Any] | None = None) -> str:
     """The golden text of a new game of ``game_id`` played with seeded uniformly random actions."""
+    seed = check_seed(seed)
     rules: Rules[Any] = make_rules(game_id, **(options or {}))
     rng = np.random.default_rng(seed)
     chooser = np.random.default_rng(seed + 1)
@@ -161,6 +163,7 @@ class Replay:
 
 def replay(game_id: str, seed: int, options: dict[str, Any], actions: list[int]) -> Replay:
     """Replay ``actions`` from a game dealt by ``seed``, regenerating every step's block."""
+    seed = check_seed(seed)
     rules: Rules[Any] = make_rules(game_id, **options)
     state = rules.initial_state(np.random.default_rng(seed))
     out = Replay(_header(game_id, rules, seed), [], [])

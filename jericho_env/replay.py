@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.rules import JerichoError, Rules
+from jericho_env.core.validate import SEED_MAX, SEED_RANGE
 from jericho_env.registry import make_rules
 
 FORMAT = "jericho-env replay"
@@ -89,7 +90,7 @@ class Replay:
             ("game", isinstance(data["game"], str), "a game id"),
             ("game_version", _is_int(data["game_version"]), "an int"),
             ("options", isinstance(data["options"], Mapping), "an object of option values"),
-            ("seed", _is_int(data["seed"]) and data["seed"] >= 0, "an int >= 0"),
+            ("seed", _is_int(data["seed"]) and 0 <= data["seed"] <= SEED_MAX, f"an int in {SEED_RANGE}"),
             ("seats", _list_of(data["seats"], lambda s: isinstance(s, str)), "a list of names"),
             ("actions", _list_of(data["actions"], lambda a: _is_int(a) and a >= 0), "a list of ints >= 0"),
             ("returns", data["returns"] is None or _list_of(data["returns"], _is_number), "null or a list of numbers"),

@@ -317,3 +317,81 @@ def test_a_single_mutation_is_refused_naming_the_problem(game: str, mutation: Mu
 def test_a_non_dict_is_refused(game: str, data: Any) -> None:
     with pytest.raises(StateFormatError, match="must be a dict"):
         make_rules(game).from_dict(data)
+
+
+# ------------------------------------------------------------------------------------------------ missing keys
+KEY_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("grid", {}),
+    ("walls", {"num_players": 3}),
+    ("walls", {"num_players": 5}),
+    ("castles", {}),
+    ("castles", {"ranks": 5, "small_deck": True}),
+]
+
+
+def _mid_game(game: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The JSON of a state some way into a seeded random game (histories and logs not empty where play fills them)."""
+    rules = make_rules(game, **options)
+    states = list(_states(rules, 1, seed=21))
+    return json.loads(json.dumps(rules.to_dict(states[len(states) // 3])))
+
+
+@pytest.mark.parametrize(("game", "options"), KEY_CASES, ids=[f"{g}{o or ''}" for g, o in KEY_CASES])
+def test_every_key_of_a_real_payload_is_required_and_named_when_missing(game: str, options: dict[str, Any]) -> None:
+    """Each key of ``to_dict``'s output removed in turn: refused, naming the key (no default filled in)."""
+    rules = make_rules(game, **options)
+    data = _mid_game(game, options)
+    rules.from_dict(data)  # the whole payload is accepted
+    for key in data:
+        broken = {k: v for k, v in data.items() if k != key}
+        with pytest.raises(StateFormatError) as err:
+            rules.from_dict(broken)
+        assert f"missing {key}" in str(err.value), (key, str(err.value))
+        with pytest.raises(StateFormatError, match=f"missing {key}"):
+            rules.from_dict(broken, strict=False)  # hand-made positions too
+
+
+@pytest.mark.parametrize(("game", "options"), KEY_CASES, ids=[f"{g}{o or ''}" for g, o in KEY_CASES])
+def test_every_per_seat_entry_is_required_and_the_key_named_when_one_is_missing(
+    game: str, options: dict[str, Any]
+) -> None:
+    """The nested level: every key holding one entry per seat, with the last seat's entry removed, is named."""
+    rules = make_rules(game, **options)
+    data = _mid_game(game, options)
+    n = rules.info.num_players
+    per_seat = [k for k, v in data.items() if isinstance(v, list) and len(v) == n and k not in ("deck",)]
+    assert len(per_seat) >= 4, per_seat
+    for key in per_seat:
+        broken = copy.deepcopy(data)
+        broken[key].pop()
+        with pytest.raises(StateFormatError) as err:
+            rules.from_dict(broken, strict=False)
+        assert key in str(err.value), (key, str(err.value))
+
+
+def test_load_state_requires_every_key_of_save_state() -> None:
+    import jericho_env
+    from jericho_env.core.rules import JerichoError
+
+    env = jericho_env.raw_env("castles")
+    env.reset(seed=3)
+    saved = env.save_state()
+    for key in saved:
+        broken = {k: v for k, v in saved.items() if k != key}
+        with pytest.raises(JerichoError, match=f"missing {key}"):
+            env.load_state(broken)
+    with pytest.raises(JerichoError, match="must be a dict"):
+        env.load_state([1])  # type: ignore[arg-type]
+
+
+def test_a_refused_saved_state_leaves_the_env_as_it_was() -> None:
+    import jericho_env
+
+    env = jericho_env.raw_env("grid")
+    env.reset(seed=4)
+    before = env.save_state()
+    broken = copy.deepcopy(before)
+    del broken["state"]["history"]
+    with pytest.raises(StateFormatError, match="missing history"):
+        env.load_state(broken)
+    assert env.save_state() == before

@@ -106,6 +106,9 @@ def test_bad_arguments_name_what_is_allowed() -> None:
     with pytest.raises(jericho_env.OptionError, match="compiled must be"):
         jericho_env.make_batched("castles", 4, compiled="yes")
     env = jericho_env.make_batched("toy", 2)
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(jericho_env.OptionError, match="seed"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="reset"):
         env.step(np.zeros(2, dtype=np.int64))
     env.reset(seed=0)

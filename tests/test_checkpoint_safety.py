@@ -12,6 +12,7 @@ import base64
 import io
 import json
 import pickle
+import re
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -262,3 +263,183 @@ def test_a_checkpoint_without_hyperparameters_does_not_resume(tmp_path: Path) ->
     path = save_checkpoint(model, tmp_path / "m.zip", CheckpointMeta("castles", {}, PolicySpec("mlp", "16,16")))
     with pytest.raises(CheckpointError, match="records no training hyperparameters"):
         load_model_for_resume(path, jericho_env.single_agent("castles"))
+
+
+# ------------------------------------------------------------------------------------------- sizes, values, pickles
+def edit_weights(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, bytes]], None]:
+    """A zip change that loads weights.pt (weights only), changes the state and saves it again."""
+
+    def apply(members: dict[str, bytes]) -> None:
+        state = torch.load(io.BytesIO(members["weights.pt"]), weights_only=True)
+        change(state)
+        members["weights.pt"] = _torch_bytes(state)
+
+    return apply
+
+
+def _first_float(state: dict[str, Any]) -> torch.Tensor:
+    return next(t for t in state["policy"].values() if t.is_floating_point())
+
+
+@pytest.fixture
+def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building any network fails the test: a refusal must come before anything is allocated."""
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a network was built from an unchecked meta.json")
+
+    monkeypatch.setattr(PolicySpec, "build", build)
+
+
+SIZES: list[tuple[str, dict[str, Any], str]] = [
+    ("a billion actions", {"num_actions": 10**9}, "num_actions must be a positive int, castles's action count"),
+    ("actions as a float", {"num_actions": 28.0}, "num_actions must be a positive int"),
+    ("a billion observations", {"observation_shape": [10**9]}, "observation_shape must be [size], castles's"),
+    ("a layer too wide", {"policy": {"name": "mlp", "net": "16,100000000"}}, "each at most 4096"),
+    ("too many layers", {"policy": {"name": "mlp", "net": ",".join(["16"] * 40)}}, "at most 16 layers"),
+    ("a size argument", {"policy": {"name": "mlp", "net": "16", "sizes": {"channels": 10**6}}}, "takes no channels"),
+    ("a prior weight of nan", {"policy": {"name": "mlp", "net": "16,16", "prior_weight": float("nan")}}, "finite"),
+    ("unknown prior", {"policy": {"name": "mlp", "net": "16,16", "prior": "oracle"}}, "--prior takes one of"),
+    ("options of no game", {"options": {"ranks": 7}}, "names a game this version cannot make"),
+    ("no such game", {"game_id": "chess"}, "names a game this version cannot make"),
+]
+
+
+@pytest.mark.parametrize(("what", "fields", "message"), SIZES, ids=[s[0] for s in SIZES])
+def test_meta_json_sizes_are_checked_before_anything_is_built(
+    tmp_path: Path, safe_zip: Path, nothing_built: None, what: str, fields: dict[str, Any], message: str
+) -> None:
+    bad = rewrite(safe_zip, tmp_path / "bad.zip", edit_meta(**fields))
+    with pytest.raises(CheckpointError) as err:
+        load_policy(bad)  # no game given (train --init): the game meta.json names sets the sizes
+    assert message in str(err.value)
+    with pytest.raises(CheckpointError):
+        agents.make("ppo", "castles", path=str(bad))
+
+
+def test_a_grid_network_size_argument_is_bounded(nothing_built: None) -> None:
+    with pytest.raises(CheckpointError, match=r"channels must be an int in 1..4096"):
+        PolicySpec.from_json({"name": "grid-conv", "net": "16", "sizes": {"channels": 10**6}}, "x.zip")
+    with pytest.raises(CheckpointError, match=r"layers must be an int in 1..16"):
+        PolicySpec.from_json({"name": "grid-conv", "net": "16", "sizes": {"layers": True}}, "x.zip")
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_weights_holding_nan_or_inf_are_refused_on_every_loading_path(
+    tmp_path: Path, safe_zip: Path, capsys: pytest.CaptureFixture[str], value: float
+) -> None:
+    from agents.ppo import start_from
+
+    bad = rewrite(safe_zip, tmp_path / "nan.zip", edit_weights(lambda s: _first_float(s).view(-1)[0].fill_(value)))
+    with pytest.raises(CheckpointError, match=r"holds nan or inf values .in policy[.]"):
+        load_policy(bad)
+    with pytest.raises(CheckpointError, match="nan or inf"):
+        agents.make("ppo", "castles", path=str(bad))
+    with pytest.raises(CheckpointError, match="nan or inf"):  # train --init copies the weights this way
+        start_from(tiny_model(), bad)
+    with pytest.raises(CheckpointError, match="nan or inf"):
+        load_model_for_resume(bad, jericho_env.single_agent("castles"))
+
+
+def test_an_optimizer_state_holding_nan_does_not_resume(tmp_path: Path, safe_zip: Path) -> None:
+    def poison(state: dict[str, Any]) -> None:
+        moments = state["optimizer"]["state"]
+        next(iter(moments.values()))["exp_avg"].view(-1)[0] = float("nan")
+
+    model = tiny_model()
+    model.learn(64)  # Adam's moments exist once it has stepped
+    path = save_checkpoint(model, tmp_path / "stepped.zip")
+    bad = rewrite(path, tmp_path / "bad.zip", edit_weights(poison))
+    with pytest.raises(CheckpointError, match=r"nan or inf values .in optimizer.state"):
+        load_model_for_resume(bad, jericho_env.single_agent("castles"))
+
+
+class RemoveMarker:
+    """Unpickling it would delete the marker file (an ``os`` global): harmless, and visible."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        import os
+
+        return (os.remove, (self.marker,))
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch's note on the hand-written pickles
+@pytest.mark.parametrize("how", ["torch.save", "pickle protocol 2", "pickle protocol 4", "pickle protocol 5"])
+def test_every_refused_pickle_in_weights_pt_is_reported_as_unsafe(tmp_path: Path, safe_zip: Path, how: str) -> None:
+    marker = tmp_path / "MARKER"
+    marker.write_text("still here")
+    payload = {"policy": RemoveMarker(marker)}
+    raw = _torch_bytes(payload) if how == "torch.save" else pickle.dumps(payload, protocol=int(how[-1]))
+    bad = rewrite(safe_zip, tmp_path / "bad.zip", lambda m: m.__setitem__("weights.pt", raw))
+    for trust in (False, True):
+        with pytest.raises(UnsafeCheckpointError) as err:
+            load_policy(bad, trust=trust)
+        assert "refused as unsafe" in str(err.value) and "damaged" not in str(err.value)
+    assert "posix.remove" in str(err.value) or "os.remove" in str(err.value)  # the global, named
+    assert marker.exists()
+
+
+def test_damaged_weights_are_not_called_unsafe(tmp_path: Path, safe_zip: Path) -> None:
+    with zipfile.ZipFile(safe_zip) as zf:
+        good = zf.read("weights.pt")
+    inner = zipfile.ZipFile(io.BytesIO(good))
+    pkl = next(n for n in inner.namelist() if n.endswith("data.pkl"))
+
+    def cut_pickle(members: dict[str, bytes]) -> None:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            for n in inner.namelist():
+                data = inner.read(n)
+                z.writestr(n, data[: len(data) // 2] if n == pkl else data)
+        members["weights.pt"] = out.getvalue()
+
+    for change in (cut_pickle, lambda m: m.__setitem__("weights.pt", b"\x00" * 40)):
+        bad = rewrite(safe_zip, tmp_path / "bad.zip", change)
+        with pytest.raises(CheckpointError, match=r"weights.pt is damaged") as err:
+            load_policy(bad)
+        assert not isinstance(err.value, UnsafeCheckpointError)
+
+
+def test_weights_pt_larger_than_its_network_can_need_is_refused_unread(tmp_path: Path, safe_zip: Path) -> None:
+    def pad(state: dict[str, Any]) -> None:
+        state["padding"] = torch.zeros(2**20)  # 4 MiB of zeros: a few KB once deflated
+
+    bad = rewrite(safe_zip, tmp_path / "big.zip", edit_weights(pad))
+    with pytest.raises(CheckpointError, match=r"more than the .* that the network meta.json describes can need"):
+        load_policy(bad)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("gamma", float("nan"), "gamma must be a number in 0..1"),
+        ("n_steps", 10**12, "n_steps must be an int in 1..2**24"),
+        ("batch_size", True, "batch_size must be an int"),
+        ("learning_rate", -1.0, "learning_rate must be a finite number > 0"),
+        ("seed", -1, "seed must be null or an int in 0..2**63-1"),
+    ],
+)
+def test_resumed_hyperparameters_are_checked_before_the_model_is_built(
+    tmp_path: Path, safe_zip: Path, key: str, value: Any, message: str
+) -> None:
+    def change(members: dict[str, bytes]) -> None:
+        meta = json.loads(members["meta.json"])
+        meta["training"]["hyperparameters"][key] = value
+        members["meta.json"] = json.dumps(meta).encode()
+
+    bad = rewrite(safe_zip, tmp_path / "h.zip", change)
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        load_model_for_resume(bad, jericho_env.single_agent("castles"))
+
+
+def test_a_rollout_buffer_larger_than_memory_is_refused() -> None:
+    from agents.checkpoint import check_rollout_memory, physical_memory
+
+    memory = physical_memory()
+    assert memory is not None  # Linux, as CI runs
+    check_rollout_memory(64, 4, 100, 28, "small.zip")
+    with pytest.raises(CheckpointError, match=r"n_steps=16777216 with 64 env.s. needs a rollout buffer of"):
+        check_rollout_memory(2**24, 64, 8731, 2000, "huge.zip")

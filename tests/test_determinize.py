@@ -344,3 +344,39 @@ def test_walls_player_dealt_seven_trumpets_keeps_the_trumpets_it_must_still_hold
         rules.apply(state, legal[int(rng.integers(len(legal)))])
     assert bound_seen > 10
     assert rules.to_dict(rules.from_dict(json.loads(json.dumps(rules.to_dict(state))))) == rules.to_dict(state)
+
+
+def test_walls_opening_copies_spread_the_trumpets_uniformly_over_the_hidden_zones() -> None:
+    """In the opening (face-down first wall cards), every hidden zone of every other seat holds trumpets at the
+    pool's rate: the face-down cards are wall cards drawn uniformly, so the rest stays a uniform shuffle.
+
+    (Taking the first wall card of the shuffled pool instead left the trumpets before it at the front, and the
+    first seat's supply cards came out trumpets about three times too often.)
+    """
+    from jericho_env.games.walls.cards import TRUMPET
+
+    rules = make_rules("walls")
+    rng = np.random.default_rng(1)
+    state = rules.initial_state(rng)
+    for _ in range(6):  # six opening moves: some seats have laid their first wall card face down
+        legal = rules.legal_actions(state)
+        rules.apply(state, legal[int(rng.integers(len(legal)))])
+    seat = 3
+    others = [o for o in range(state.n) if o != seat]
+    assert any(state.opening[o] >= 0 for o in others), "the position has no face-down opening to redeal"
+    draws = 3000
+    zones: dict[str, list[float]] = {}
+    for _ in range(draws):
+        copy = rules.determinize(state, seat, rng)
+        for o in others:
+            if copy.hidden_count[o]:
+                zones.setdefault(f"supply {o}", []).append(copy.supply_hidden[o][TRUMPET] / copy.hidden_count[o])
+            zones.setdefault(f"hand {o}", []).append(copy.hands[o][TRUMPET] / copy.hand_size[o])
+    # the pool: every card the seat cannot see, less the face-down openings (wall cards)
+    pool = [c for o in others for c in range(26) for _ in range(state.hands[o][c] + state.supply_hidden[o][c])]
+    pool += [c for c in state.deck if c < 26] + [state.opening[o] for o in others if state.opening[o] >= 0]
+    openings = sum(1 for o in others if state.opening[o] >= 0)
+    rate = pool.count(TRUMPET) / (len(pool) - openings)
+    for name, shares in zones.items():
+        se = np.std(shares) / np.sqrt(draws) + 1e-3
+        assert abs(np.mean(shares) - rate) < 5 * se, f"{name}: trumpet share {np.mean(shares):.3f}, pool {rate:.3f}"

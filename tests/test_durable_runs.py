@@ -1,7 +1,9 @@
 """Durable runs: a checkpoint cut short costs one interval, statistics survive resumes, tables never lie.
 
 The kills are simulated at the exact points that matter: a ``latest.zip`` left at 0 bytes (what a kill
-during ``model.save`` used to leave) and a kill between the renames of a new checkpoint.
+during ``model.save`` used to leave), a kill between the renames of a new checkpoint, and a kill before
+the first checkpoint; and a real ``kill -9`` of a training process, whose shard workers must end with it.
+Resuming refuses a checkpoint of another game or other options, and a run folder moved whole resumes.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("sb3_contrib")
-
 from experiments import evaluate, report, train
+from experiments.checkpoints import MissingSnapshotError, RunFolder, RunMismatchError
 from experiments.tournament import AgentSpec
+from tests.test_sharded import alive, ends_within
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TINY = ["--n-envs", "2", "--n-steps", "512", "--snapshot-every", "512", "--eval-every", "512", "--eval-deals", "1"]
 TINY += ["--checkpoint-every", "256", "--final-deals", "1", "--workers", "1", "--net", "16,16", "--quiet"]
@@ -69,6 +73,181 @@ def test_a_torn_checkpoint_and_a_kill_mid_save_are_survived_and_every_statistics
     assert summary["steps"] >= 4096 and len(summary["sessions"]) >= 3
     assert summary["sessions"][0]["from_steps"] == 0 and summary["sessions"][0]["steps"] >= 1024
     assert summary["seconds_all_sessions"] >= summary["seconds_this_session"] > 0
+
+
+# ------------------------------------------------------------------------------- kills, moves, mismatches
+# 3 rollouts of 128 steps; snapshots at 128 and 256, checkpoints at 256 and at the end
+SMALL = ["--timesteps", "384", "--n-envs", "2", "--n-steps", "64", "--snapshot-every", "128", "--eval-every", "10000"]
+SMALL += ["--checkpoint-every", "256", "--final-deals", "1", "--workers", "1", "--shards", "1", "--net", "16,16"]
+SMALL += ["--quiet"]
+
+
+class Killed(BaseException):
+    """A kill: nothing of the training process runs after it (no Ctrl-C checkpoint, no clean-up)."""
+
+
+def killed_before_its_first_checkpoint(run: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> None:
+    """Train castles in ``run`` until its first checkpoint is due, and die there."""
+
+    def kill(self: RunFolder, model: Any, steps: int) -> None:
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RunFolder, "save_checkpoint", kill)
+        with pytest.raises(Killed):
+            train.main(["castles", *argv, *SMALL])
+    assert (run / "config.json").is_file() and not RunFolder.has_checkpoint(run)
+    assert progress_steps(run) == [128] and len(list((run / "snapshots").glob("*.zip"))) == 2, "what it left"
+
+
+@pytest.mark.slow
+def test_a_run_killed_before_its_first_checkpoint_restarts_with_the_same_command_or_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    killed_before_its_first_checkpoint(run, monkeypatch, "--out", str(run))
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # another command into that folder: refused, naming what differs
+        train.main(["castles", "--out", str(run), *SMALL, "--timesteps", "512"])
+    err = capsys.readouterr().err
+    assert "holds a run stopped before its first checkpoint, with other settings (timesteps 384 there, 512 here)" in err
+    assert train.main(["castles", "--out", str(run), *SMALL]) == 0  # the same command: starts afresh
+    assert "holds a run stopped before its first checkpoint: starting it afresh" in capsys.readouterr().out
+    assert progress_steps(run) == [128, 256, 384], "the killed session's rows are gone"
+    assert len(json.loads((run / "training.json").read_text())["sessions"]) == 1
+
+    other = tmp_path / "other"
+    killed_before_its_first_checkpoint(other, monkeypatch, "--out", str(other))
+    assert train.main(["castles", "--resume", str(other), "--quiet"]) == 0
+    assert "holds a run stopped before its first checkpoint: starting it afresh" in capsys.readouterr().out
+    assert progress_steps(other) == [128, 256, 384]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small castles run, trained to its end (snapshots at 128, 256 and 384 steps)."""
+    run = tmp_path_factory.mktemp("finished") / "run"
+    assert train.main(["castles", "--out", str(run), *SMALL]) == 0
+    return run
+
+
+def copy_of(run: Path, where: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(run, where))
+
+
+@pytest.mark.slow
+def test_snapshots_are_listed_relative_to_the_run_folder_which_resumes_when_moved(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = [f"snapshots/step_{k}.zip" for k in (128, 256, 384)]
+    assert json.loads((finished_run / "checkpoints" / "state.json").read_text())["snapshots"] == listed
+    moved = copy_of(finished_run, tmp_path / "elsewhere" / "run")
+    for old in (finished_run / "snapshots").glob("*.zip"):  # the old place holds none of them: they load from here
+        old.rename(old.with_suffix(".gone"))
+    try:
+        assert train.main(["castles", "--resume", str(moved), "--timesteps", "512", "--quiet"]) == 0
+    finally:
+        for old in (finished_run / "snapshots").glob("*.gone"):
+            old.rename(old.with_suffix(".zip"))
+    state = json.loads((moved / "checkpoints" / "state.json").read_text())
+    assert state["num_timesteps"] == 512 and state["snapshots"] == [*listed, "snapshots/step_512.zip"]
+    (moved / "snapshots" / "step_256.zip").unlink()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        train.main(["castles", "--resume", str(moved), "--timesteps", "1024", "--quiet"])
+    err = capsys.readouterr().err
+    assert "the snapshot 'snapshots/step_256.zip' that the checkpoint's opponent pool lists is missing" in err
+
+
+@pytest.mark.slow
+def test_resume_refuses_a_checkpoint_of_other_options_naming_both(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_of(finished_run, tmp_path / "run")
+    config = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({**config, "options": {"reversed_order": True}}))
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        train.main(["castles", "--resume", str(run), "--timesteps", "1024", "--quiet"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert "checkpoints/latest.zip was trained on 'castles' with options {" in err
+    assert "'reversed_order': False" in err and "config.json says 'castles' with options {" in err
+    assert "'reversed_order': True" in err
+    assert json.loads((run / "checkpoints" / "state.json").read_text())["num_timesteps"] == 384, "nothing trained"
+
+
+def test_a_checkpoint_of_another_game_is_refused_by_the_run_folder(tmp_path: Path) -> None:
+    from agents.checkpoint import save_checkpoint
+    from tests.test_checkpoint_safety import tiny_model
+
+    run = RunFolder(tmp_path / "run")
+    save_checkpoint(tiny_model("walls", num_players=3), run.latest)
+    with pytest.raises(RunMismatchError, match=r"latest.zip was trained on 'walls' with options \{'num_players': 3"):
+        run.restore("castles", {})
+    with pytest.raises(RunMismatchError, match=r"config.json says 'walls' with options \{'num_players': 4"):
+        run.restore("walls", {"num_players": 4})
+
+
+def test_snapshots_listed_by_older_runs_resolve_and_a_missing_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Absolute paths and paths relative to the working directory (as runs before issue 35 wrote them)."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("runs") / "old"
+    run = RunFolder(folder)
+    for name in ("step_1.zip", "step_2.zip", "step_3.zip"):
+        (run.snap_dir / name).write_bytes(b"")
+    absolute, from_cwd = str((run.snap_dir / "step_1.zip").resolve()), "runs/old/snapshots/step_2.zip"
+    moved = "/no/longer/here/snapshots/step_3.zip"  # the folder moved since: found in its own snapshots/
+    state = {"num_timesteps": 3, "snapshots": [absolute, from_cwd, moved], "evals": []}
+    assert run._restore_state(state) == 3
+    assert run.snapshots == ["snapshots/step_1.zip", "snapshots/step_2.zip", "snapshots/step_3.zip"]
+    assert run.snapshot_paths() == [str(folder / "snapshots" / f"step_{k}.zip") for k in (1, 2, 3)]
+    (run.snap_dir / "step_2.zip").unlink()
+    with pytest.raises(MissingSnapshotError, match=r"snapshot 'runs/old/snapshots/step_2\.zip' that the"):
+        run._restore_state(state)
+
+
+def test_kill_9_of_a_training_process_leaves_no_shard_worker(tmp_path: Path) -> None:
+    """A real training process on two shards, killed with SIGKILL: its worker must end within seconds."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = ["castles", "--timesteps", "100000000", "--n-envs", "4", "--n-steps", "64", "--shards", "2", "--quiet"]
+    argv += ["--checkpoint-every", "100000000", "--net", "16,16", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.train", *argv], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 300  # imports and the first shard, on a loaded machine
+        workers: list[int] = []
+        while not workers and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            workers = children(proc.pid)
+        assert workers, "the training process started no worker"
+        time.sleep(1.0)  # the worker at work (or waiting for its first command)
+        assert all(alive(w) for w in workers)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert all(ends_within(w, 10) for w in workers), "a shard worker outlived its killed training process"
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def test_progress_csv_is_appended_to_and_a_row_cut_short_is_dropped(tmp_path: Path) -> None:

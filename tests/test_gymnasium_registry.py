@@ -30,6 +30,27 @@ def test_gymnasium_make_builds_the_single_agent_view_with_options_as_kwargs(env_
         gym.make(env_id, no_such_option=1)
 
 
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_action_masks_answers_through_gymnasium_make_wrappers(env_id: str) -> None:
+    env = gym.make(env_id, **SMALL[env_id])
+    with pytest.raises(gym.error.ResetNeeded, match="call reset"):
+        env.action_masks()  # before the first game: a clear error, not an AttributeError from inside
+    env.reset(seed=0)
+    mask = env.action_masks()  # no .unwrapped needed
+    assert mask.dtype == bool and mask.any()
+    assert np.array_equal(mask, env.unwrapped.action_masks())
+    assert np.array_equal(mask, env.get_wrapper_attr("action_masks")())  # how sb3-contrib asks
+    # the wrapper is recorded in the spec once: gymnasium.make(env.spec) rebuilds the same stack
+    assert [w.name for w in env.spec.additional_wrappers] == ["ActionMasks"]
+    assert str(gym.make(env.spec)) == str(env)
+    # a time limit goes below it, so the mask still answers on the outside
+    limited = gym.make(env_id, max_episode_steps=5, **SMALL[env_id])
+    limited.reset(seed=0)
+    assert np.array_equal(limited.action_masks(), mask)
+    with pytest.raises(gym.error.ResetNeeded, match="call reset"):
+        SingleAgentEnv("castles").step(0)  # the bare view, without OrderEnforcing, says the same
+
+
 def test_opponents_and_seat_as_kwargs() -> None:
     calls: list[int] = []
 

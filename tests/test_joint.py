@@ -81,14 +81,26 @@ def test_a_joint_that_answers_wrongly_is_named() -> None:
         play(vector, 5)
 
 
+def _hint(cfg: Any, seed: int) -> Any:
+    """The run's prior hint (``agents.prior.prior_hint``), or None without a prior."""
+    from agents.prior import prior_hint
+
+    return prior_hint(cfg.prior, cfg.game, seed=seed, **cfg.options)
+
+
 def _model(game: str) -> tuple[Any, Any, np.ndarray, np.ndarray]:
     """A preset's model, the run's config and a few learner positions (observations without hint, masks)."""
+    from agents.checkpoint import PolicySpec
+    from experiments.model import PPO_SETTINGS, make_model
+    from experiments.pool import opponent_pool
     from experiments.selfplay import make_vec_env
-    from experiments.train import make_config, make_model
+    from experiments.train import make_config
 
     cfg = make_config(game, n_envs=48, shards=1, n_steps=8, batch_size=96)
-    vec = make_vec_env(cfg, [])
-    model = make_model(cfg, vec)
+    pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
+    vec = make_vec_env(game, cfg.n_envs, pool, _hint(cfg, 0), seed=0, options=cfg.options)
+    network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
+    model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
     vec.reset()
     rng = np.random.default_rng(0)
     rows_o, rows_m = [], []
@@ -116,7 +128,6 @@ def _perturbed(policy: Any, count: int) -> list[Any]:
 @pytest.mark.parametrize("game", ["grid", "walls", "castles"])
 def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
     from agents.batch import JointNetworks, NetworkBatchPolicy
-    from experiments.selfplay import hint_of
 
     model, cfg, obs, masks = _model(game)
     networks = _perturbed(model.policy, 4)
@@ -127,7 +138,7 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
         made = []
         for k, net in enumerate(networks):
             det = k == 2  # one evaluating (its mode), the others sampling with their own generators
-            made.append(NetworkBatchPolicy(net, det, seed=k, hint=hint_of(cfg, seed=k), joint=joint))
+            made.append(NetworkBatchPolicy(net, det, seed=k, hint=_hint(cfg, seed=k), joint=joint))
         return made
 
     separate, together = policies(False), policies(True)
@@ -159,10 +170,8 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
 @pytest.mark.parametrize("game", ["grid", "walls", "castles"])
 def test_acting_logits_are_the_training_logits(game: str) -> None:
     """``action_logits`` (snapshots, evaluation; it may skip the value head) equals ``_run``'s logits."""
-    from experiments.selfplay import hint_of
-
     model, cfg, obs, masks = _model(game)
-    hint = hint_of(cfg, seed=0)
+    hint = _hint(cfg, seed=0)
     full = torch.as_tensor(obs if hint is None else np.concatenate([obs, hint(obs, masks)], axis=1))
     policy = _perturbed(model.policy, 1)[0]
     with torch.no_grad():

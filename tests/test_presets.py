@@ -29,7 +29,6 @@ def test_per_game_values_are_the_ones_measured() -> None:
     """The per-game training defaults of the batched self-play trainer (their reasons: docs/results.md)."""
     expected = {
         "timesteps": {"grid": 1_000_000, "walls": 4_000_000, "castles": 8_000_000},
-        "vec": {"grid": "selfplay", "walls": "selfplay", "castles": "selfplay"},
         "n_envs": {"grid": 64, "walls": 256, "castles": 256},
         "n_epochs": {"grid": 2, "walls": 4, "castles": 3},
         "learning_rate": {"grid": 3e-4, "walls": 3e-4, "castles": 1e-3},
@@ -68,8 +67,18 @@ def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
         ("castles", {"pool": "ppo"}, "--pool takes agent names from random, greedy, greedy-capture"),
         ("castles", {"batch": 3}, "unknown training settings batch"),
         ("castles", {"lr_schedule": "cosine"}, "--lr-schedule takes one of constant, linear"),
-        ("castles", {"vec": "ray"}, "--vec takes one of selfplay, dummy, subproc"),
+        ("castles", {"vec": "selfplay"}, "unknown training settings vec"),
         ("castles", {"net": "0"}, "--net needs positive layer sizes"),
+        ("castles", {"net": "64,,64"}, "--net takes comma-separated layer sizes"),
+        ("castles", {"net": "99999999"}, "--net takes at most 16 layers of at most 4096 units each"),
+        ("castles", {"pool": "random,,greedy"}, "--pool takes agent names from"),
+        ("castles", {"batch_size": 1}, "batch_size (--batch-size) must be a whole number >= 2, got 1"),
+        ("castles", {"n_envs": 1, "n_steps": 1}, "--n-envs 1 x --n-steps 1 is one sample per rollout"),
+        ("castles", {"n_envs": 10**9}, "n_envs (--n-envs) must be at most 100000 (games held in memory at once)"),
+        ("castles", {"eval_deals": 10**6}, "eval_deals (--eval-deals) must be at most 100000"),
+        ("castles", {"final_deals": 10**7}, "final_deals (--final-deals) must be at most 1000000"),
+        ("castles", {"shards": 1000, "n_envs": 1000}, "shards (--shards) must be at most 256 (worker processes)"),
+        ("castles", {"update_threads": 10**5}, "update_threads (--update-threads) must be at most 256"),
     ],
 )
 def test_bad_values_are_clear_errors(game: str, given: dict[str, object], message: str) -> None:
@@ -110,3 +119,37 @@ def test_no_code_outside_the_tests_names_the_test_game() -> None:
     assert len(sources) > 20
     named = [str(p.relative_to(ROOT)) for p in sources if re.search(r"[\"']toy[\"']", p.read_text(encoding="utf-8"))]
     assert not named
+
+
+def test_the_pool_is_recorded_without_blanks() -> None:
+    """Blanks around the names were accepted, then failed when the opponents were built: they are dropped."""
+    assert presets.resolve("castles", {"pool": "random, greedy"}, report=lambda _: None)["pool"] == "random,greedy"
+
+
+def test_a_preset_minibatch_larger_than_a_rollout_is_one_rollout_and_an_asked_one_is_refused() -> None:
+    said: list[str] = []
+    values = presets.resolve("castles", {"n_envs": 2, "n_steps": 8}, report=said.append)
+    assert values["batch_size"] == 16 and said == ["castles: batch_size 2048 -> 16, the samples of one rollout"]
+    assert presets.resolve("castles", {"n_envs": 2, "n_steps": 8, "batch_size": 64})["batch_size"] == 64
+    presets.check_minibatch(16, 2, 8)
+    with pytest.raises(ValueError, match=r"--batch-size 17 is more than one rollout holds: --n-envs 2 x --n-steps 8"):
+        presets.check_minibatch(17, 2, 8)
+
+
+def test_a_rollout_that_cannot_fit_in_memory_is_refused_naming_the_flags() -> None:
+    values = presets.resolve("grid", {}, report=lambda _: None)
+    per_sample = 4 * (8731 + 2 * 2206)  # grid's observation, the greedy-scores hint, the mask: float32
+    presets.check_rollout("grid", values, memory=per_sample * 64 * 32)
+    with pytest.raises(ValueError, match=r"--n-envs 64 x --n-steps 32 = 2048 samples per rollout need about"):
+        presets.check_rollout("grid", values, memory=per_sample * 64 * 32 - 1)
+
+
+def test_a_config_json_of_the_single_agent_route_resumes_on_the_batched_env(capsys: pytest.CaptureFixture[str]) -> None:
+    old = {"game": "castles", "options": {"ranks": 5}, "vec": "dummy", "timesteps": 10}
+    options, settings = presets.saved_settings(old, "--resume: runs/x")
+    assert options == {"ranks": 5} and settings == {"timesteps": 10}
+    assert "trains on the batched self-play env only (vec selfplay)" in capsys.readouterr().out
+    assert presets.saved_settings({**old, "vec": "selfplay"}, "x")[1] == {"timesteps": 10}
+    assert not capsys.readouterr().out
+    with pytest.raises(ValueError, match=r"runs/x/config.json has unknown field\(s\) shiny"):
+        presets.saved_settings({**old, "shiny": 1}, "runs/x")

@@ -23,7 +23,16 @@ import pytest
 import jericho_env
 from experiments import evaluate, sweep
 from experiments.backends import Backend, BackendError, map_chunks, ray_session
-from experiments.tournament import AgentSpec, make_tasks, play_task, ray_payload, run_games, worker_from_payload
+from experiments.batched_games import make_batch_tasks
+from experiments.tournament import (
+    AgentSpec,
+    in_game_order,
+    make_tasks,
+    play_task,
+    ray_payload,
+    run_games,
+    worker_from_payload,
+)
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,14 +72,16 @@ def test_ray_and_local_write_the_same_results(game: str, tmp_path: Path, ray_cpu
     assert config["backend"] == "ray"
 
 
-def test_ray_results_do_not_depend_on_how_the_deals_are_cut(ray_cpus: int) -> None:
+@pytest.mark.parametrize(("loop", "tasks"), [("sequential", 9), ("batched", 6)])
+def test_ray_results_do_not_depend_on_how_the_tasks_are_cut(loop: str, tasks: int, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
-    local = run_games("castles", specs, deals=9, seed=2, workers=2)
+    kw: dict[str, Any] = {"deals": 9, "seed": 2, "loop": loop, "batch": 4}  # batched: 2 arrangements x 3 chunks
+    local = run_games("castles", specs, workers=2, **kw)
     for chunks in (1, 4, 9):
         seen: list[int] = []
-        on_ray = run_games("castles", specs, deals=9, seed=2, backend=RAY, chunks=chunks, progress=seen.append)
+        on_ray = run_games("castles", specs, backend=RAY, chunks=chunks, progress=seen.append, **kw)
         assert on_ray == local, chunks
-        assert sum(seen) == len(local) and len(seen) == 9  # the progress bar moves per deal, to the end
+        assert sum(seen) == len(local) and len(seen) == tasks  # the progress bar moves per task, to the end
 
 
 def test_the_command_line_starts_and_stops_its_own_ray(tmp_path: Path, ray_cpus: int) -> None:
@@ -89,13 +100,13 @@ def test_ppo_checkpoints_reach_the_workers_as_bytes(tmp_path: Path, ray_cpus: in
 
     path = save_checkpoint(tiny_model(), tmp_path / "tiny.zip")
     specs = [AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(path)})]
-    local = run_games("castles", specs, deals=4, seed=1)
+    local = run_games("castles", specs, deals=4, seed=1, batch=2)
     payload = ray_payload("castles", specs, 1, {})
     assert str(path) not in payload["json"] and list(payload["blobs"].values()) == [path.read_bytes()]
     path.unlink()  # the workers never read the head's file: it is gone before they start
-    tasks = make_tasks(2, 2, 4)
+    tasks = make_batch_tasks(2, 2, 4, 2)
     done = map_chunks(RAY, 2, "test-bytes", worker_from_payload, payload, play_task, tasks, chunks=2)
-    assert [rec for recs in done for rec in recs] == local
+    assert in_game_order(tasks, [rec for recs in done for rec in recs]) == local
 
 
 def test_agents_that_are_not_data_are_refused_before_anything_is_sent() -> None:

@@ -162,3 +162,62 @@ def test_a_policy_for_another_shard_shares_the_network_but_not_the_random_stream
     assert not np.array_equal(policy(obs, masks), other(obs, masks))
     again = NetworkBatchPolicy(Flat(), seed=12).for_shard(1)
     assert np.array_equal(again(obs, masks), NetworkBatchPolicy(Flat(), seed=12).for_shard(1)(obs, masks))
+
+
+# ------------------------------------------------------------------------------------------- parent's death
+# Linux only, as the package's CI: processes are read from /proc, and prctl is Linux's.
+ORPHAN = """
+import sys, time
+from jericho_env.envs import sb3
+sb3.PARENT_DEATH_SIGNAL = {signal}
+sb3.PARENT_POLL_SECONDS = {poll}
+venv = sb3.ShardedVecEnv(lambda k: sb3.SelfPlayVecEnv("castles", 1), [1, 1])
+print(venv._procs[0].pid, flush=True)
+time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its new parent, does not)."""
+    try:
+        stat = open(f"/proc/{pid}/stat", encoding="utf-8").read()  # noqa: SIM115 - read at once
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def ends_within(pid: int, seconds: float) -> bool:
+    """Whether ``pid`` ends within ``seconds`` (polled); a survivor is killed so that no test leaves one behind."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    return False
+
+
+@pytest.mark.parametrize(("signal", "poll"), [(True, None), (False, 0.2)], ids=["death-signal", "polling"])
+def test_a_worker_ends_when_its_parent_is_killed(signal: bool, poll: float | None) -> None:
+    """Each way on its own: the kernel's death signal (prctl), and the worker noticing it was reparented."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    code = ORPHAN.format(signal=signal, poll=poll)
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env, cwd=root)
+    try:
+        assert parent.stdout is not None
+        worker = int(parent.stdout.readline())
+        assert alive(worker)
+    finally:
+        parent.kill()  # SIGKILL: no handler, no atexit, no daemon clean-up runs in the parent
+        parent.wait()
+    assert ends_within(worker, 10), "the worker outlived its killed parent"

@@ -134,7 +134,7 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
     cfg = json.loads((out / "config.json").read_text())
     expected = {**presets.PRESETS["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
     expected.update(n_envs=2, snapshot_every=1024, eval_every=1024, eval_deals=4, checkpoint_every=1024)
-    expected.update(final_deals=10, workers=1, net="16,16")
+    expected.update(final_deals=10, workers=1, net="16,16", batch_size=2 * 64)  # the preset's 2048: one rollout
     assert cfg == {"game": "toy", "options": {}, **expected}
     evals = json.loads((out / "training.json").read_text())["evals"]
     assert [e["steps"] for e in evals] == [1024, 2048, 3072] and all(e["opponent"] == "random" for e in evals)
@@ -165,6 +165,37 @@ def test_train_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFi
         train.main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+NUMBERS = [
+    (["--batch-size", "64", "--n-envs", "2", "--n-steps", "8"], "--batch-size 64 is more than one rollout holds"),
+    (["--batch-size", "1"], "batch_size (--batch-size) must be a whole number >= 2, got 1"),
+    (["--n-envs", "1", "--n-steps", "1"], "--n-envs 1 x --n-steps 1 is one sample per rollout"),
+    (["--n-envs", "1000000"], "n_envs (--n-envs) must be at most 100000 (games held in memory at once)"),
+    (["--n-envs", "20000", "--n-steps", "100000"], "--n-envs 20000 x --n-steps 100000 = 2000000000 samples per"),
+    (["--eval-deals", "1000000000"], "eval_deals (--eval-deals) must be at most 100000"),
+    (["--final-deals", "1000000000"], "final_deals (--final-deals) must be at most 1000000"),
+    (["--update-threads", "100000"], "update_threads (--update-threads) must be at most 256 (torch threads)"),
+    (["--shards", "1000", "--n-envs", "1000"], "shards (--shards) must be at most 256 (worker processes)"),
+    (["--net", "99999999"], "--net takes at most 16 layers of at most 4096 units each"),
+    (["--net", "64,,64"], "--net takes comma-separated layer sizes"),
+    (["--pool", "random,,greedy"], "--pool takes agent names from"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), NUMBERS, ids=[" ".join(a) for a, _ in NUMBERS])
+def test_numeric_flags_are_checked_before_any_work(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def work(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the run started before the bad flag was refused")
+
+    monkeypatch.setattr(train, "train_one", work)
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as e:
+        train.main(["castles", *argv, "--out", str(out)])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+    assert not out.exists(), "refused before the run folder is made"
 
 
 def test_corrupt_and_missing_checkpoints(tmp_path: Path) -> None:
@@ -296,3 +327,15 @@ def test_the_curves_mark_the_games_even_share(tmp_path: Path) -> None:
     assert _even_share(tmp_path) == 50.0
     (tmp_path / "config.json").write_text("[1, 2]")
     assert _even_share(tmp_path) == 50.0
+
+
+def test_the_training_config_stays_in_experiments_train() -> None:
+    """The parts (hint, pool, vec env, model, shards, agents) get objects and plain values, never the config."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    parts = ["experiments/selfplay.py", "experiments/pool.py", "experiments/model.py", "agents/batch.py"]
+    parts += ["agents/prior.py", "agents/ppo.py", "jericho_env/envs/sb3.py", "jericho_env/envs/selfplay.py"]
+    for part in parts:
+        text = (root / part).read_text(encoding="utf-8")
+        assert not re.search(r"\bcfg\b|TrainConfig", text), f"{part} reads the training config"

@@ -2,77 +2,103 @@
 
 A server (``create_app`` under uvicorn, in a thread) serves a runs folder holding a small
 tournament recorded with ``--record``. The tests play a whole game of each game by clicking the
-drawn table, watch a game to its end, open a replay and step through it, and take a screenshot of
-each view: into ``$JERICHO_WEB_SCREENSHOTS`` when set (``docs/images`` for the README:
-``JERICHO_WEB_SCREENSHOTS=docs/images pytest tests/test_web_browser.py``), else into a temporary folder.
-The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (``scripts/setup.sh`` installs it).
+drawn table and step back through it, watch a game to its end, open a replay and step through it,
+check that the first player named is the one who moved first, that switching tabs keeps each
+tab's game apart, that the page deletes the games it leaves, that one visitor's many games never
+push out another's, and that pages of other sites (another origin, or the server reached under
+another name) are refused. Each browser context is a visitor of its own (its own cookie).
+
+Screenshots of each view go into ``$JERICHO_WEB_SCREENSHOTS`` when set (``docs/images`` for the
+README: ``JERICHO_WEB_SCREENSHOTS=docs/images pytest tests/test_web_browser.py``), else into a
+temporary folder. The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's package
+``chromium``; the page's font comes from ``fonts-dejavu-core``: ``scripts/setup.sh --tests`` installs both).
 """
 
 from __future__ import annotations
 
 import os
 import random
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright import sync_api
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
 
 from experiments.evaluate import evaluate
 from experiments.tournament import AgentSpec
 from jericho_env.web.app import create_app
+from jericho_env.web.guard import VISITOR_COOKIE
+from jericho_env.web.sessions import SessionStore
+from tests.web_helpers import serving
 
 CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 60_000  # the machines that run this are shared and loaded
+EVIL = "evil.example"  # resolved to 127.0.0.1 by the browser (--host-resolver-rules): another site's name
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def app(tmp_path_factory: pytest.TempPathFactory) -> Any:
     runs = tmp_path_factory.mktemp("runs")
     specs = [AgentSpec("random", "random", {}), AgentSpec("greedy", "greedy", {})]
     summary = evaluate("castles", specs, deals=1, out=str(runs / "castles-table"), record=1, plot=False, quiet=True)
     assert summary["replays"][1] == 2  # one deal, both seat arrangements
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(runs), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the web server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    return create_app(runs, SessionStore(limit=200, per_visitor=12), seed=7)
+
+
+@pytest.fixture(scope="module")
+def base_url(app: Any) -> Iterator[str]:
+    with serving(app) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(base_url: str) -> Iterator[Any]:
-    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: apt-get install chromium (scripts/setup.sh does)"
+    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: scripts/setup.sh --tests installs it"
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        args = ["--no-sandbox", "--disable-gpu", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"]
+        b = p.chromium.launch(executable_path=CHROMIUM, args=args)
         yield b
         b.close()
 
 
+class Visitor:
+    """A browser context (a visitor of its own: its own cookie) and its page, opened on the server's page."""
+
+    def __init__(self, browser: Any, base_url: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1360, "height": 900})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(base_url)
+        self.page.wait_for_selector("body[data-ready=true]")
+
+    @property
+    def cookie(self) -> str:
+        """The visitor name the server gave this browser."""
+        return next(c["value"] for c in self.context.cookies() if c["name"] == VISITOR_COOKIE)
+
+    def close(self) -> None:
+        """Close the context; the page must have raised no JavaScript error."""
+        self.context.close()
+        assert not self.errors, f"JavaScript errors on the page: {self.errors}"
+
+
 @pytest.fixture
-def page(browser: Any, base_url: str) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1360, "height": 900})
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(base_url)
-    pg.wait_for_selector("body[data-ready=true]")
-    yield pg
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+def visitor(browser: Any, base_url: str) -> Iterator[Visitor]:
+    v = Visitor(browser, base_url)
+    yield v
+    v.close()
+
+
+@pytest.fixture
+def page(visitor: Visitor) -> Any:
+    return visitor.page
 
 
 def shots() -> Path:
@@ -102,18 +128,31 @@ def error_text(page: Any) -> str:
     return "" if box.is_hidden() else box.inner_text()
 
 
-@pytest.mark.parametrize(("game", "options"), [("grid", {}), ("castles", {}), ("walls", {"num_players": 3})])
-def test_play_a_whole_game_by_clicking(page: Any, game: str, options: dict[str, Any]) -> None:
+def start_play(page: Any, game: str, options: dict[str, Any] | None = None, agent: str = "random") -> dict[str, str]:
     form = page.locator("#form-play")
     form.locator("select[name=game]").select_option(game)
-    for name, value in options.items():
-        form.locator(f"input[data-option={name}]").fill(str(value))
-        form.locator(f"input[data-option={name}]").dispatch_event("change")
+    for name, value in (options or {}).items():
+        form.locator(f"select[data-option={name}]").select_option(str(value))
     for sel in form.locator(".agents select").all():
-        sel.select_option("random")
+        sel.select_option(agent)
     form.locator("#start-play").click()
     page.wait_for_selector("body[data-kind=play]")
+    return settle(page)
+
+
+def wait_until(check: Any, what: str, seconds: float = 30) -> None:
+    """Wait for ``check()`` to hold (the server acts on the page's requests in its own time)."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"still not so after {seconds} s: {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("game", "options"), [("grid", {}), ("castles", {}), ("walls", {"num_players": 3})])
+def test_play_a_whole_game_by_clicking_then_step_back_through_it(page: Any, game: str, options: dict[str, Any]) -> None:
+    start_play(page, game, options)
     assert "you see only what your seat may see" in page.locator("#banner").inner_text()
+    assert page.locator("#step-controls").is_hidden()  # no looking back while the game is on
     rng = random.Random(0)
     clicks = moves = 0
     shot = False
@@ -139,19 +178,185 @@ def test_play_a_whole_game_by_clicking(page: Any, game: str, options: dict[str, 
         buttons.nth(rng.randrange(buttons.count())).click()
         if settle(page)["plies"] != state["plies"]:
             moves += 1
-    assert page.locator("#status").inner_text().startswith("game over")
+    status = page.locator("#status").inner_text()
+    assert status.startswith("game over") and "0.33333" not in status
     assert moves >= 3 and clicks >= moves
-    assert page.locator("#log li").count() >= moves
+    plies = int(state["plies"])
+    assert page.locator("#log li").count() == plies
+    # the finished game, stepped back through
+    assert page.locator("#step-controls").is_visible()
+    page.locator("#prev").click()
+    back = settle(page)
+    assert back["ply"] == str(plies - 1) and back["over"] == "false" and back["yourTurn"] == "false"
+    assert page.locator("#status").inner_text().startswith(f"move {plies} of {plies}: ")
+    assert page.locator("#board rect.target.live").count() == 0 and page.locator("#choices button").count() == 0
+    assert page.locator("#log li").count() == plies - 1
+    page.keyboard.press("ArrowLeft")
+    assert settle(page)["ply"] == str(plies - 2)
+    page.locator("#first").click()
+    assert settle(page)["ply"] == "0" and page.locator("#log li").count() == 0
+    page.locator("#next").click()
+    assert settle(page)["ply"] == "1" and page.locator("#log li.current").count() == 1
+    page.locator("#last").click()
+    end = settle(page)
+    assert end["ply"] == str(plies) and end["over"] == "true"
+    assert page.locator("#status").inner_text() == status
+
+
+def test_the_first_player_named_is_the_one_who_moved_first(page: Any) -> None:
+    form = page.locator("#form-play")
+    form.locator("select[name=game]").select_option("castles")
+    seats = form.locator("select[name=seat] option").all_inner_texts()
+    assert seats == ["player_0", "player_1"]  # castles draws who moves first: no seat is named for it
+    assert "drawn" in form.locator(".first-player").inner_text()
+    seen = set()
+    for _ in range(12):
+        state = start_play(page, "castles")
+        first = int(state["first"])
+        marked = page.locator("#players .player.first")
+        assert marked.count() == 1 and marked.get_attribute("data-seat") == str(first)
+        assert marked.inner_text() == f"player_{first}: {'you' if first == 0 else 'random'} (moves first)"
+        log = page.locator("#log li")
+        if first == 1:  # the agent moved first: its face-down save opens the narration
+            assert log.first.inner_text() == "player_1 (random): a save face down"
+        else:
+            assert log.count() == 0 and state["yourTurn"] == "true" and state["plies"] == "0"
+        seen.add(first)
+        if seen == {0, 1}:
+            break
+    assert seen == {0, 1}
+
+
+def test_switching_tabs_keeps_each_tabs_game_and_the_page_deletes_the_games_it_leaves(
+    visitor: Visitor, app: Any, base_url: str
+) -> None:
+    page, store = visitor.page, app.state.server.store
+    start_play(page, "castles")
+    first_game = store.owned_by(visitor.cookie)
+    assert len(first_game) == 1 and page.locator("#choices button, #board rect.target.live").count() > 0
+    start_play(page, "castles")  # a new game in the same tab replaces the old one: deleted on the server
+    wait_until(lambda: len(store.owned_by(visitor.cookie)) == 1, "the replaced game is deleted")
+    assert store.owned_by(visitor.cookie) != first_game
+    page.locator("#tabs button[data-tab=watch]").click()
+    assert page.locator("#game").is_hidden()  # none of the played game's controls stay
+    assert page.locator("#choices *").count() == 0 and page.locator("#board *").count() == 0
+    assert page.evaluate("document.body.dataset.kind") is None
+    page.locator("#start-watch").click()
+    page.wait_for_selector("body[data-kind=watch]")
+    assert "FULL VIEW" in page.locator("#banner").inner_text() and page.locator("#choices button").count() == 0
+    assert page.locator("#moves-box").is_hidden()
+    page.locator("#tabs button[data-tab=replay]").click()
+    assert page.locator("#game").is_hidden()
+    page.locator("#tabs button[data-tab=play]").click()  # the played game is back, as it was
+    state = settle(page)
+    assert state["kind"] == "play" and state["yourTurn"] == "true" and page.locator("#step-controls").is_hidden()
+    assert page.locator("#board rect.target.live").count() + page.locator("#choices button.move").count() > 0
+    assert len(store.owned_by(visitor.cookie)) == 2  # one per tab
+    page.goto("about:blank")  # leaving the page deletes its games
+    wait_until(lambda: store.owned_by(visitor.cookie) == [], "the games of a closed page are deleted")
+
+
+def test_one_visitors_many_games_never_push_out_anothers(browser: Any, base_url: str, app: Any) -> None:
+    """The issue's case: 205 watch sessions opened by one visitor; another's game plays on."""
+    store = app.state.server.store
+    alice, bob = Visitor(browser, base_url), Visitor(browser, base_url)
+    try:
+        start_play(alice.page, "castles")
+        mine = store.owned_by(alice.cookie)
+        statuses = bob.page.evaluate(
+            """async () => {
+                const body = JSON.stringify({game: "castles", agents: ["random", "random"]});
+                const headers = {"Content-Type": "application/json"};
+                const post = () => fetch("/api/watch", {method: "POST", headers, body}).then(r => r.status);
+                const out = [];
+                for (let i = 0; i < 205; i += 41) out.push(...await Promise.all(Array.from({length: 41}, post)));
+                return out;
+            }"""
+        )
+        assert statuses == [200] * 205  # each of his new games pushed out only his own oldest
+        assert len(store.owned_by(bob.cookie)) == 12 and store.owned_by(alice.cookie) == mine
+        page = alice.page
+        before = settle(page)["plies"]
+        target = page.locator("#board rect.target.live, #choices button.move").first
+        target.click()
+        if page.locator("#choices button.move").count() and settle(page)["plies"] == before:
+            page.locator("#choices button.move").first.click()
+        wait_until(lambda: settle(page)["plies"] != before, "alice's move is played")
+        assert not error_text(page), error_text(page)
+    finally:
+        alice.close()
+        bob.close()
+
+
+EVIL_PAGE = """<!doctype html><html><body><iframe name="sink"></iframe>
+<form id="form" method="POST" enctype="text/plain" target="sink">
+<input name='{"game": "castles", "agents": ["random", "random"], "x": "' value='"}'></form>
+<script>
+const target = new URLSearchParams(location.search).get("target");
+const body = JSON.stringify({game: "castles", agents: ["random", "random"]});
+const tries = [
+  () => fetch(target + "/api/watch", {method: "POST", mode: "no-cors", credentials: "include",
+                                      headers: {"Content-Type": "text/plain"}, body}),
+  () => fetch(target + "/api/watch", {method: "POST", credentials: "include",
+                                      headers: {"Content-Type": "application/json"}, body}),
+  () => fetch(target + "/api/watch", {method: "POST", mode: "no-cors", credentials: "include", body}),
+  () => Promise.resolve(navigator.sendBeacon(target + "/api/watch", body)),
+  () => new Promise(done => {
+    document.querySelector("iframe").onload = done;
+    const form = document.getElementById("form");
+    form.action = target + "/api/watch";
+    form.submit();
+  }),
+];
+(async () => {
+  const results = [];
+  for (const t of tries) { try { await t(); results.push("sent"); } catch (e) { results.push("blocked"); } }
+  document.body.dataset.results = results.join(",");
+  document.body.dataset.done = "true";
+})();
+</script></body></html>"""
+
+
+def test_pages_of_other_sites_cannot_start_games(visitor: Visitor, app: Any, base_url: str, browser: Any) -> None:
+    store = app.state.server.store
+    start_play(visitor.page, "castles")  # the visitor has a game, and a cookie other sites' requests may carry
+    count = len(store)
+    evil_app = Starlette(routes=[Route("/", lambda request: HTMLResponse(EVIL_PAGE))])
+    with serving(evil_app) as evil_base:
+        attack = visitor.context.new_page()
+        port = evil_base.rsplit(":", 1)[1]
+        attack.goto(f"http://{EVIL}:{port}/?target={base_url}")
+        attack.wait_for_selector("body[data-done=true]", timeout=TIMEOUT_MS)
+        assert attack.evaluate("document.body.dataset.results").count("sent") >= 3  # they did reach the server
+        attack.close()
+    time.sleep(0.5)  # a beacon is sent in the background: give it time to arrive before counting
+    assert len(store) == count, "a page of another site started a game"
+    # the server reached under another site's name (DNS rebinding) answers nothing but a refusal
+    rebound = visitor.context.new_page()
+    port = base_url.rsplit(":", 1)[1]
+    response = rebound.goto(f"http://{EVIL}:{port}/")
+    assert response.status == 400 and "--allow-host" in response.json()["error"]
+    assert rebound.evaluate("document.body.dataset.ready") is None  # the page did not load
+    rebound.close()
+    assert len(store) == count and not error_text(visitor.page)
 
 
 def test_watch_a_game_to_its_end(page: Any) -> None:
     page.locator("#tabs button[data-tab=watch]").click()
     form = page.locator("#form-watch")
     form.locator("select[name=game]").select_option("castles")
+    form.locator("select[name=agent-0]").select_option("ismcts")
+    form.locator("select[name=agent-1]").select_option("ismcts")
+    form.locator("#start-watch").click()
+    page.wait_for_selector("body[data-kind=watch]")
+    page.locator("#step").click()  # ismcts searches for about a second: the page says it is thinking
+    page.wait_for_selector("body[data-thinking=true]")
+    assert page.locator("#thinking").inner_text().endswith("(ismcts) is thinking…")
+    assert settle(page)["plies"] == "1" and page.locator("#thinking").is_hidden()
     form.locator("select[name=agent-0]").select_option("greedy")
     form.locator("select[name=agent-1]").select_option("random")
     form.locator("#start-watch").click()
-    page.wait_for_selector("body[data-kind=watch]")
+    page.wait_for_selector("body[data-plies='0']")
     assert "FULL VIEW" in page.locator("#banner").inner_text()
     page.locator("#step").click()
     assert settle(page)["plies"] == "1"
@@ -195,3 +400,21 @@ def test_open_a_replay_and_step_through_it(page: Any) -> None:
     assert page.locator("#status").inner_text().startswith("game over")
     page.locator("#first").click()
     assert settle(page)["ply"] == "0"
+
+
+def test_the_rules_are_one_click_away(page: Any, base_url: str) -> None:
+    form = page.locator("#form-play")
+    form.locator("select[name=game]").select_option("walls")
+    form.locator(".rules summary").click()
+    text = form.locator(".rules-text").inner_text()
+    assert text.startswith("110 cards") and "trumpet" in text
+    assert form.locator(".rules-text i").first.inner_text() == "supply"  # the page's *supply* in italics
+    assert "*" not in text
+    assert form.locator(".rules-link").get_attribute("href") == "/rules/walls"
+    rules = page.context.new_page()
+    rules.goto(f"{base_url}/rules/walls")
+    assert "Version History" in rules.locator("pre").inner_text()
+    rules.close()
+    form.locator("select[name=game]").select_option("grid")
+    assert form.locator(".rules-text b").first.inner_text() == "base"  # and grid's **base** in bold
+    assert "*" not in form.locator(".rules-text").inner_text()

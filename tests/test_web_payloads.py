@@ -7,7 +7,8 @@ then a ``GET`` of the view at every ply of the finished game) and checked two wa
   seat never sees (the swaps of ``tests/test_play_hidden``); every payload of the two must be
   byte-identical once the session id is left out;
 * named cards (grid, whose 52 cards are all different): no payload names a card of the
-  opponent's hand or the draw pile, neither as drawn on the table (``10♥``) nor as move text (``Th``).
+  opponent's hand or the draw pile, neither as drawn on the table (``10♥``) nor in move text (``10♥``
+  as the page words it, or the code ``Th``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from jericho_env.core.cards import card_to_str
 from jericho_env.games.grid.render import card_label
 from jericho_env.registry import make_rules
 from jericho_env.web.app import create_app
+from jericho_env.web.guard import VISITOR_COOKIE
 from jericho_env.web.sessions import Session
 from tests.test_play_hidden import _castles_swap, _walls_swap, random_game
 
@@ -46,12 +48,13 @@ class Scripted:
 def played_payloads(rules: Any, start: Any, moves: list[int], human: int) -> list[dict[str, Any]]:
     """Every payload the page receives while ``human`` plays its share of ``moves`` (others scripted)."""
     app = create_app("/nonexistent-runs")
-    client = TestClient(app)
+    client = TestClient(app, base_url="http://127.0.0.1")
+    client.get("/")  # the page: the server names this client as a visitor (a cookie)
     script = iter(moves)
     others = {s: Scripted(script) for s in range(rules.info.num_players) if s != human}  # one shared script
     session = Session("sid-test", "play", rules, start, ["you" if s == human else "x" for s in range(len(others) + 1)],
                       others, human=human)  # fmt: skip
-    app.state.server.store.add(session)
+    app.state.server.store.add(session, client.cookies[VISITOR_COOKIE])
     with session.lock:
         session.run_agents()
     payloads: list[dict[str, Any]] = []
@@ -111,7 +114,8 @@ def _grid_hidden_names(state: Any, human: int) -> set[str]:
     for card in hidden:
         label, _ = card_label(card)
         names.add(f">{label}<")  # a card face on the SVG table: its label is a text element of its own
-        names.add(card_to_str(card))
+        names.add(label)  # in move text, as the page words it ("10♥ at 0,-4")
+        names.add(card_to_str(card))  # in move text, as the rules write it ("Th@0,-4")
     return names
 
 
@@ -129,7 +133,7 @@ def test_grid_payloads_never_name_a_hidden_card(human: int, seed: int) -> None:
         for name in hidden:
             if name.startswith(">"):
                 assert name not in p["svg"], f"ply {p['ply']}: the table shows hidden card {name}"
-            else:  # move text such as "Th@1,0" or "plays Th": a whole word
+            else:  # move text such as "10♥ at 1,0" or "Th@1,0": a whole word
                 assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![a-z])", text.replace(p["svg"], "")), (
                     f"ply {p['ply']}: hidden card {name} is named"
                 )

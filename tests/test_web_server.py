@@ -1,7 +1,9 @@
-"""The web server's JSON endpoints: bad input gets a clear error and the game goes on; games do not mix."""
+"""The web server's JSON endpoints: bad input gets a clear error and the game goes on; games do not mix;
+what the page offers and shows (option values, the first player, rules, scores, narration in the cards' words)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +11,21 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from jericho_env.registry import make_rules
+from jericho_env.agent_plugins import UniformRandomAgent, providers
+from jericho_env.core.image import font
+from jericho_env.core.rules import Option, OptionError, choice_option, int_option
+from jericho_env.registry import make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays, write_replays
 from jericho_env.web.app import create_app
+from jericho_env.web.catalog import option_values
+from jericho_env.web.guard import VISITOR_COOKIE
+from jericho_env.web.opponents import Opponents
+from jericho_env.web.sessions import Session, SessionStore, score_text
+from tests.web_helpers import error, font_characters
+
+BASE = "http://127.0.0.1"
+STATIC = Path(__file__).resolve().parent.parent / "jericho_env" / "web" / "static"
+DEBIAN_FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def _replay(seed: int = 3) -> Replay:
@@ -33,14 +47,15 @@ def client(tmp_path: Path) -> TestClient:
     write_replays(tmp_path / "t" / FILE_NAME, [_replay(3), _replay(4)])
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / FILE_NAME).write_text('{"format": "something else"}\n')
-    return TestClient(create_app(tmp_path))
+    return TestClient(create_app(tmp_path, seed=0), base_url=BASE)
 
 
-def error(r: Any, status: int, *words: str) -> None:
-    assert r.status_code == status, r.text
-    message = r.json()["error"]
-    for w in words:
-        assert w in message, message
+def finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
+    """Play the human's first legal move until the game is over."""
+    while not view["over"]:
+        body = {"action": view["moves"][0]["action"], "ply": view["plies"]}
+        view = client.post(f"/api/session/{view['id']}/move", json=body).json()
+    return view
 
 
 def test_catalog_lists_games_agents_and_replays(client: TestClient) -> None:
@@ -53,9 +68,80 @@ def test_catalog_lists_games_agents_and_replays(client: TestClient) -> None:
     assert [r["file"] for r in listed if "error" in r] == ["bad/replays.jsonl"]
 
 
+def test_catalog_offers_each_options_allowed_values_the_first_player_and_the_rules(client: TestClient) -> None:
+    games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
+    options = {g: {o["name"]: o["values"] for o in games[g]["options"]} for g in ("grid", "walls", "castles")}
+    assert options["castles"] == {"ranks": [5, 10, 13], "small_deck": [False, True], "reversed_order": [False, True]}
+    assert options["walls"] == {"num_players": [2, 3, 4, 5]}
+    assert options["grid"]["board_size"] == list(range(3, 102, 2))
+    for game_id in ("grid", "walls", "castles"):  # every game here draws who moves first
+        assert games[game_id]["first_player"] is None
+        assert games[game_id]["rules"].startswith(("A 52-card deck", "110 cards", "Each player has an own deck"))
+    assert "saves" in games["castles"]["rules"] and "Properties" not in games["castles"]["rules"]
+
+
+class Zoo:
+    """A provider of pretrained agents, as a model zoo would be: names of its own, for castles only."""
+
+    def agent_names(self, game_id: str) -> list[str]:
+        """Its agents for ``game_id``."""
+        return ["zoo-castles-small", "random"] if game_id == "castles" else []
+
+    def make(self, name: str, game_id: str, **kwargs: Any) -> Any:
+        """A random player standing in for a pretrained one."""
+        agent = UniformRandomAgent(seed=kwargs.get("seed"))
+        agent.name = name
+        return agent
+
+
+def test_a_provider_that_adds_agents_adds_them_to_the_page_read_once() -> None:
+    reads: list[int] = []
+
+    def read() -> dict[str, Any]:
+        reads.append(1)
+        return {**providers(), "zoo": Zoo()}
+
+    client = TestClient(create_app("/nonexistent-runs", opponents=Opponents(read), seed=4), base_url=BASE)
+    games = {g["id"]: g["agents"] for g in client.get("/api/games").json()["games"]}
+    assert "zoo-castles-small" in games["castles"] and "zoo-castles-small" not in games["grid"]
+    assert games["castles"][-1] == "zoo-castles-small" and games["castles"].count("random") == 1
+    body = {"game": "castles", "seat": 0, "agents": [None, "zoo-castles-small"]}
+    view = client.post("/api/play", json=body).json()
+    assert view["players"][1]["agent"] == "zoo-castles-small"
+    server = client.app.state.server  # type: ignore[attr-defined]
+    assert server.store.get(view["id"], client.cookies[VISITOR_COOKIE]).agents[1].name == "zoo-castles-small"
+    error(client.post("/api/play", json={**body, "game": "grid"}), 400, "unknown agent")
+    assert reads == [1]  # the installed providers are read once per server, not per request
+    bare = Opponents(lambda: {})  # no provider installed: the built-in random alone
+    assert bare.names("castles") == ["random"] and isinstance(
+        bare.make("random", "castles", seed=1), UniformRandomAgent
+    )
+    with pytest.raises(OptionError, match="unknown agent 'greedy'"):
+        bare.make("greedy", "castles")
+
+
+def test_option_values_come_from_the_options_own_check() -> None:
+    assert option_values(choice_option("x", 3, "", (1, 3, 9))) == [1, 3, 9]
+    assert option_values(int_option("n", 4, "", "2..6", lambda v: 2 <= v <= 6)) == [2, 3, 4, 5, 6]
+    assert option_values(int_option("n", 4, "", "any positive int", lambda v: v > 0)) is None  # open-ended: a text box
+    assert option_values(choice_option("s", "a", "", ("a", "b"))) is None  # text values are not probed
+    declared = Option("c", "x", "", "one of x, y", lambda v: v in ("x", "y"))
+    object.__setattr__(declared, "choices", ("x", "y"))  # a spec that lists its values itself is taken at its word
+    assert option_values(declared) == ["x", "y"]
+
+
+def test_the_rules_page_of_each_game(client: TestClient) -> None:
+    for game_id in ("grid", "walls", "castles"):
+        page = client.get(f"/rules/{game_id}")
+        assert page.status_code == 200 and "Rules in short" in page.text and "Version History" in page.text
+        assert rules_class(game_id).__module__.split(".")[2] == game_id  # the page of that game, not another's
+    assert "Castles (Working Title)" in client.get("/rules/castles").text
+    error(client.get("/rules/chess"), 404, "no game", "castles")
+
+
 def test_bad_requests_get_clear_errors(client: TestClient) -> None:
     error(client.post("/api/play", json={"game": "chess"}), 400, "unknown game", "castles")
-    error(client.post("/api/play", content=b"{not json"), 400, "JSON")
+    error(client.post("/api/play", content=b"{not json", headers={"content-type": "application/json"}), 400, "JSON")
     error(client.post("/api/play", json=[1, 2]), 400, "JSON object")
     error(client.post("/api/play", json={"game": "castles", "options": {"ranks": 7}}), 400, "ranks")
     error(
@@ -69,6 +155,8 @@ def test_bad_requests_get_clear_errors(client: TestClient) -> None:
     error(client.post("/api/replay", json={"file": "t/replays.jsonl", "index": 9}), 400, "0..1")
     error(client.post("/api/replay", json={"file": "bad/replays.jsonl", "index": 0}), 400, "format")
     error(client.get("/api/nothing"), 404, "no such address")
+    error(client.put("/api/play", json={}), 405, "PUT is not allowed")
+    error(client.get("/static/nothing.js"), 404, "no such address")
 
 
 def test_illegal_and_stale_moves_leave_the_game_as_it_was(client: TestClient) -> None:
@@ -77,13 +165,17 @@ def test_illegal_and_stale_moves_leave_the_game_as_it_was(client: TestClient) ->
     legal = {m["action"] for m in view["moves"]}
     illegal = next(a for a in range(1000) if a not in legal)
     error(client.post(f"/api/session/{sid}/move", json={"action": illegal, "ply": ply}), 400, "illegal move")
+    error(client.post(f"/api/session/{sid}/move", json={"action": 10**30, "ply": ply}), 400, "illegal move")
+    error(client.post(f"/api/session/{sid}/move", json={"action": -1, "ply": ply}), 400, "illegal move")
     error(client.post(f"/api/session/{sid}/move", json={"action": "7", "ply": ply}), 400, "integer")
+    error(client.post(f"/api/session/{sid}/move", json={"action": "x" * 5000, "ply": ply}), 400, "integer")
     error(client.post(f"/api/session/{sid}/move", json={"action": min(legal), "ply": ply + 3}), 409, "stale")
     error(client.post(f"/api/session/{sid}/step", json={"ply": ply}), 409, "play session")
     error(client.get(f"/api/session/{sid}?seat=1"), 403, "your seat")
     error(client.get(f"/api/session/{sid}?seat=all"), 403, "your seat")
     error(client.get(f"/api/session/{sid}?ply=x"), 400, "integers")
     error(client.get(f"/api/session/{sid}?ply=999"), 400, "outside this game")
+    assert len(client.post(f"/api/session/{sid}/move", json={"action": "x" * 5000, "ply": ply}).text) < 700
     assert client.get(f"/api/session/{sid}").json() == view  # unchanged by every refused request
     after = client.post(f"/api/session/{sid}/move", json={"action": min(legal), "ply": ply}).json()
     assert after["plies"] > ply and after["log"][ply]["who"] == "you"
@@ -110,6 +202,105 @@ def test_many_games_at_once_do_not_mix(client: TestClient) -> None:
     assert client.get(f"/api/session/{watch['id']}?seat=1&ply=2").json()["seat"] == 1
 
 
+def test_create_app_keeps_the_store_it_is_given_even_empty() -> None:
+    store = SessionStore(limit=5, per_visitor=2)
+    assert len(store) == 0
+    app = create_app("/nonexistent-runs", store)
+    assert app.state.server.store is store
+    client = TestClient(app, base_url=BASE)
+    client.post("/api/watch", json={"game": "castles", "agents": ["random", "random"]})
+    assert len(store) == 1
+
+
+def test_the_view_names_the_seat_that_moved_first(client: TestClient) -> None:
+    firsts = set()
+    for _ in range(12):  # the deal draws the first player: both seats come up
+        view = client.post("/api/watch", json={"game": "castles", "agents": ["random", "random"]}).json()
+        view = client.post(f"/api/session/{view['id']}/step?seat=all", json={"ply": 0}).json()
+        mover = view["log"][0]["seat"]
+        assert view["first"] == mover and [p["first"] for p in view["players"]] == [s == mover for s in (0, 1)]
+        firsts.add(mover)
+        client.delete(f"/api/session/{view['id']}")
+    assert firsts == {0, 1}
+    for _ in range(12):  # and a played game names it too, whoever it is
+        view = client.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "random"]}).json()
+        assert view["first"] == (view["log"][0]["seat"] if view["log"] else 0)
+        client.delete(f"/api/session/{view['id']}")
+
+
+def test_a_finished_played_game_can_be_stepped_back_through(client: TestClient) -> None:
+    view = client.post("/api/play", json={"game": "castles", "seat": 1, "agents": ["random", None]}).json()
+    assert view["finished"] is False
+    end = finish(client, view)
+    assert end["finished"] and end["status"].startswith("game over")
+    n = end["plies"]
+    for ply in (0, 1, n // 2, n - 1):
+        back = client.get(f"/api/session/{end['id']}?ply={ply}").json()
+        assert back["ply"] == ply and back["seat"] == 1 and back["finished"] and not back["over"]
+        assert back["moves"] == [] and back["targets"] == {} and not back["your_turn"]
+        assert len(back["log"]) == ply and back["status"].startswith(f"move {ply + 1} of {n}: ")
+        assert back["seed"] == end["seed"]  # the game is over: its deal may be known
+    assert client.get(f"/api/session/{end['id']}?ply={n}").json() == end
+
+
+def test_scores_read_as_fractions_or_two_decimals() -> None:
+    assert [score_text(x) for x in (1.0, -1.0, 0.0, -0.0, -1 / 3, 2 / 3, 0.25)] == [
+        "+1",
+        "-1",
+        "0",
+        "0",
+        "-1/3",
+        "+2/3",
+        "+1/4",
+    ]
+    assert [score_text(x) for x in (-0.333, 0.123456, 1 / 13)] == ["-0.33", "+0.12", "+0.08"]
+
+
+def test_walls_status_shows_the_scores_as_fractions(client: TestClient) -> None:
+    view = client.post("/api/play", json={"game": "walls", "seat": 0, "agents": [None, "random", "random", "random"],
+                                          "options": {"num_players": 4}}).json()  # fmt: skip
+    end = finish(client, view)
+    assert re.search(r"-1/3", end["status"]) and not re.search(r"\d\.\d{3}", end["status"]), end["status"]
+
+
+def _texts(view: dict[str, Any]) -> list[str]:
+    return [e["text"] for e in view["log"]] + [m["text"] for m in view["moves"]]
+
+
+def test_moves_are_worded_as_the_cards_show_them(client: TestClient) -> None:
+    tens = 0
+    for _ in range(3):  # castles: a ten is "10", never "T" (its code)
+        view = client.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "random"]}).json()
+        while not view["over"]:
+            assert not any(re.search(r"\bT(x\d)?\b", t) for t in _texts(view)), _texts(view)
+            tens += sum("10" in t for t in _texts(view))
+            view = client.post(f"/api/session/{view['id']}/move",
+                               json={"action": view["moves"][-1]["action"], "ply": view["plies"]}).json()  # fmt: skip
+    assert tens > 0
+    view = finish(client, client.post("/api/play", json={"game": "grid", "seat": 0, "agents": [None, "random"]}).json())
+    placed = [t for t in _texts(view) if " at " in t]
+    assert placed and all(re.fullmatch(r"(10|[2-9AJQK])[♣♦♥♠] at -?\d+,-?\d+", t) for t in placed), placed
+
+
+def test_every_character_the_page_shows_is_drawn_by_dejavu_sans(client: TestClient) -> None:
+    """The page asks for DejaVu Sans: the browser's own (fonts-dejavu-core), else the file the server sends."""
+    assert DEBIAN_FONT.is_file(), f"no {DEBIAN_FONT}: apt-get install fonts-dejavu-core (scripts/setup.sh does)"
+    served = Path(font(12).path)
+    drawn = font_characters(DEBIAN_FONT) & font_characters(served)
+    shown = {p.name: p.read_text(encoding="utf-8") for p in STATIC.iterdir()}
+    for game_id, agents in (
+        ("grid", [None, "random"]),
+        ("castles", [None, "random"]),
+        ("walls", [None, "random", "random", "random"]),
+    ):
+        view = finish(client, client.post("/api/play", json={"game": game_id, "seat": 0, "agents": agents}).json())
+        text = [view["status"], *_texts(view), *re.findall(r">([^<]+)<", view["svg"])]
+        shown[f"{game_id} views"] = "\n".join(text)
+    shown["catalog"] = client.get("/api/games").text
+    missing = {name: sorted({c for c in text if ord(c) > 127 and ord(c) not in drawn}) for name, text in shown.items()}
+    assert not any(missing.values()), f"characters DejaVu Sans does not draw: {missing}"
+
+
 def test_replays_round_trip_and_refuse_what_does_not_replay(tmp_path: Path) -> None:
     r = _replay(5)
     path = write_replays(tmp_path / FILE_NAME, [r])
@@ -124,3 +315,12 @@ def test_replays_round_trip_and_refuse_what_does_not_replay(tmp_path: Path) -> N
     (tmp_path / "x.jsonl").write_text("{}\n")
     with pytest.raises(ReplayError, match=r"x\.jsonl line 1"):
         read_replays(tmp_path / "x.jsonl")
+
+
+def test_a_session_object_keeps_its_owner_only_through_the_store() -> None:
+    rules = make_rules("castles")
+    session = Session("s1", "watch", rules, rules.initial_state(np.random.default_rng(0)), ["random", "random"])
+    assert session.owner == ""
+    store = SessionStore()
+    store.add(session, "a" * 32)
+    assert session.owner == "a" * 32 and store.owned_by("a" * 32) == ["s1"] and store.owned_by("b" * 32) == []

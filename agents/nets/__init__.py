@@ -103,15 +103,38 @@ def policies_for(game_id: str) -> tuple[str, ...]:
     return tuple(n for n, net in POLICIES.items() if net.games is None or game_id in net.games)
 
 
+# Bounds of the network sizes (--net, a network's own sizes, a checkpoint's meta.json): far above what
+# training uses (256 wide, 16 channels, 3 layers), low enough that a typo or a hostile file cannot ask
+# for a network larger than memory.
+MAX_WIDTH = 4096  # units of a layer, channels, embedding sizes, cells
+MAX_LAYERS = 16  # layers of --net, a network's ``layers``
+
+
 def parse_net(text: str) -> list[int]:
     """``"256,128"`` -> [256, 128]: layer sizes, the first shared by the policy and value heads."""
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        sizes = [int(x) for x in text.split(",")]
+    except (ValueError, AttributeError):
         raise ValueError(f"--net takes comma-separated layer sizes such as 256,256, got {text!r}") from None
     if not sizes or any(s < 1 for s in sizes):
         raise ValueError(f"--net needs positive layer sizes, got {text!r}")
+    if len(sizes) > MAX_LAYERS or max(sizes) > MAX_WIDTH:
+        raise ValueError(f"--net takes at most {MAX_LAYERS} layers of at most {MAX_WIDTH} units each, got {text!r}")
     return sizes
+
+
+def check_sizes(name: str, sizes: Mapping[str, Any]) -> dict[str, int]:
+    """A network's own size arguments (``PolicyChoice.sizes``): known to it, ints in 1..``MAX_WIDTH`` (layers
+    1..``MAX_LAYERS``); else ``ValueError`` naming the argument and what is allowed."""
+    choice = POLICIES[name]
+    unknown = set(sizes) - set(choice.sizes)
+    if unknown:
+        raise ValueError(f"network {name!r} takes no {', '.join(sorted(unknown))} (it takes: {choice.sizes or 'none'})")
+    for key, value in sizes.items():
+        top = MAX_LAYERS if key == "layers" else MAX_WIDTH
+        if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= top):
+            raise ValueError(f"network {name!r}: {key} must be an int in 1..{top}, got {value!r}")
+    return dict(sizes)
 
 
 def build_policy(
@@ -132,9 +155,7 @@ def build_policy(
     from jericho_env.registry import make_rules
 
     choice = POLICIES[check_policy(name, game_id)]
-    unknown = set(sizes) - set(choice.sizes)
-    if unknown:
-        raise ValueError(f"network {name!r} takes no {', '.join(sorted(unknown))} (it takes: {choice.sizes or 'none'})")
+    check_sizes(name, sizes)
     options = dict(make_rules(game_id, **game_options).options)
     prior_kwargs = {} if check_prior(prior, game_id) == "none" else {"prior": prior, "prior_weight": prior_weight}
     policy, kwargs = choice.build(game_id, options, parse_net(net), prior_kwargs)

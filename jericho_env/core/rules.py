@@ -166,7 +166,12 @@ class Rules(ABC, Generic[S]):
     # ----------------------------------------------------------------- state machine
     @abstractmethod
     def initial_state(self, rng: np.random.Generator) -> S:
-        """A new game, every chance event drawn from ``rng``."""
+        """A new game, every chance event drawn from ``rng``.
+
+        ``rng`` must be a ``np.random.Generator`` (``np.random.default_rng(seed)``): a game starts with
+        ``jericho_env.core.validate.require_generator(rng)``, an ``OptionError`` for anything else (a seed,
+        a legacy ``RandomState``). ``determinize`` checks its ``rng`` the same way.
+        """
 
     @abstractmethod
     def current_player(self, state: S) -> int:

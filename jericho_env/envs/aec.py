@@ -24,11 +24,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError, Rules
+from jericho_env.core.validate import check_optional_seed, require_keys, require_mapping
 from jericho_env.registry import make_rules
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 _RETRY = " The env is unchanged; choose again."
+SAVED_KEYS = ("game_id", "options", "state")  # save_state's dict
 
 
 class JerichoEnv(AECEnv):
@@ -82,7 +84,8 @@ class JerichoEnv(AECEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game; ``seed`` re-seeds the env's generator (else it continues)."""
+        """Start a new game; ``seed`` (an int in 0..2**63-1) re-seeds the env's generator, ``None`` continues it."""
+        seed = check_optional_seed(seed)  # before anything changes
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             # a stream of its own, so that views never change the deals of a seed
@@ -221,18 +224,23 @@ class JerichoEnv(AECEnv):
         return self._seat[agent]
 
     def save_state(self) -> dict[str, Any]:
-        """The current state as a JSON-able dict (``load_state`` rebuilds it)."""
+        """The current state as a JSON-able dict of ``SAVED_KEYS`` (``load_state`` rebuilds it)."""
         return {"game_id": self.game_id, "options": dict(self.rules.options), "state": self.rules.to_dict(self.state)}
 
     def load_state(self, data: dict[str, Any]) -> None:
-        """Continue from a dict made by ``save_state`` (same game and options)."""
-        if data.get("game_id") != self.game_id or data.get("options") != dict(self.rules.options):
+        """Continue from a dict made by ``save_state`` (same game and options); a refused one leaves the env as it was.
+
+        Every key of ``save_state``'s dict is required (``StateFormatError`` naming a missing one).
+        """
+        require_keys("saved env", require_mapping("saved env", data, "save_state"), SAVED_KEYS)
+        if data["game_id"] != self.game_id or data["options"] != dict(self.rules.options):
             raise OptionError(
-                f"state is for {data.get('game_id')!r} with options {data.get('options')}, "
+                f"state is for {data['game_id']!r} with options {data['options']}, "
                 f"this env is {self.game_id!r} with {dict(self.rules.options)}"
             )
+        state = self.rules.from_dict(data["state"])
         self.reset()
-        self.state = self.rules.from_dict(data["state"])
+        self.state = state
         self._mask = None
         if self.rules.is_terminal(self.state):
             for a in self.agents:

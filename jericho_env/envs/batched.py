@@ -31,6 +31,7 @@ import numpy as np
 from jericho_env.core.batched import BatchedGame, PythonBatchedGame
 from jericho_env.core.kernels import NUMBA, njit, row_seeds
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
+from jericho_env.core.validate import check_optional_seed
 from jericho_env.registry import make_rules
 
 _warned: set[str] = set()
@@ -115,8 +116,8 @@ class BatchedEnv:
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Deal a new game in every row; ``seed`` seeds the deals (None: fresh entropy)."""
-        self._rng = np.random.default_rng(seed)
+        """Deal a new game in every row; ``seed`` (an int in 0..2**63-1) seeds the deals (None: fresh entropy)."""
+        self._rng = np.random.default_rng(check_optional_seed(seed))
         self._deal(self.rows)
         self._refresh(self.rows)
         return self._out(self._obs), self._out(self._mask), self._out(self._player)

@@ -19,6 +19,8 @@ the prior of ``agents.prior`` needs; without it the observation is the game's ow
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -149,15 +151,48 @@ def shard_sizes(num_envs: int, shards: int) -> list[int]:
     return [q + (k < r) for k in range(int(shards))]
 
 
-def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
+# A worker ends when its parent does, whatever ends the parent (kill -9 included): on Linux the kernel
+# sends it SIGKILL (prctl's PR_SET_PDEATHSIG, asked first thing in the worker), and everywhere a worker
+# waiting for a command checks this often (seconds) that its parent is still the one that started it.
+PARENT_DEATH_SIGNAL = True
+PARENT_POLL_SECONDS: float | None = 1.0
+
+
+def _end_with_parent(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent ends (Linux), and end now if it already has."""
+    if PARENT_DEATH_SIGNAL and sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # no prctl here: the polling below still notices
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
+def _parent_waits(conn: Any, parent: int) -> bool:
+    """Wait for the parent's next command: True when one arrives, False when the parent is gone."""
+    while PARENT_POLL_SECONDS is not None and not conn.poll(PARENT_POLL_SECONDS):
+        if os.getppid() != parent:  # reparented: the process that started us is gone
+            return False
+    return True
+
+
+def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = None) -> None:
     """A remote shard's loop: build the shard, then answer the parent's commands until ``close``.
 
     Ctrl-C reaches the whole process group; the training process handles it (it saves a checkpoint and
-    closes the shards), so a worker ignores it, and ends when the parent closes it or its pipe.
+    closes the shards), so a worker ignores it, and ends when the parent closes it or its pipe, or when
+    the parent ``parent`` (its pid) dies (``PARENT_DEATH_SIGNAL``, ``PARENT_POLL_SECONDS``).
     """
     import signal
     import traceback
 
+    parent = os.getppid() if parent is None else parent
+    _end_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         venv = cloudpickle.loads(make_shard)(index)
@@ -167,8 +202,10 @@ def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
     conn.send(("ok", None))
     while True:
         try:
+            if not _parent_waits(conn, parent):
+                return
             cmd, arg = conn.recv()
-        except EOFError:  # the parent is gone
+        except (EOFError, OSError):  # the parent is gone
             return
         try:
             if cmd == "close":
@@ -218,7 +255,9 @@ class ShardedVecEnv(_MaskedVecEnv):
     raises ``IllegalActionError`` and no game changes. An error in a worker is raised here with the
     worker's traceback. ``add_opponent`` sends the policy to every shard (with cloudpickle); a policy
     with a ``for_shard(k)`` method is replaced by what it returns in shard ``k`` > 0 (so copies do not
-    share one random stream). Workers start with ``start_method`` (``fork`` where the platform has it).
+    share one random stream). Workers start with ``start_method`` (``fork`` where the platform has it) and
+    end with this process, however it ends (``kill -9`` included: ``PARENT_DEATH_SIGNAL``,
+    ``PARENT_POLL_SECONDS``).
     """
 
     def __init__(self, make_shard: Callable[[int], Any], sizes: Sequence[int], start_method: str | None = None) -> None:
@@ -241,7 +280,8 @@ class ShardedVecEnv(_MaskedVecEnv):
         try:
             for k in range(1, len(self.sizes)):
                 parent, child = ctx.Pipe()
-                proc = ctx.Process(target=_shard_worker, args=(child, payload, k), daemon=True, name=f"shard-{k}")
+                work = (child, payload, k, os.getpid())
+                proc = ctx.Process(target=_shard_worker, args=work, daemon=True, name=f"shard-{k}")
                 proc.start()
                 child.close()
                 self._conns.append(parent)

@@ -47,6 +47,7 @@ import numpy as np
 from gymnasium.utils.seeding import np_random
 
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
+from jericho_env.core.validate import check_optional_seed, check_seed
 from jericho_env.registry import make_rules
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -59,7 +60,7 @@ class RandomBatchPolicy:
     uses_observation = False
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_optional_seed(seed))
 
     def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         # the k-th legal action with k uniform: cumulative counts along each row
@@ -160,7 +161,7 @@ class SelfPlayVector:
             raise OptionError(f"shaping must be a finite number >= 0, got {shaping!r}")
         self.shaping = float(shaping)
         self._potential = np.zeros(n)  # the learner's potential at its last decision (shaping)
-        self._seed = seed
+        self._seed = seed = check_optional_seed(seed)
         self._view_rng = np.random.default_rng(None if seed is None else [int(seed), 0x5EA4C4])
         self._needs_reset = True
 
@@ -183,13 +184,13 @@ class SelfPlayVector:
     # ------------------------------------------------------------------ episodes
     def seed(self, seed: int | None) -> None:
         """Seed the games: game ``i`` gets the generator Gymnasium's ``np_random(seed + i)`` gives."""
-        self._seed = seed
+        self._seed = check_optional_seed(seed)
         self._needs_reset = True
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start a game in every slot; return (observations, masks) of the learners."""
         if seed is not None:
-            self._seed = seed
+            self._seed = check_seed(seed)
         base = self._seed
         self._rngs = [np_random(None if base is None else base + i)[0] for i in range(self.num_envs)]
         for i in range(self.num_envs):

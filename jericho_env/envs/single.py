@@ -25,6 +25,7 @@ import numpy as np
 
 from jericho_env.agent_plugins import UniformRandomAgent, choose_action
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
+from jericho_env.core.validate import check_optional_seed
 from jericho_env.envs.aec import JerichoEnv
 
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
@@ -94,7 +95,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_optional_seed(seed))  # an int in 0..2**63-1 or None, checked before any change
         self._lost_by_illegal = False
         while True:
             n = self.rules.info.num_players
@@ -142,6 +143,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
 
     # ------------------------------------------------------------------ internals
     def _done(self) -> bool:
+        if self.aec.state is None:
+            raise gym.error.ResetNeeded("no game yet: call reset() before step() or action_masks()")
         return self._lost_by_illegal or self.rules.is_terminal(self.aec.state)
 
     def _advance_opponents(self) -> None:
@@ -163,3 +166,22 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
 
     def _info(self) -> dict[str, Any]:
         return {"seat": self.seat, "action_mask": self.action_masks()}
+
+
+class ActionMasks(gym.Wrapper[np.ndarray, np.int64, np.ndarray, np.int64], gym.utils.RecordConstructorArgs):
+    """``action_masks()`` on the outside of ``gymnasium.make("jericho/<game>-v<version>")``'s wrappers.
+
+    Gymnasium 1.x wrappers forward no attribute they do not define, so ``OrderEnforcing`` and
+    ``PassiveEnvChecker`` would hide the view's ``action_masks``. The registration adds this wrapper last
+    (``additional_wrappers``); it asks the env below with ``get_wrapper_attr``, as sb3-contrib's
+    ``get_action_masks`` does, so a wrapper added on top still answers ``get_wrapper_attr("action_masks")``.
+    """
+
+    def __init__(self, env: gym.Env[np.ndarray, np.int64]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans (all False once the game is over)."""
+        masks: np.ndarray = self.env.get_wrapper_attr("action_masks")()
+        return masks

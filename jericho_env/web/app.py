@@ -2,46 +2,59 @@
 
 Routes (every answer is JSON, errors as ``{"error": message}`` with an HTTP status):
 
-* ``GET /api/games``: each game, its options (default, allowed values), seats and agents, the
-  PPO checkpoints found under the server's runs folder, and the replay files there.
+* ``GET /api/games``: each game, its options (default, allowed values), seats, who moves first,
+  its rules in short, and its agents; the PPO checkpoints found under the server's runs folder.
 * ``POST /api/play``: ``{game, options, seat, agents}``: a game with a human in ``seat``.
 * ``POST /api/watch``: ``{game, options, agents}``: agents against each other, stepped by the page.
 * ``GET /api/replays`` lists the recorded games; ``POST /api/replay`` ``{file, index}`` opens one.
 * ``GET /api/session/ID?seat=S&ply=P``: the view of a game (``seat=all``: the full view).
 * ``POST /api/session/ID/move`` ``{action, ply}`` (play) and ``POST /api/session/ID/step`` ``{ply}``
-  (watch); ``DELETE /api/session/ID`` forgets a game.
+  (watch); ``DELETE /api/session/ID`` forgets a game (the page does when it leaves one).
+* ``GET /rules/GAME``: the game's page (its rules, properties and encodings) as text.
 
-Agents are named as the page lists them: an agent name (``greedy``) or ``ppo:RELPATH``, a checkpoint
-of the server's list (a path the browser made up is refused). Hidden information: see
-``jericho_env.web.sessions``.
+Before any route, ``jericho_env.web.guard.Guard`` checks the Host, the Origin of requests that change
+something, that bodies are JSON and small, and names the visitor (a cookie): a visitor sees and
+changes only their own sessions. Malformed requests of any shape get a JSON 4xx; an error inside
+the server a JSON 500, never a traceback.
+
+Agents are named as the page lists them: an agent name of the agent plugins
+(``jericho_env.agent_plugins``: every name a provider offers for the game, so a provider that adds
+agents, such as pretrained ones, adds them to the page) or ``ppo:RELPATH``, a checkpoint of the
+server's list (a path the browser made up is refused), loaded once per server
+(``jericho_env.web.checkpoints``). Hidden information: see ``jericho_env.web.sessions``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
-from collections.abc import Awaitable, Callable
+import html
+import threading
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from jericho_env.agent_plugins import PlayingAgent, agent_names, make_agent
+from jericho_env.agent_plugins import PlayingAgent
 from jericho_env.core.image import font
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import known_game_ids, make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
-from jericho_env.web.sessions import Session, SessionStore, WebError
+from jericho_env.web.catalog import first_player, option_values, rules_page, rules_summary
+from jericho_env.web.checkpoints import CHECKPOINT_AGENT, CheckpointCache
+from jericho_env.web.guard import LOCAL_HOSTS, Guard, read_json, visitor_of
+from jericho_env.web.opponents import Opponents
+from jericho_env.web.sessions import Session, SessionStore, WebError, brief
 
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 20_000  # bytes of a request body: every request of the page is a few hundred
 FONT_FILES = {
     "DejaVuSans.ttf": (False, False),
     "DejaVuSans-Bold.ttf": (True, False),
@@ -52,12 +65,28 @@ MAX_FILES = 500  # checkpoints and replay files listed from the runs folder
 
 @dataclasses.dataclass
 class Server:
-    """What the routes share: the sessions, and the runs folder where checkpoints and replays are found."""
+    """What the routes share: the sessions, the loaded checkpoints, the runs folder, and the server's dice."""
 
     runs: Path
     store: SessionStore = dataclasses.field(default_factory=SessionStore)
+    checkpoint_cache: CheckpointCache = dataclasses.field(default_factory=CheckpointCache)
+    opponents: Opponents = dataclasses.field(default_factory=Opponents)
+    seed: int | None = None  # seeds every deal and agent the server makes (tests); None: fresh entropy
+
+    def __post_init__(self) -> None:
+        self._rng = np.random.default_rng(self.seed)
+        self._rng_lock = threading.Lock()  # routes run in a thread pool; a Generator is not thread-safe
+
+    def draw_seed(self) -> int:
+        """A seed for a deal or an agent, from the server's own generator."""
+        with self._rng_lock:
+            return int(self._rng.integers(2**31))
 
     # ------------------------------------------------------------------ server-side lists
+    def named_agents(self, game_id: str) -> list[str]:
+        """The agents the page offers by name for ``game_id``: every plugin name but the checkpoint player."""
+        return [n for n in self.opponents.names(game_id) if n != CHECKPOINT_AGENT]
+
     def checkpoints(self) -> dict[str, Path]:
         """PPO checkpoints under ``runs``, by their path relative to it (the only ones the page may choose)."""
         if not self.runs.is_dir():
@@ -73,24 +102,32 @@ class Server:
         return {p.relative_to(self.runs).as_posix(): p for p in found}
 
     def games(self) -> dict[str, Any]:
-        """Every game with its options, seats and agents, for the page's forms."""
+        """Every game with its options, seats, first player, rules in short and agents, for the page's forms."""
         out = []
         for game_id in known_game_ids():
             cls = rules_class(game_id)
             rules = make_rules(game_id)
-            names = [n for n in agent_names(game_id) if n != "ppo"]
             out.append(
                 {
                     "id": game_id,
                     "players": rules.info.num_players,
+                    "first_player": first_player(game_id),
+                    "rules": rules_summary(game_id),
                     "options": [
-                        {"name": o.name, "default": o.default, "doc": o.doc, "allowed": o.allowed} for o in cls.OPTIONS
+                        {
+                            "name": o.name,
+                            "default": o.default,
+                            "doc": o.doc,
+                            "allowed": o.allowed,
+                            "values": option_values(o),
+                        }
+                        for o in cls.OPTIONS
                     ],
-                    "agents": names,
+                    "agents": self.named_agents(game_id),
                 }
             )
-        has_ppo = any("ppo" in agent_names(g) for g in known_game_ids())
-        checkpoints = [f"ppo:{k}" for k in self.checkpoints()] if has_ppo else []
+        has_ppo = any(CHECKPOINT_AGENT in self.opponents.names(g) for g in known_game_ids())
+        checkpoints = [f"{CHECKPOINT_AGENT}:{k}" for k in self.checkpoints()] if has_ppo else []
         return {"games": out, "checkpoints": checkpoints, "runs": str(self.runs)}
 
     def replays(self) -> list[dict[str, Any]]:
@@ -124,39 +161,41 @@ class Server:
         n = make_rules(game_id, **options).info.num_players
         if not isinstance(specs, list) or len(specs) != n:
             raise WebError(400, f"agents must be a list of {n} agent names, one per seat (null for your own seat)")
-        names = [n for n in agent_names(game_id) if n != "ppo"]
+        names = self.named_agents(game_id)
         checkpoints = self.checkpoints()
-        rng = np.random.default_rng()
+        prefix = f"{CHECKPOINT_AGENT}:"
         out: dict[int, Any] = {}
         for seat in seats:
             spec = specs[seat]
             if not isinstance(spec, str):
                 raise WebError(
-                    400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or ppo:CHECKPOINT"
+                    400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or {prefix}CHECKPOINT"
                 )
-            kwargs: dict[str, Any] = {"seed": int(rng.integers(2**31))}
-            if spec.startswith("ppo:"):
-                if spec[4:] not in checkpoints:
-                    raise WebError(
-                        400,
-                        f"unknown checkpoint {spec[4:][:200]!r}: choose one of the server's list "
-                        f"({len(checkpoints)} found under {self.runs})",
-                    )
-                name, kwargs["path"] = "ppo", str(checkpoints[spec[4:]])
-            elif spec in names:
-                name = spec
-            else:
+            checkpoint = spec[len(prefix) :] if spec.startswith(prefix) else None
+            if checkpoint is not None and checkpoint not in checkpoints:
+                raise WebError(
+                    400,
+                    f"unknown checkpoint {checkpoint[:200]!r}: choose one of the server's list "
+                    f"({len(checkpoints)} found under {self.runs})",
+                )
+            if checkpoint is None and spec not in names:
                 raise WebError(400, f"unknown agent {spec[:100]!r} for {game_id}: choose one of {', '.join(names)}")
+            seed = self.draw_seed()
             try:
-                agent: PlayingAgent = make_agent(name, game_id, **kwargs, **options)
-                agent.reset(seed=kwargs["seed"])
+                agent: PlayingAgent
+                if checkpoint is not None:
+                    path = checkpoints[checkpoint]
+                    agent = self.checkpoint_cache.agent(game_id, path, options, seed, self.opponents.make)
+                else:
+                    agent = self.opponents.make(spec, game_id, seed=seed, **options)
+                agent.reset(seed=seed)
             except Exception as e:  # a checkpoint of another game, a broken file: the page gets one line
                 raise WebError(400, f"cannot make agent {spec[:200]!r} for {game_id}: {e}") from None
             out[seat] = agent
         return out
 
-    def new_game(self, body: dict[str, Any], kind: str) -> Session:
-        """A ``play`` (a human seat) or ``watch`` session from the page's form."""
+    def new_game(self, body: dict[str, Any], kind: str, visitor: str) -> Session:
+        """A ``play`` (a human seat) or ``watch`` session of ``visitor`` from the page's form."""
         game_id, options = _game_and_options(body)
         rules = _rules(game_id, options)
         n = rules.info.num_players
@@ -164,19 +203,20 @@ class Server:
         if kind == "play":
             human = body.get("seat", 0)
             if isinstance(human, bool) or not isinstance(human, int) or not 0 <= human < n:
-                raise WebError(400, f"seat must be your seat number, 0..{n - 1}; got {human!r}")
+                raise WebError(400, f"seat must be your seat number, 0..{n - 1}; got {brief(human)}")
         seats = [s for s in range(n) if s != human]
+        self.store.check_room(visitor)  # before loading agents for a game the server could not keep
         agents = self.make_agents(game_id, rules.options, body.get("agents"), seats)
-        seed = int(np.random.default_rng().integers(2**31))
+        seed = self.draw_seed()
         state = rules.initial_state(np.random.default_rng(seed))
         labels = ["you" if s == human else str(body["agents"][s]) for s in range(n)]
         session = Session(self.store.new_id(), kind, rules, state, labels, agents, human, seed)  # type: ignore[arg-type]
         if kind == "play":
             session.run_agents()
-        return self.store.add(session)
+        return self.store.add(session, visitor)
 
-    def open_replay(self, body: dict[str, Any]) -> Session:
-        """A ``replay`` session of game ``index`` of the server's replay file ``file``."""
+    def open_replay(self, body: dict[str, Any], visitor: str) -> Session:
+        """A ``replay`` session of ``visitor``: game ``index`` of the server's replay file ``file``."""
         files = self.replay_files()
         rel, index = body.get("file"), body.get("index")
         if not isinstance(rel, str) or rel not in files:
@@ -188,8 +228,10 @@ class Server:
         except ReplayError as e:
             raise WebError(400, str(e)) from None
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(replays):
-            raise WebError(400, f"index must be a game of {rel}: 0..{len(replays) - 1}; got {index!r}")
-        return self.store.add(replay_session(self.store.new_id(), replays[index], {"file": rel, "index": index}))
+            raise WebError(400, f"index must be a game of {rel}: 0..{len(replays) - 1}; got {brief(index)}")
+        self.store.check_room(visitor)
+        session = replay_session(self.store.new_id(), replays[index], {"file": rel, "index": index})
+        return self.store.add(session, visitor)
 
 
 def replay_session(sid: str, replay: Replay, where: dict[str, Any]) -> Session:
@@ -234,19 +276,6 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise WebError(413, f"request body of {len(raw)} bytes; the page's requests stay under {MAX_BODY}")
-    try:
-        data = json.loads(raw or b"{}", parse_constant=lambda c: math.nan)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise WebError(400, f"the request body must be a JSON object: {e}") from None
-    if not isinstance(data, dict):
-        raise WebError(400, f"the request body must be a JSON object, got {type(data).__name__}")
-    return data
-
-
 def _seat_and_ply(request: Request) -> tuple[int | None, int | None, bool]:
     q = request.query_params
     seat_text, ply_text = q.get("seat"), q.get("ply")
@@ -261,9 +290,29 @@ def _seat_and_ply(request: Request) -> tuple[int | None, int | None, bool]:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> Starlette:
-    """The Starlette app serving the page and its JSON endpoints; ``runs`` holds checkpoints and replays."""
-    server = Server(Path(runs), store or SessionStore())
+def create_app(
+    runs: str | Path = "runs",
+    store: SessionStore | None = None,
+    *,
+    allowed_hosts: Iterable[str] = LOCAL_HOSTS,
+    checkpoints: CheckpointCache | None = None,
+    opponents: Opponents | None = None,
+    seed: int | None = None,
+) -> Starlette:
+    """The Starlette app serving the page and its JSON endpoints; ``runs`` holds checkpoints and replays.
+
+    ``store`` keeps the sessions (a new ``SessionStore`` if ``None``), ``allowed_hosts`` the names the
+    server answers to (``jericho_env.web.guard``; ``"*"``: any), ``checkpoints`` the loaded networks
+    (a new ``CheckpointCache`` if ``None``), ``opponents`` the agents offered (the installed agent
+    plugins if ``None``), ``seed`` seeds every deal and agent (``None``: fresh entropy).
+    """
+    server = Server(
+        Path(runs),
+        store=store if store is not None else SessionStore(),
+        checkpoint_cache=checkpoints if checkpoints is not None else CheckpointCache(),
+        opponents=opponents if opponents is not None else Opponents(),
+        seed=seed,
+    )
 
     def route(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
         async def handler(request: Request) -> Response:
@@ -275,7 +324,7 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
         return handler
 
     def locked(request: Request, work: Callable[[Session], Any]) -> Awaitable[Any]:
-        session = server.store.get(request.path_params["sid"])
+        session = server.store.get(request.path_params["sid"], visitor_of(request))
 
         def run() -> Any:
             with session.lock:  # one request at a time per game; games do not wait for each other
@@ -290,24 +339,24 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
         return {"replays": await run_in_threadpool(server.replays)}
 
     async def play(request: Request) -> Any:
-        body = await _body(request)
-        return (await run_in_threadpool(server.new_game, body, "play")).view()
+        body = await read_json(request, ("game", "options", "seat", "agents"))
+        return (await run_in_threadpool(server.new_game, body, "play", visitor_of(request))).view()
 
     async def watch(request: Request) -> Any:
-        body = await _body(request)
-        session = await run_in_threadpool(server.new_game, body, "watch")
+        body = await read_json(request, ("game", "options", "agents"))
+        session = await run_in_threadpool(server.new_game, body, "watch", visitor_of(request))
         return session.view(seat=None)
 
     async def replay(request: Request) -> Any:
-        body = await _body(request)
-        return (await run_in_threadpool(server.open_replay, body)).view(seat=None, ply=0)
+        body = await read_json(request, ("file", "index"))
+        return (await run_in_threadpool(server.open_replay, body, visitor_of(request))).view(seat=None, ply=0)
 
     async def show(request: Request) -> Any:
         seat, ply, full = _seat_and_ply(request)
         return await locked(request, lambda s: s.view(seat, ply, full))
 
     async def move(request: Request) -> Any:
-        body = await _body(request)
+        body = await read_json(request, ("action", "ply"))
 
         def work(s: Session) -> Any:
             s.human_move(body.get("action"), body.get("ply"))
@@ -316,7 +365,7 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
         return await locked(request, work)
 
     async def step(request: Request) -> Any:
-        body = await _body(request)
+        body = await read_json(request, ("ply",))
         seat, _, full = _seat_and_ply(request)
 
         def work(s: Session) -> Any:
@@ -326,11 +375,23 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
         return await locked(request, work)
 
     async def forget(request: Request) -> Any:
-        server.store.remove(request.path_params["sid"])
+        server.store.remove(request.path_params["sid"], visitor_of(request))
         return {"removed": request.path_params["sid"]}
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def rules_of(request: Request) -> Response:
+        game_id = request.path_params["game"]
+        if game_id not in known_game_ids():
+            return _json({"error": f"no game {game_id[:60]!r}: choose one of {', '.join(known_game_ids())}"}, 404)
+        text = html.escape(rules_page(game_id))
+        title = f"{game_id}: rules"
+        return HTMLResponse(
+            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            '<link rel="stylesheet" href="/static/style.css"></head>'
+            f'<body class="rules-page"><h1>{title}</h1><pre>{text}</pre></body></html>'
+        )
 
     async def font_file(request: Request) -> Response:
         name = request.path_params["name"]
@@ -341,11 +402,20 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
             return _json({"error": f"{name} is not installed on the server (the browser uses its own fonts)"}, 404)
         return FileResponse(path, headers={"Cache-Control": "max-age=86400"})
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return _json({"error": f"no such address: {request.method} {request.url.path}"}, 404)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        if status == 404:
+            return _json({"error": f"no such address: {request.method} {request.url.path[:200]}"}, 404)
+        if status == 405:
+            return _json({"error": f"{request.method} is not allowed on {request.url.path[:200]}"}, 405)
+        return _json({"error": str(getattr(exc, "detail", exc))[:300]}, status)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _json({"error": f"the server failed on this request ({type(exc).__name__}); the game is unchanged"}, 500)
 
     routes = [
         Route("/", index),
+        Route("/rules/{game}", rules_of),
         Route("/api/games", route(games)),
         Route("/api/replays", route(replays)),
         Route("/api/play", route(play), methods=["POST"]),
@@ -358,6 +428,10 @@ def create_app(runs: str | Path = "runs", store: SessionStore | None = None) -> 
         Route("/font/{name}", font_file),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={404: not_found})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, allowed_hosts=list(allowed_hosts))],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+    )
     app.state.server = server
     return app

@@ -12,6 +12,12 @@ Who may see what:
 * ``watch`` and ``replay``: any seat's view, or the full view (``seat=None``), which the page marks
   as showing hidden cards. Nobody plays a hidden hand there, so there is nothing to keep hidden.
 
+Whose games: every session belongs to the visitor who made it (``SessionStore``: a visitor is the
+cookie the server hands out, ``jericho_env.web.guard``). Another visitor's session is an unknown id
+to them. A visitor holds at most ``per_visitor`` sessions (beyond it, their own least recently used
+goes) and the server at most ``limit`` in all: when it is full, a new game is refused (503) rather
+than pushing out anyone else's.
+
 Bad requests raise ``WebError`` (an HTTP status and a message naming what was wrong and what is
 allowed); the session is then unchanged.
 """
@@ -24,6 +30,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -33,20 +40,41 @@ from jericho_env.core.rules import JerichoError, Rules
 from jericho_env.web.tables import table_for
 
 Kind = Literal["play", "watch", "replay"]
+MAX_MESSAGE = 600  # characters of an error message: a request's own text is never echoed at length
 
 
 class WebError(Exception):
-    """A request the server refuses: an HTTP ``status`` and a message for the page."""
+    """A request the server refuses: an HTTP ``status`` and a message for the page (cut to ``MAX_MESSAGE``)."""
 
     def __init__(self, status: int, message: str) -> None:
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 3] + "..."
         super().__init__(message)
         self.status = status
         self.message = message
 
 
+def brief(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, to name a bad value in a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def seat_name(seat: int) -> str:
     """``player_<seat>``, the name the envs use."""
     return f"player_{seat}"
+
+
+def score_text(value: float) -> str:
+    """A return as a player reads it: ``+1``, ``0``, ``-1/3``, ``+0.25``; otherwise two decimals (``-0.37``)."""
+    if value == 0:
+        return "0"
+    frac = Fraction(value).limit_denominator(12)
+    if abs(float(frac) - value) < 1e-9:
+        sign = "+" if frac > 0 else "-"
+        whole = frac.denominator == 1
+        return f"{sign}{abs(frac.numerator)}" + ("" if whole else f"/{frac.denominator}")
+    return f"{value:+.2f}"
 
 
 class Session:
@@ -71,6 +99,7 @@ class Session:
         self.agents = dict(agents or {})
         self.human = human
         self.info = dict(info or {})
+        self.owner = ""  # the visitor who made it (SessionStore.add sets it)
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self.actions: list[int] = list(actions)
@@ -89,6 +118,11 @@ class Session:
     def over(self) -> bool:
         """Whether the game has ended."""
         return self.rules.is_terminal(self.state)
+
+    @property
+    def first(self) -> int:
+        """The seat that moved first (drawn by the deal in every game here): the seat to move at ply 0."""
+        return self.rules.current_player(self.states[0])
 
     def _apply(self, action: int) -> None:
         nxt = self.rules.clone(self.state)
@@ -127,7 +161,13 @@ class Session:
         if self.rules.current_player(self.state) != self.human:  # cannot happen between requests: agents reply at once
             raise WebError(409, "it is not your turn")
         if isinstance(action, bool) or not isinstance(action, int):
-            raise WebError(400, f"action must be an integer (a move's number from the view's moves), got {action!r}")
+            raise WebError(
+                400, f"action must be an integer (a move's number from the view's moves), got {brief(action)}"
+            )
+        if not 0 <= action < self.rules.info.num_actions:
+            raise WebError(
+                400, f"illegal move: action {action} is not a move of this game (0..{self.rules.info.num_actions - 1})"
+            )
         try:
             self._apply(action)
         except JerichoError as e:
@@ -172,22 +212,25 @@ class Session:
         to_move = -1 if over else rules.current_player(state)
         yours = self.kind == "play" and ply == len(self.actions) and to_move == self.human
         drawing = self.table.draw(rules, state, seat, clickable=yours)
+        first = self.first
         out: dict[str, Any] = {
             "id": self.id,
             "kind": self.kind,
             "game": rules.game_id,
             "options": dict(rules.options),
             "players": [
-                {"seat": i, "name": seat_name(i), "agent": label, "you": i == self.human}
+                {"seat": i, "name": seat_name(i), "agent": label, "you": i == self.human, "first": i == first}
                 for i, label in enumerate(self.labels)
             ],
             "human": self.human,
+            "first": first,
             "seat": seat,
             "full_view": seat is None,
             "ply": ply,
             "plies": len(self.actions),
             "to_move": to_move,
             "over": over,
+            "finished": self.over,
             "your_turn": yours,
             "svg": drawing.svg,
             "width": drawing.width,
@@ -195,7 +238,7 @@ class Session:
             "targets": {k: [[round(v, 2) for v in box] for box in boxes] for k, boxes in drawing.targets.items()},
             "moves": self._moves(state) if yours else [],
             "log": self.narration(seat, ply),
-            "status": self._status(state, seat, over, to_move),
+            "status": self._status(state, seat, ply, over, to_move),
             "info": self.info,
         }
         if over:
@@ -205,9 +248,13 @@ class Session:
         return out
 
     def _moves(self, state: Any) -> list[dict[str, Any]]:
-        rules = self.rules
+        rules, table = self.rules, self.table
         return [
-            {"action": a, "text": rules.action_to_str(state, a), "keys": self.table.keys(rules, state, a)}
+            {
+                "action": a,
+                "text": table.words(rules, rules.action_to_str(state, a)),
+                "keys": table.keys(rules, state, a),
+            }
             for a in rules.legal_actions(state)
         ]
 
@@ -217,7 +264,7 @@ class Session:
         for k in range(ply):
             before = self.states[k]
             mover = self.rules.current_player(before)
-            text = self.rules.public_action_to_str(before, self.actions[k], seat)
+            text = self.table.words(self.rules, self.rules.public_action_to_str(before, self.actions[k], seat))
             out.append({"ply": k + 1, "seat": mover, "who": self._who(mover, seat), "text": text})
         return out
 
@@ -226,15 +273,18 @@ class Session:
             return "you"
         return f"{seat_name(mover)} ({self.labels[mover]})"
 
-    def _status(self, state: Any, seat: int | None, over: bool, to_move: int) -> str:
+    def _status(self, state: Any, seat: int | None, ply: int, over: bool, to_move: int) -> str:
         if over:
             returns = self.rules.returns(state)
-            scores = ", ".join(f"{self._who(i, seat)} {r:+g}" for i, r in enumerate(returns))
+            scores = ", ".join(f"{self._who(i, seat)} {score_text(float(r))}" for i, r in enumerate(returns))
             if self.kind == "play" and self.human is not None:
                 mine = returns[self.human]
                 verdict = "you win" if mine > 0 else "you lose" if mine < 0 else "a draw"
                 return f"game over: {verdict} ({scores})"
             return f"game over ({scores})"
+        if ply < len(self.actions):  # looking back at an earlier position
+            who = "you" if self.kind == "play" and to_move == self.human else self._who(to_move, seat)
+            return f"move {ply + 1} of {len(self.actions)}: {who} to move"
         if self.kind == "play" and to_move == self.human:
             return "your move"
         return f"{self._who(to_move, seat)} to move"
@@ -243,60 +293,98 @@ class Session:
 def check_ply(ply: Any, now: int) -> None:
     """``WebError`` 409 unless the page's ``ply`` is the game's current one (a stale or doubled request)."""
     if isinstance(ply, bool) or not isinstance(ply, int):
-        raise WebError(400, f"ply must be an integer: the ply of the view the move was made on, got {ply!r}")
+        raise WebError(400, f"ply must be an integer: the ply of the view the move was made on, got {brief(ply)}")
     if ply != now:
         raise WebError(409, f"stale request: the game is at ply {now}, not {ply}; the view has been refreshed")
 
 
 @dataclasses.dataclass
 class SessionStore:
-    """The sessions of one server, by unguessable id; the least recently used go first beyond ``limit``."""
+    """The sessions of one server by unguessable id, each owned by a visitor; caps per visitor and in all.
+
+    ``per_visitor``: a visitor's sessions beyond it push out that visitor's own least recently used
+    one. ``limit``: the sessions of everyone; when full, ``add`` refuses (503) instead of pushing out
+    another visitor's game. Sessions idle for ``idle_seconds`` are forgotten.
+    """
 
     limit: int = 200
+    per_visitor: int = 12
     idle_seconds: float = 6 * 3600
     clock: Callable[[], float] = time.monotonic
 
     def __post_init__(self) -> None:
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        if not 1 <= self.per_visitor <= self.limit:
+            raise ValueError(f"per_visitor must be 1..limit ({self.limit}), got {self.per_visitor}")
+        self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
     def new_id(self) -> str:
         """A fresh id that nobody can guess (other people's games stay theirs)."""
         return secrets.token_hex(8)
 
-    def add(self, session: Session) -> Session:
-        """Keep ``session``, dropping idle ones and the least recently used beyond the limit."""
+    def _expire(self, now: float) -> None:
+        for sid in [s for s, v in self._sessions.items() if now - v.touched > self.idle_seconds]:
+            del self._sessions[sid]
+
+    def _check_room(self, visitor: str) -> list[str]:
+        """The visitor's sessions to push out to make room for one more (own ones only); 503 if the server is full."""
+        own = [sid for sid, s in self._sessions.items() if s.owner == visitor]
+        drop = own[: max(0, len(own) - self.per_visitor + 1)]
+        if len(self._sessions) - len(drop) >= self.limit:
+            raise WebError(
+                503,
+                f"the server holds {len(self._sessions)} games, its limit (--max-games {self.limit}); "
+                "games left idle are forgotten after "
+                f"{self.idle_seconds / 3600:g} h: try again later, or close games you no longer need",
+            )
+        return drop
+
+    def check_room(self, visitor: str) -> None:
+        """``WebError`` 503 if a new session of ``visitor`` could not be kept (asked before building one)."""
+        with self._lock:
+            self._expire(self.clock())
+            self._check_room(visitor)
+
+    def add(self, session: Session, visitor: str) -> Session:
+        """Keep ``session`` as ``visitor``'s; beyond ``per_visitor``, that visitor's own least recently used goes."""
         with self._lock:
             now = self.clock()
-            for sid in [s for s, v in self._sessions.items() if now - v.touched > self.idle_seconds]:
+            self._expire(now)
+            for sid in self._check_room(visitor):
                 del self._sessions[sid]
-            while len(self._sessions) >= self.limit:
-                self._sessions.popitem(last=False)
+            session.owner = visitor
             session.touched = now
             self._sessions[session.id] = session
         return session
 
-    def get(self, sid: str) -> Session:
-        """The session ``sid``; ``WebError`` 404 for an unknown, ended or forgotten id."""
+    def get(self, sid: str, visitor: str) -> Session:
+        """The session ``sid`` of ``visitor``; ``WebError`` 404 for an unknown, ended, forgotten or another's id."""
         with self._lock:
             session = self._sessions.get(sid)
-            if session is None or self.clock() - session.touched > self.idle_seconds:
-                self._sessions.pop(sid, None)
+            if session is not None and self.clock() - session.touched > self.idle_seconds:
+                del self._sessions[sid]
+                session = None
+            if session is None or session.owner != visitor:  # another's game is as unknown as no game
                 raise WebError(
                     404,
                     f"unknown game id {sid[:40]!r}: the server does not know it (closed, idle for "
-                    f"{self.idle_seconds / 3600:g} h, pushed out by newer games, or the server restarted); "
-                    "start a new game",
+                    f"{self.idle_seconds / 3600:g} h, pushed out by your own newer games (at most "
+                    f"{self.per_visitor} each), or the server restarted); start a new game",
                 )
             session.touched = self.clock()
             self._sessions.move_to_end(sid)
             return session
 
-    def remove(self, sid: str) -> None:
-        """Forget ``sid`` (404 if unknown)."""
-        self.get(sid)
+    def remove(self, sid: str, visitor: str) -> None:
+        """Forget ``visitor``'s session ``sid`` (404 if it is not theirs or unknown)."""
+        self.get(sid, visitor)
         with self._lock:
             self._sessions.pop(sid, None)
+
+    def owned_by(self, visitor: str) -> list[str]:
+        """The ids of ``visitor``'s sessions, least recently used first."""
+        with self._lock:
+            return [sid for sid, s in self._sessions.items() if s.owner == visitor]
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -8,18 +8,24 @@ walls a hand card then a wall, the supply or the first-card place, in castles a 
 save). Moves whose path is the same (castles: one, two or three 7s) are offered as buttons once
 the path is clicked; moves with no path (grid's pass) are buttons from the start.
 
-A game without an entry here still plays: ``TextTable`` draws its text view and every move is a button.
+Move texts (the narration and the move buttons) are the rules' own short texts, put in the words
+the drawn cards use (``Table.words``): a ten is ``10`` as on the cards, not the ``T`` of the codes.
+
+A game without an entry here still plays: ``Table`` draws its text view and every move is a button.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from jericho_env.core.rules import Rules
 from jericho_env.core.svg import SvgCanvas
 
 Box = tuple[float, float, float, float]  # x, y, width, height in the image's pixels
+_GRID_CARD = re.compile(r"\b[A2-9TJQK][cdhs]\b")  # a card code of jericho_env.core.cards: "Th", "As"
+_CASTLES_TEN = re.compile(r"\bT(?=x\d|\b)")  # the rank T alone or as "Tx2" (castles' move texts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +56,10 @@ class Table:
     def keys(self, rules: Rules[Any], state: Any, action: int) -> list[str]:
         """The targets to click, in order, for the legal ``action`` of the seat to move (``[]``: a button)."""
         return []
+
+    def words(self, rules: Rules[Any], text: str) -> str:
+        """A move's text (``action_to_str``, ``public_action_to_str``) as the page shows it: as is by default."""
+        return text
 
     def draw(self, rules: Rules[Any], state: Any, seat: int | None, clickable: bool) -> Drawing:
         """The ``Drawing`` of ``state`` from ``seat``'s view, with targets when ``clickable`` (the seat's turn)."""
@@ -84,6 +94,13 @@ class GridTable(Table):
                 out[f"cell:{cell}"] = [box]
         return out
 
+    def words(self, rules: Rules[Any], text: str) -> str:
+        """Cards as the table draws them: ``Th@0,-4`` -> ``10♥ at 0,-4``."""
+        from jericho_env.core.cards import str_to_card
+        from jericho_env.games.grid.render import card_label
+
+        return _GRID_CARD.sub(lambda m: card_label(str_to_card(m.group(0)))[0], text).replace("@", " at ")
+
     def keys(self, rules: Rules[Any], state: Any, action: int) -> list[str]:
         """``hand:SLOT`` then ``cell:CELL`` for a placement; none for pass / end."""
         move = rules.actions.decode(action)  # type: ignore[attr-defined]
@@ -114,6 +131,10 @@ class CastlesTable(Table):
         for i, code in enumerate(saves):
             out.setdefault(f"save:{code}", []).append(render.save_box(i, y))
         return out
+
+    def words(self, rules: Rules[Any], text: str) -> str:
+        """The ten as its cards show it: ``T`` -> ``10``, ``Tx2`` -> ``10x2``, ``save T`` -> ``save 10``."""
+        return _CASTLES_TEN.sub("10", text)
 
     def keys(self, rules: Rules[Any], state: Any, action: int) -> list[str]:
         """``save:RANK`` to turn a save over; ``hand:RANK`` for every other move (how many: buttons)."""

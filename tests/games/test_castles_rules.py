@@ -64,6 +64,10 @@ def position(
         "pending": pending,
         "winner": -1,
         "reason": "",
+        # nothing known of the hands beyond their cards
+        "barred": [0, 0],
+        "need_n": [0, 0],
+        "need_beat": [-1, -1],
     }
     return rules.from_dict(data, strict=False)  # hand-made: need not be reachable by play
 

@@ -46,6 +46,7 @@ def position(
         "in_chain": False,
         "passes_in_row": 0,
         "last_pass": [False, False],
+        "history": [[], []],  # nothing known of the hands
     }
     return rules.from_dict(data, strict=False)  # hand-made: need not be reachable by play
 

@@ -43,6 +43,7 @@ def position(
         "in_chain": in_chain,
         "passes_in_row": passes_in_row,
         "last_pass": list(last_pass),
+        "history": [[], []],  # nothing known of the hands
     }
     return rules.from_dict(data, strict=False)  # hand-made: need not be reachable by play
 

@@ -82,6 +82,7 @@ def position(
         "supply_hidden": [h.split() for h in supply_hidden],
         "discard": discard,
         "deck": deck_top.split() + [card_to_str(c) for c in bottom],
+        "trumpet_log": [None] * n,  # nobody was dealt seven trumpets
     }
     return rules.from_dict(data, strict=False)  # hand-made: need not be reachable by play
 

@@ -10,6 +10,7 @@ import numpy as np
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand, shuffled
 from jericho_env.core.rules import GameInfo, Rules, choice_option
+from jericho_env.core.validate import require_generator
 from jericho_env.games.castles import serialize
 from jericho_env.games.castles.actions import CastlesActions
 from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
@@ -85,6 +86,7 @@ class CastlesRules(Rules[CastlesState]):
     # ----------------------------------------------------------------- set-up
     def initial_state(self, rng: np.random.Generator) -> CastlesState:
         """Shuffle both decks, draw 8 each, choose the first player; saves are chosen next."""
+        require_generator(rng)
         d = self.deck
         ordered = d.ordered_cards()
         decks = [[ordered[i] for i in rng.permutation(d.size)] for _ in range(2)]
@@ -365,6 +367,7 @@ class CastlesRules(Rules[CastlesState]):
         exact weights (see ``seeds/castles.md``, D21). The result depends only on what ``seat`` has
         seen and on ``rng``.
         """
+        require_generator(rng)
         d = self.deck
         comp = d.composition()
         new = state.clone()

@@ -1,11 +1,12 @@
 """A castles state to and from a JSON-able dictionary (``to_dict`` / ``from_dict``), checked on the way in.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (missing or unknown keys, wrong types or ranges) or whose zones do not hold each
-player's deck exactly, and (``strict=True``, the default) any that play cannot reach: hand and save
-counts that do not fit the phase (8 cards while choosing saves, at most 5 afterwards and 5 whenever the
-own deck is not empty), a seat to move that does not follow the card(s) to beat, an ``over`` without
-its reason holding. ``strict=False`` keeps the first two kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types or ranges) or whose zones do not hold each player's deck exactly, and (``strict=True``,
+the default) any that play cannot reach: hand and save counts that do not fit the phase (8 cards while
+choosing saves, at most 5 afterwards and 5 whenever the own deck is not empty), a seat to move that does
+not follow the card(s) to beat, an ``over`` without its reason holding. ``strict=False`` keeps the first
+two kinds only, for positions made by hand in tests.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ KEYS = (
     "pending",
     "winner",
     "reason",
+    # what forced moves revealed about each hand (see ``CastlesState``); a position written by hand,
+    # where nothing is known beyond the cards, gives barred [0, 0], need_n [0, 0], need_beat [-1, -1]
+    "barred",
+    "need_n",
+    "need_beat",
 )
-# What forced moves revealed about each hand (see ``CastlesState``). Optional in ``from_dict``: a
-# position written by hand has no history, so nothing is known beyond its cards.
-KNOWLEDGE_KEYS = ("barred", "need_n", "need_beat")
 
 
 def to_dict(s: CastlesState) -> dict[str, Any]:
@@ -96,7 +99,7 @@ def _name(data: Mapping[str, Any], key: str, names: tuple[str, ...]) -> int:
 def from_dict(deck: DeckSpec, data: Mapping[str, Any], strict: bool = True) -> CastlesState:
     """Rebuild a state from ``to_dict``'s output, checking every field and that no card is lost or added."""
     data = require_mapping("castles", data)
-    require_keys("castles", data, KEYS, optional=KNOWLEDGE_KEYS)
+    require_keys("castles", data, KEYS)
     k = deck.ranks + 1
     hands, saves = _counts(data, "hands", k), _counts(data, "saves", k)
     pile, discard = _counts(data, "pile", k), _counts(data, "discard", k)
@@ -126,8 +129,8 @@ def from_dict(deck: DeckSpec, data: Mapping[str, Any], strict: bool = True) -> C
     return s
 
 
-def _pair(data: Mapping[str, Any], key: str, lo: int, hi: int, default: int) -> list[int]:
-    v = data.get(key, [default, default])
+def _pair(data: Mapping[str, Any], key: str, lo: int, hi: int) -> list[int]:
+    v = data[key]
     ok = isinstance(v, list) and len(v) == 2
     ok = ok and all(isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi for n in v)
     if not ok:
@@ -136,10 +139,10 @@ def _pair(data: Mapping[str, Any], key: str, lo: int, hi: int, default: int) -> 
 
 
 def _knowledge(deck: DeckSpec, data: Mapping[str, Any], s: CastlesState) -> None:
-    """The optional knowledge fields: barred ranks (bit masks) and the short-deck bound (count, rank)."""
-    s.barred = _pair(data, "barred", 0, (1 << (deck.ranks + 1)) - 1, 0)
-    s.need_n = _pair(data, "need_n", 0, 5, 0)
-    s.need_beat = _pair(data, "need_beat", -1, deck.ranks, -1)
+    """The knowledge fields: barred ranks (bit masks) and the short-deck bound (count, rank)."""
+    s.barred = _pair(data, "barred", 0, (1 << (deck.ranks + 1)) - 1)
+    s.need_n = _pair(data, "need_n", 0, 5)
+    s.need_beat = _pair(data, "need_beat", -1, deck.ranks)
     for p in range(2):
         if s.need_n[p] and s.need_beat[p] < 0:
             raise StateFormatError(f"castles state: need_n[{p}] > 0 needs a rank in need_beat[{p}]")

@@ -12,6 +12,7 @@ from jericho_env.core.cards import NUM_CARDS, card_to_str
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import shuffled
 from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.core.validate import require_generator
 from jericho_env.games.grid import serialize
 from jericho_env.games.grid.actions import GridActions
 from jericho_env.games.grid.knowledge import DRAW, NONE, PLACE, SOME, HandFacts, redeal_hand
@@ -93,6 +94,7 @@ class GridRules(Rules[GridState]):
     # ----------------------------------------------------------------- state machine
     def initial_state(self, rng: np.random.Generator) -> GridState:
         """Shuffle, deal 5 to each player, put the next card face down as the base; random first player."""
+        require_generator(rng)
         deck = [int(c) for c in rng.permutation(NUM_CARDS)]
         hands = [sorted(deck[0:HAND_SIZE]), sorted(deck[HAND_SIZE : 2 * HAND_SIZE])]
         base_card = deck[2 * HAND_SIZE]
@@ -303,6 +305,7 @@ class GridRules(Rules[GridState]):
         history; the opponent's choices are not weighted by any model of its play (the support of
         the posterior, not its weights). The result depends only on what ``seat`` has seen and ``rng``.
         """
+        require_generator(rng)
         new = state.copy()
         opp = 1 - seat
         facts = HandFacts(state.hist[opp], len(state.hands[opp]))

@@ -4,12 +4,13 @@ The table lists the face-up cards by their coordinates relative to the base; the
 bottom to top. Derived data (neighbour counts, the frontier, points) is rebuilt, not stored.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (missing or unknown keys, wrong types: ``board_size=21.0`` or ``passes_in_row=True``
-are not ints) or does not hold each of the 52 cards once, and (``strict=True``, the default) any that
-play cannot reach: a face-up card that does not match a face-up neighbour, is surrounded (it would have
-been captured) or, outside a capture chain, is not joined to the base; a hand that should have been
-refilled; passes and capture chains that contradict each other. ``strict=False`` keeps the first two
-kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types: ``board_size=21.0`` or ``passes_in_row=True`` are not ints) or does not hold each of
+the 52 cards once, and (``strict=True``, the default) any that play cannot reach: a face-up card that
+does not match a face-up neighbour, is surrounded (it would have been captured) or, outside a capture
+chain, is not joined to the base; a hand that should have been refilled; passes and capture chains that
+contradict each other. ``strict=False`` keeps the first two kinds only, for positions made by hand in
+tests.
 """
 
 from __future__ import annotations
@@ -46,9 +47,8 @@ KEYS = (
     "in_chain",
     "passes_in_row",
     "last_pass",
+    "history",
 )
-# optional in from_dict: a position written by hand has no history (nothing known of the hands)
-OPTIONAL_KEYS = ("history",)
 
 
 def to_dict(board: Board, state: GridState) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def _cards(v: Any, what: str) -> list[int]:
 def _from_dict(board: Board, d: Mapping[str, Any]) -> GridState:
     """Parse every field, check types and ranges and that the zones hold the 52 cards once each."""
     d = require_mapping("grid", d)
-    require_keys("grid", d, KEYS, optional=OPTIONAL_KEYS)
+    require_keys("grid", d, KEYS)
     if d["board_size"] != board.size or not isinstance(d["board_size"], int) or isinstance(d["board_size"], bool):
         raise _fail(f"it is for board_size={d['board_size']!r}, these rules use board_size={board.size}")
     hands = [sorted(_cards(h, f"hands[{i}]")) for i, h in enumerate(strict_list("grid", d["hands"], "hands", 2))]
@@ -180,10 +180,10 @@ def _from_dict(board: Board, d: Mapping[str, Any]) -> GridState:
     state.in_chain = in_chain
     state.passes_in_row = passes
     state.last_pass = list(last_pass)
-    # optional: a position written by hand has no history, so nothing is known of the hands beyond their sizes
-    hist = d.get("history", [[], []])
+    # what each seat's moves revealed of its hand; [[], []] (nothing known) in a position written by hand
+    hist = d["history"]
     if not (isinstance(hist, list) and len(hist) == 2):
-        raise StateFormatError("history must be a list of two lists (one per seat)")
+        raise _fail(f"history must be a list of two lists (one per seat), got {hist!r}")
     state.hist = [_history(hist[0]), _history(hist[1])]
     return state
 

@@ -667,18 +667,24 @@ def _determinize(out: Any, seats: Any, stream: Any, deck_size: int, windows: Any
                 pool[length] = c
                 length += 1
         shuffle_prefix(pool, length, stream, k)
-        # face-down first wall cards: the first wall card of the shuffled pool (a trumpet only from a pool of
-        # trumpets), as ``WallsRules.determinize`` takes them. Taking the first one leaves the trumpets before
-        # it at the front of the pool, where the next zone is dealt from: the Python procedure's weights, kept
-        # on purpose (the same distribution as the reference), not uniform over the consistent deals.
+        # face-down first wall cards: a wall card of the shuffled pool drawn uniformly (a trumpet only from a pool
+        # of trumpets), as ``WallsRules.determinize`` takes them: the rest of the pool stays a uniform shuffle
         for o in range(n):
             if o == seat or s.opening[o] < 0:
                 continue
-            pick = 0
+            walls = 0
             for i in range(length):
                 if pool[i] != TRUMPET:
-                    pick = i
-                    break
+                    walls += 1
+            pick = 0
+            if walls:
+                target = below(stream, k, walls)
+                for i in range(length):
+                    if pool[i] != TRUMPET:
+                        if target == 0:
+                            pick = i
+                            break
+                        target -= 1
             s.opening[o] = pool[pick]
             for i in range(pick, length - 1):
                 pool[i] = pool[i + 1]

@@ -14,6 +14,7 @@ import numpy as np
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand
 from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.core.validate import require_generator
 from jericho_env.games.walls import render, serialize
 from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE, WallsActions
 from jericho_env.games.walls.cards import (
@@ -105,6 +106,7 @@ class WallsRules(Rules[WallsState]):
     # ----------------------------------------------------------------- set-up
     def initial_state(self, rng: np.random.Generator) -> WallsState:
         """Shuffle, deal 7 each, stack six piles with a scoring card in piles 2, 4, 6, draw a first player."""
+        require_generator(rng)
         n = self.n
         cards = [c for c in all_cards() if c != SCORING]
         order = rng.permutation(len(cards))
@@ -471,6 +473,7 @@ class WallsRules(Rules[WallsState]):
         same public history; the others' free choices are not weighted by any model of their play.
         The result depends only on what ``seat`` has seen and ``rng``.
         """
+        require_generator(rng)
         s = state.copy()
         n = s.n
         others = [o for o in range(n) if o != seat]
@@ -483,10 +486,13 @@ class WallsRules(Rules[WallsState]):
         pool += [c for c in s.deck if c != SCORING]
         pool.sort()  # canonical: the copy depends on what the seat has seen, not on where hidden cards lie
         pool = [pool[int(i)] for i in rng.permutation(len(pool))]
-        # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets).
+        # Face-down first wall cards are wall cards (a trumpet only from a hand of trumpets): one of the pool's
+        # wall cards drawn uniformly, so the rest of the pool stays a uniform shuffle (taking the first wall card
+        # would leave the trumpets before it at the front, where the next zone is dealt from)
         for o in others:
             if s.opening[o] >= 0:
-                pick = next((i for i, c in enumerate(pool) if c != TRUMPET), 0)
+                walls = [i for i, c in enumerate(pool) if c != TRUMPET]
+                pick = walls[int(rng.integers(len(walls)))] if walls else 0
                 s.opening[o] = pool.pop(pick)
         for o in others:
             floor = self._trumpet_floor(state, o, seat)

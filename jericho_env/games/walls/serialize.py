@@ -5,10 +5,11 @@ supply holds the trumpets of collapsed walls as ``"T"``; the draw pile is listed
 Derived figures (hand sizes, wall lengths, supply size) are not stored.
 
 ``from_dict`` refuses, with a ``StateFormatError`` naming the first broken condition, any dictionary
-that is malformed (missing or unknown keys, wrong types, unknown cards), that loses or adds a card, and
-(``strict=True``, the default) any that play cannot reach: hand sizes, face-down openings and supply
-cards that do not fit the phase and round, a phase or seat to move out of turn, scoring cards outside
-their piles. ``strict=False`` keeps the first two kinds only, for positions made by hand in tests.
+that is malformed (a missing key, as every key is required and none is given a default, or an unknown
+key; wrong types, unknown cards), that loses or adds a card, and (``strict=True``, the default) any that
+play cannot reach: hand sizes, face-down openings and supply cards that do not fit the phase and round,
+a phase or seat to move out of turn, scoring cards outside their piles. ``strict=False`` keeps the first
+two kinds only, for positions made by hand in tests.
 """
 
 from __future__ import annotations
@@ -49,9 +50,8 @@ KEYS = (
     "supply_hidden",
     "discard",
     "deck",
+    "trumpet_log",
 )
-# optional in from_dict: the log of a player dealt seven trumpets (absent in a position written by hand)
-OPTIONAL_KEYS = ("trumpet_log",)
 
 
 def wall_to_text(wall: list[int]) -> list[str]:
@@ -154,7 +154,7 @@ def _parse_wall(texts: Any, key: str) -> list[int]:
 def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
     """Parse every field and check the types, ranges and card conservation."""
     data = require_mapping("walls", data)
-    require_keys("walls", data, KEYS, optional=OPTIONAL_KEYS)
+    require_keys("walls", data, KEYS)
     if not (isinstance(data["num_players"], int) and not isinstance(data["num_players"], bool)) or (
         data["num_players"] != n
     ):
@@ -194,13 +194,14 @@ def _from_dict(data: Mapping[str, Any], n: int) -> WallsState:
     s.deck = [_card(t, "deck") for t in reversed(strict_list("walls", data["deck"], "deck"))]
     if s.deck.count(SCORING) != NUM_SCORING - s.scored:
         raise _fail(f"the deck must hold {NUM_SCORING - s.scored} scoring card(s) after {s.scored} scorings")
-    s.trumpet_log = _trumpet_log(data.get("trumpet_log", [None] * n), n)
+    s.trumpet_log = _trumpet_log(data["trumpet_log"], n)
     _check_conservation(s)
     return s
 
 
 def _trumpet_log(v: Any, n: int) -> list[Any]:
-    """The optional per-seat log of a player dealt seven trumpets (None for the others; see ``WallsState``)."""
+    """The per-seat log of a player dealt seven trumpets (null for the others, and for every seat in a position
+    written by hand; see ``WallsState``)."""
     if not isinstance(v, list) or len(v) != n:
         raise StateFormatError(f"walls state: trumpet_log must be a list of {n} entries (null or a list of events)")
     out: list[Any] = []

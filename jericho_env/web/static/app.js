@@ -1,13 +1,18 @@
 // jericho-env web page: play, watch and replay games drawn by the server as SVG.
 // The server holds every game; this page shows the view it is sent and posts moves by number.
+// Each tab (Play, Watch, Replay) keeps its own game; a game the page leaves (replaced by a new one
+// in its tab, or the page closed) is deleted on the server.
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 const SVGNS = "http://www.w3.org/2000/svg";
+const TABS = ["play", "watch", "replay"];
 
 let CATALOG = null;   // /api/games
-let G = null;         // the current view
+const GAMES = { play: null, watch: null, replay: null };  // each tab's game: the last view of it
+let TAB = "play";     // the tab shown
+let G = null;         // the view shown: GAMES[TAB]
 let path = [];        // the targets clicked so far towards a move
 let busy = false;     // a request is under way
 let running = false;  // a watched game runs on its own
@@ -30,10 +35,32 @@ async function api(method, url, body) {
   return data;
 }
 
+function forget(v) {
+  // the page leaves this game: the server need not keep it (keepalive: also while the page closes)
+  if (v) fetch(`/api/session/${v.id}`, { method: "DELETE", keepalive: true }).catch(() => {});
+}
+
 function showError(msg) {
   const box = $("#error");
   box.textContent = msg || "";
   box.hidden = !msg;
+}
+
+let thinkingTimer = null;
+function showThinking(text) {
+  // shown only if the answer takes a moment (an agent searching), so quick answers do not flicker
+  clearTimeout(thinkingTimer);
+  const box = $("#thinking");
+  if (!text) {
+    box.hidden = true;
+    delete document.body.dataset.thinking;
+    return;
+  }
+  thinkingTimer = setTimeout(() => {
+    $("#thinking-text").textContent = text;
+    box.hidden = false;
+    document.body.dataset.thinking = "true";
+  }, 150);
 }
 
 // ------------------------------------------------------------------ forms
@@ -47,31 +74,71 @@ function parseValue(text) {
   return t;
 }
 
+function optionField(o) {
+  // a select of the allowed values where the server could list them, else a text box
+  let field;
+  if (o.values) {
+    field = document.createElement("select");
+    for (const v of o.values) field.add(new Option(String(v), JSON.stringify(v)));
+    field.value = JSON.stringify(o.default);
+  } else {
+    field = document.createElement("input");
+    field.value = String(o.default);
+    field.placeholder = o.allowed;
+  }
+  field.dataset.option = o.name;
+  return field;
+}
+
+function optionValue(field) {
+  return field.tagName === "SELECT" ? JSON.parse(field.value) : parseValue(field.value);
+}
+
 function seatCount(form) {
   const game = gameById($("select[name=game]", form).value);
-  const np = $("input[data-option=num_players]", form);
-  const n = np ? parseValue(np.value) : game.players;
+  const np = $("[data-option=num_players]", form);
+  const n = np ? optionValue(np) : game.players;
   return Number.isInteger(n) && n > 0 && n <= 8 ? n : game.players;
 }
 
-function agentChoices(game) {
-  return [...game.agents, ...CATALOG.checkpoints];
+function agentSelect(game, seat, keep) {
+  // the agent plugins' names for this game, then the checkpoints found under the runs folder
+  const sel = document.createElement("select");
+  sel.name = `agent-${seat}`;
+  const named = document.createElement("optgroup");
+  named.label = "agents";
+  for (const a of game.agents) named.append(new Option(a, a));
+  sel.append(named);
+  if (CATALOG.checkpoints.length) {
+    const files = document.createElement("optgroup");
+    files.label = `checkpoints in ${CATALOG.runs}`;
+    for (const c of CATALOG.checkpoints) files.append(new Option(c, c));
+    sel.append(files);
+  }
+  const all = [...game.agents, ...CATALOG.checkpoints];
+  sel.value = keep && all.includes(keep) ? keep : (game.agents.includes("greedy") ? "greedy" : "random");
+  return sel;
 }
 
-function buildAgents(form, kind) {
+function buildAgents(form) {
   const game = gameById($("select[name=game]", form).value);
   const n = seatCount(form);
+  const first = game.first_player;
+  $(".first-player", form).textContent = first === null
+    ? "Who moves first is drawn for each game."
+    : `player_${first} moves first.`;
   const seatSel = $("select[name=seat]", form);
   let human = null;
   if (seatSel) {
     const old = seatSel.value;
     seatSel.innerHTML = "";
-    for (let s = 0; s < n; s++) seatSel.add(new Option(`player_${s}${s === 0 ? " (moves first)" : ""}`, String(s)));
+    for (let s = 0; s < n; s++) seatSel.add(new Option(`player_${s}${s === first ? " (moves first)" : ""}`, String(s)));
     if (old && Number(old) < n) seatSel.value = old;
     human = Number(seatSel.value);
   }
   const box = $(".agents", form);
-  const keep = $$("select", box).map(s => s.value);
+  const keep = {};
+  for (const s of $$("select", box)) keep[s.name] = s.value;
   box.innerHTML = "";
   for (let s = 0; s < n; s++) {
     const label = document.createElement("label");
@@ -81,17 +148,32 @@ function buildAgents(form, kind) {
       you.textContent = "you";
       label.append(you);
     } else {
-      const sel = document.createElement("select");
-      sel.name = `agent-${s}`;
-      for (const a of agentChoices(game)) sel.add(new Option(a, a));
-      sel.value = keep[s] && agentChoices(game).includes(keep[s]) ? keep[s] : (game.agents.includes("greedy") ? "greedy" : "random");
-      label.append(sel);
+      label.append(agentSelect(game, s, keep[`agent-${s}`]));
     }
     box.append(label);
   }
 }
 
-function buildForm(form, kind) {
+function rulesText(box, text) {
+  // the game's "Rules in short": paragraphs, **bold** and *italics* kept, `code` marks dropped
+  box.innerHTML = "";
+  for (const para of text.split(/\n\s*\n/)) {
+    const p = document.createElement("p");
+    const flat = para.replace(/`+/g, "").replace(/\s*\n\s*/g, " ");
+    let at = 0;
+    for (const m of flat.matchAll(/\*\*(.+?)\*\*|\*([^*\s][^*]*?)\*/g)) {
+      p.append(flat.slice(at, m.index));
+      const el = document.createElement(m[1] !== undefined ? "b" : "i");
+      el.textContent = m[1] !== undefined ? m[1] : m[2];
+      p.append(el);
+      at = m.index + m[0].length;
+    }
+    p.append(flat.slice(at));
+    box.append(p);
+  }
+}
+
+function buildForm(form) {
   const gameSel = $("select[name=game]", form);
   gameSel.innerHTML = "";
   for (const g of CATALOG.games) gameSel.add(new Option(g.id, g.id));
@@ -103,24 +185,25 @@ function buildForm(form, kind) {
       const label = document.createElement("label");
       label.textContent = `${o.name} `;
       label.title = `${o.doc} (${o.allowed})`;
-      const input = document.createElement("input");
-      input.dataset.option = o.name;
-      input.value = String(o.default);
-      input.addEventListener("change", () => buildAgents(form, kind));
-      label.append(input);
+      const field = optionField(o);
+      field.addEventListener("change", () => buildAgents(form));
+      label.append(field);
       box.append(label);
     }
-    buildAgents(form, kind);
+    rulesText($(".rules-text", form), game.rules);
+    $(".rules summary", form).textContent = `Rules of ${game.id} in short`;
+    $(".rules-link", form).href = `/rules/${game.id}`;
+    buildAgents(form);
   };
   gameSel.addEventListener("change", refresh);
   const seatSel = $("select[name=seat]", form);
-  if (seatSel) seatSel.addEventListener("change", () => buildAgents(form, kind));
+  if (seatSel) seatSel.addEventListener("change", () => buildAgents(form));
   refresh();
 }
 
 function formRequest(form) {
   const options = {};
-  for (const input of $$("input[data-option]", form)) options[input.dataset.option] = parseValue(input.value);
+  for (const field of $$("[data-option]", form)) options[field.dataset.option] = optionValue(field);
   const n = seatCount(form);
   const agents = [];
   for (let s = 0; s < n; s++) {
@@ -179,23 +262,38 @@ function viewSeat() {
 
 function buildViewSelect(v) {
   const sel = $("#view");
-  const old = sel.value;
   sel.innerHTML = "";
   sel.add(new Option("full view (hidden cards shown)", "all"));
   for (const p of v.players) sel.add(new Option(`${p.name} (${p.agent})`, String(p.seat)));
-  sel.value = old && $$("option", sel).some(o => o.value === old) ? old : "all";
+}
+
+function stepsShown(v) {
+  // watched and replayed games step at any time; a played game once it is over
+  return v.kind !== "play" || v.finished;
+}
+
+function clearGame() {
+  // the tab has no game: nothing of another tab's game stays on the page
+  $("#game").hidden = true;
+  for (const id of ["#board", "#choices", "#moves", "#log", "#players"]) $(id).innerHTML = "";
+  $("#status").textContent = "";
+  for (const k of ["kind", "ply", "plies", "over", "yourTurn", "first"]) delete document.body.dataset[k];
 }
 
 function render(v) {
   const fresh = !G || G.id !== v.id;
   G = v;
+  GAMES[TAB] = v;
   path = [];
   document.body.dataset.kind = v.kind;
   document.body.dataset.ply = v.ply;
   document.body.dataset.plies = v.plies;
   document.body.dataset.over = v.over && v.ply === v.plies ? "true" : "false";
   document.body.dataset.yourTurn = v.your_turn ? "true" : "false";
+  document.body.dataset.first = v.first;
   $("#game").hidden = false;
+  if (fresh) buildViewSelect(v);
+  $("#view").value = v.full_view ? "all" : String(v.seat);
   const banner = $("#banner");
   if (v.full_view) {
     banner.className = "full";
@@ -207,9 +305,20 @@ function render(v) {
       ? `You play ${p.name} in ${v.game}: you see only what your seat may see`
       : `Seen by ${p.name} (${p.agent}): only what that seat may see`;
   }
+  const players = $("#players");
+  players.innerHTML = "";
+  for (const p of v.players) {
+    const span = document.createElement("span");
+    span.className = "player" + (p.first ? " first" : "");
+    span.dataset.seat = p.seat;
+    span.textContent = `${p.name}: ${p.you ? "you" : p.agent}${p.first ? " (moves first)" : ""}`;
+    players.append(span);
+  }
   $("#status").textContent = v.status;
+  $("#game-rules").href = `/rules/${v.game}`;
+  $("#game-rules").textContent = `rules of ${v.game}`;
   $("#view-control").hidden = v.kind === "play";
-  $("#step-controls").hidden = v.kind === "play";
+  $("#step-controls").hidden = !stepsShown(v);
   $("#watch-controls").hidden = v.kind !== "watch";
   const slider = $("#ply-slider");
   slider.max = v.plies;
@@ -245,7 +354,7 @@ function render(v) {
     const li = document.createElement("li");
     li.textContent = `${e.who}: ${e.text}`;
     if (e.ply > seenPlies && !(v.kind === "play" && e.who === "you")) li.className = "new";
-    if (v.kind !== "play" && e.ply === v.ply) li.classList.add("current");
+    if (stepsShown(v) && e.ply === v.ply) li.classList.add("current");
     log.append(li);
   }
   seenPlies = Math.max(seenPlies, v.log.length);
@@ -258,6 +367,12 @@ function render(v) {
   for (const m of v.moves) moves.append(moveButton(m));
   $("#moves-box").hidden = v.kind !== "play";
   refreshTargets();
+}
+
+function show(v, tab) {
+  // a view of the game of `tab` arrived: kept for that tab, drawn if that tab is shown
+  GAMES[tab] = v;
+  if (tab === TAB) render(v);
 }
 
 function moveButton(m) {
@@ -287,17 +402,10 @@ function refreshTargets() {
   if (!G.your_turn) return;
   const exact = path.length ? moves.filter(m => m.keys.length === path.length && startsWith(m.keys, path)) : [];
   const buttons = moves.filter(m => m.keys.length === 0);
-  if (path.length) {
-    const span = document.createElement("span");
-    span.className = "label";
-    span.textContent = exact.length ? "choose:" : "now click where it goes:";
-    choices.append(span);
-  } else {
-    const span = document.createElement("span");
-    span.className = "label";
-    span.textContent = "your move: click a highlighted card";
-    choices.append(span);
-  }
+  const span = document.createElement("span");
+  span.className = "label";
+  span.textContent = path.length ? (exact.length ? "choose:" : "now click where it goes:") : "your move: click a highlighted card";
+  choices.append(span);
   for (const m of [...exact, ...buttons]) choices.append(moveButton(m));
   if (path.length) {
     const cancel = document.createElement("button");
@@ -320,36 +428,57 @@ function clickTarget(key) {
   else refreshTargets();
 }
 
-async function request(fn) {
+function viewUrl(v, ply) {
+  const seat = v.kind === "play" ? "" : `seat=${v.full_view ? "all" : v.seat}&`;
+  return `/api/session/${v.id}?${seat}ply=${ply === undefined ? v.plies : ply}`;
+}
+
+async function request(fn, thinking) {
+  // one request at a time; its answer goes to the tab that asked, even if another tab is shown by then
   if (busy) return;
   busy = true;
+  const tab = TAB;
   document.body.dataset.busy = "true";
+  showThinking(thinking || "");
   try {
     showError("");
-    await fn();
+    await fn(tab);
   } catch (e) {
-    showError(e.message);
-    if (e.status === 409 && G) {
-      try { render(await api("GET", `/api/session/${G.id}`)); } catch (e2) { /* keep the message */ }
+    if (tab === TAB) showError(e.message);
+    if (e.status === 409 && GAMES[tab]) {
+      try { show(await api("GET", viewUrl(GAMES[tab])), tab); } catch (e2) { /* keep the message */ }
     }
   } finally {
+    showThinking("");
     busy = false;
     document.body.dataset.busy = "false";
   }
 }
 
+function thinkingOf(v) {
+  const names = [...new Set(v.players.filter(p => !p.you).map(p => p.agent))];
+  return `${names.join(", ")} ${names.length > 1 ? "are" : "is"} thinking…`;
+}
+
 function sendMove(action) {
-  return request(async () => render(await api("POST", `/api/session/${G.id}/move`, { action, ply: G.plies })));
+  const v = G;
+  return request(async tab => show(await api("POST", `/api/session/${v.id}/move`, { action, ply: v.plies }), tab),
+    thinkingOf(v));
 }
 
 function showPly(ply) {
-  if (!G) return Promise.resolve();
-  const p = Math.max(0, Math.min(G.plies, ply));
-  return request(async () => render(await api("GET", `/api/session/${G.id}?seat=${viewSeat()}&ply=${p}`)));
+  if (!G || !stepsShown(G)) return Promise.resolve();
+  const v = G;
+  const p = Math.max(0, Math.min(v.plies, ply));
+  const url = v.kind === "play" ? `/api/session/${v.id}?ply=${p}` : `/api/session/${v.id}?seat=${viewSeat()}&ply=${p}`;
+  return request(async tab => show(await api("GET", url), tab));
 }
 
 function stepOnce() {
-  return request(async () => render(await api("POST", `/api/session/${G.id}/step?seat=${viewSeat()}`, { ply: G.plies })));
+  const v = G;
+  const mover = v.players[v.to_move];
+  return request(async tab => show(await api("POST", `/api/session/${v.id}/step?seat=${viewSeat()}`, { ply: v.plies }), tab),
+    mover ? `${mover.name} (${mover.agent}) is thinking…` : "");
 }
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
@@ -358,36 +487,46 @@ async function runWatch() {
   if (running) { running = false; render(G); return; }
   running = true;
   render(G);
-  while (running && G && G.kind === "watch" && !G.over) {
+  while (running && TAB === "watch" && G && !G.over) {
     await stepOnce();
     if (!$("#error").hidden) break;
     await sleep(Number($("#speed").value));
   }
   running = false;
-  if (G) render(G);
+  if (TAB === "watch" && G) render(G);
 }
 
 function start(kind, body) {
   running = false;
-  return request(async () => {
+  const thinking = kind === "replay" ? "" : "starting the game…";
+  return request(async tab => {
     const v = await api("POST", `/api/${kind}`, body);
-    G = null;
-    buildViewSelect(v);
-    render(v);
-  });
+    const old = GAMES[tab];
+    if (old && old.id !== v.id) forget(old);  // the new game replaces it in this tab
+    if (tab === TAB) G = null;
+    show(v, tab);
+  }, thinking);
 }
 
 function switchTab(tab) {
+  if (tab === TAB) return;
+  running = false;
+  TAB = tab;
   for (const b of $$("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
-  for (const f of ["play", "watch", "replay"]) $(`#form-${f}`).hidden = f !== tab;
+  for (const f of TABS) $(`#form-${f}`).hidden = f !== tab;
+  showError("");
+  path = [];
+  G = null;
+  if (GAMES[tab]) render(GAMES[tab]);
+  else clearGame();
   if (tab === "replay") loadReplays().catch(e => showError(e.message));
 }
 
 async function init() {
   CATALOG = await api("GET", "/api/games");
   $("#runs-dir").textContent = CATALOG.runs;
-  buildForm($("#form-play"), "play");
-  buildForm($("#form-watch"), "watch");
+  buildForm($("#form-play"));
+  buildForm($("#form-watch"));
   for (const b of $$("#tabs button")) b.addEventListener("click", () => switchTab(b.dataset.tab));
   $("#start-play").addEventListener("click", () => start("play", formRequest($("#form-play"))));
   $("#start-watch").addEventListener("click", () => start("watch", formRequest($("#form-watch"))));
@@ -401,10 +540,11 @@ async function init() {
   $("#step").addEventListener("click", stepOnce);
   $("#run").addEventListener("click", runWatch);
   document.addEventListener("keydown", e => {
-    if (!G || G.kind === "play" || e.target.tagName === "INPUT") return;
+    if (!G || !stepsShown(G) || ["INPUT", "SELECT"].includes(e.target.tagName)) return;
     if (e.key === "ArrowLeft") showPly(G.ply - 1);
     if (e.key === "ArrowRight") showPly(G.ply + 1);
   });
+  window.addEventListener("pagehide", () => { for (const t of TABS) forget(GAMES[t]); });
   document.body.dataset.ready = "true";
 }
 

@@ -1,0 +1,57 @@
+"""The agents the page offers, from the agent plugins (``jericho_env.agent_plugins``), read once per server.
+
+Every name an installed provider offers for a game is listed, in provider order, then the built-in
+``random``; the checkpoint player (``ppo``) is offered through the checkpoints found under the runs
+folder instead (``jericho_env.web.checkpoints``). So a provider that adds agents (pretrained ones
+from a model zoo, say) adds them to the page's lists with no change here.
+
+The providers are read when the server first needs them, not on every request: reading the
+installed entry points takes tens of milliseconds, and a game's start asks once per seat.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jericho_env.agent_plugins import BUILTIN_RANDOM, PlayingAgent, UniformRandomAgent, providers
+from jericho_env.core.rules import OptionError
+from jericho_env.registry import rules_class
+
+
+class Opponents:
+    """Agent names per game and the agents themselves, from providers read once (``providers()`` by default)."""
+
+    def __init__(self, read: Callable[[], Mapping[str, Any]] = providers) -> None:
+        self._read = read
+        self._providers: Mapping[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def providers(self) -> Mapping[str, Any]:
+        """The providers by name, read on first use."""
+        with self._lock:
+            if self._providers is None:
+                self._providers = dict(self._read())
+            return self._providers
+
+    def names(self, game_id: str) -> list[str]:
+        """Every agent name the providers offer for ``game_id`` (first provider first), then ``random``."""
+        rules_class(game_id)
+        out: list[str] = []
+        for provider in self.providers().values():
+            out += [n for n in provider.agent_names(game_id) if n not in out]
+        return out if BUILTIN_RANDOM in out else [*out, BUILTIN_RANDOM]
+
+    def make(self, name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
+        """The agent ``name`` from the first provider offering it (``random``: built in if none does)."""
+        for provider in self.providers().values():
+            if name in provider.agent_names(game_id):
+                agent: PlayingAgent = provider.make(name, game_id, **kwargs)
+                return agent
+        if name == BUILTIN_RANDOM:
+            return UniformRandomAgent(seed=kwargs.get("seed"))
+        raise OptionError(
+            f"unknown agent {name!r} for game {game_id!r}; known agents: {', '.join(self.names(game_id))} "
+            f"(providers installed: {', '.join(self.providers()) or 'none'})"
+        )

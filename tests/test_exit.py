@@ -1,0 +1,224 @@
+"""Expert iteration: the search with a network prior, the exit agents, the loop end to end, resume, backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents
+from agents.checkpoint import save_checkpoint
+from agents.exit import NetworkEvaluator, network_hint
+from agents.puct import PUCTSearch
+from experiments import exit as exit_cli
+from experiments.exit_play import SearchSettings, generate, network_payload
+from experiments.tournament import play_game
+from jericho_env.agent_plugins import choose_action
+from jericho_env.envs.aec import JerichoEnv
+
+GAMES = [("castles", {}), ("grid", {"board_size": 9}), ("walls", {"num_players": 3})]
+TINY = ["--iterations", "1", "--games", "4", "--games-at-once", "2", "--simulations", "6", "--updates", "3"]
+TINY += ["--batch-size", "32", "--eval-deals", "1", "--final-deals", "1", "--final-simulations", "4", "--workers", "1"]
+TINY += ["--quiet"]
+
+
+def fresh_network(game: str, options: dict[str, Any], start: str, folder: Path) -> Path:
+    """A new network of the game's preset (``--start prior`` or ``scratch``) saved as a checkpoint."""
+    cfg = exit_cli.make_exit_config(game, options, start=start)
+    policy, spec = exit_cli.first_network(cfg, "")
+    path = folder / f"{game}-{start}.zip"
+    save_checkpoint(exit_cli._Model(policy, 0, 0), path, exit_cli.network_meta(cfg, spec, 0))
+    return path
+
+
+@pytest.fixture(scope="module")
+def networks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("nets")
+    return {game: fresh_network(game, options, "prior", folder) for game, options in GAMES}
+
+
+def _mid_game(game: str, options: dict[str, Any], steps: int, seed: int) -> JerichoEnv:
+    env = JerichoEnv(game, **options)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if env.rules.is_terminal(env.state):
+            break
+        legal = env.rules.legal_actions(env.state)
+        env.step(legal[int(rng.integers(len(legal)))])
+    return env
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_exit_agents_play_whole_games_with_legal_moves(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    env = JerichoEnv(game, **options)
+    n = env.rules.info.num_players
+    path = str(networks[game])
+    seats = [
+        agents.make("exit-search", game, path=path, simulations=8, **options),
+        agents.make("exit", game, path=path, **options),
+    ]
+    seats += [agents.make("random", game, **options) for _ in range(n - 2)]
+    returns, steps = play_game(env, seats, env_seed=4, agent_seeds=list(range(n)))
+    assert env.rules.is_terminal(env.state) and steps > 0 and len(returns) == n
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_exit_search_choice_is_unchanged_when_hidden_cards_are_swapped(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    """Two envs that differ only in cards the mover cannot see: the same view, the same choice (same seeds)."""
+    compared = 0
+    for seed in range(4):
+        env = _mid_game(game, options, 9 + seed, seed=30 + seed)
+        rules = env.rules
+        if rules.is_terminal(env.state) or len(rules.legal_actions(env.state)) < 2:
+            continue
+        seat = rules.current_player(env.state)
+        twin = JerichoEnv(game, **options)
+        twin.reset(seed=30 + seed)
+        twin.state = rules.determinize(env.state, seat, np.random.default_rng(77 + seed))
+        twin.agent_selection, twin._mask = env.agent_selection, None
+        if rules.to_dict(twin.state) == rules.to_dict(env.state):
+            continue
+        choices, visits = [], []
+        for e in (env, twin):
+            e._view_rng = np.random.default_rng(5)
+            agent = agents.make("exit-search", game, path=str(networks[game]), simulations=12, seed=2, **options)
+            choices.append(choose_action(agent, e, e.possible_agents[seat]))
+            visits.append(agent.last.visits.tolist())
+        assert choices[0] == choices[1] and visits[0] == visits[1]
+        compared += 1
+    assert compared >= 2
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_puct_visits_add_up_and_its_policy_covers_only_legal_actions(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    from agents.checkpoint import load_policy
+
+    policy, _ = load_policy(networks[game])
+    rules = JerichoEnv(game, **options).rules
+    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    rows = "mover" if rules.info.num_players == 2 else "all"
+    search = PUCTSearch(rules, evaluator, 20, 1.5, rows, np.random.default_rng(0), 0.5, 0.25)
+    states = [_mid_game(game, options, 6 + k, seed=k).state for k in range(3)]
+    states = [s for s in states if not rules.is_terminal(s)]
+    results = search.search(states, [rules.current_player(s) for s in states])
+    for s, res in zip(states, results, strict=True):
+        assert res.legal == rules.legal_actions(s)
+        if len(res.legal) > 1:
+            assert res.visits.sum() == 20
+        pi = res.policy(rules.info.num_actions)
+        assert np.isclose(pi.sum(), 1.0) and set(np.flatnonzero(pi)) <= set(res.legal)
+        assert res.best() in res.legal
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "options"), [*GAMES, ("toy", {})])
+def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str, Any], tmp_path: Path) -> None:
+    start = "scratch" if game == "toy" else "prior"
+    ppo = fresh_network(game, options, start, tmp_path)
+    opts = [x for k, v in options.items() for x in ("--option", f"{k}={v}")]
+    out = tmp_path / "run"
+    argv = [game, "--start", start, "--ppo", str(ppo), "--out", str(out), *opts, *TINY]
+    assert exit_cli.main(argv) == 0
+    state = json.loads((out / "exit.json").read_text())
+    assert state["iterations_done"] == 1 and state["history"][0]["rows"] > 0
+    assert set(state["history"][0]["evals"]) >= {"previous", "ppo"}
+    assert (out / "final.zip").is_file() and (out / "tournament" / "results.json").is_file()
+    labels = json.loads((out / "tournament" / "results.json").read_text())["agents"]
+    assert {"ismcts", "ppo", "exit", "exit-search"} <= set(labels)
+    agent = agents.make("exit", game, path=str(out / "final.zip"), **options)  # the safe format: tensors only
+    assert agent.meta["training"]["algorithm"] == "exit"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["first", "games", "evaluation"])
+def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from agents.checkpoint import _weights
+    from experiments import exit_play
+
+    ppo = fresh_network("castles", {}, "scratch", tmp_path)
+    two = [*TINY[:1], "2", *TINY[2:]]
+    common = ["castles", "--start", "scratch", "--ppo", str(ppo), *two]
+    assert exit_cli.main([*common, "--out", str(tmp_path / "whole")]) == 0
+    # the same run killed in its second iteration: while playing its games, or while evaluating its network
+    calls = {"n": 0}
+    real = exit_play.generate if where == "games" else exit_cli.evaluate_iteration
+
+    def killed(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(
+        exit_play if where == "games" else exit_cli, "generate" if where == "games" else "evaluate_iteration", killed
+    )
+    assert exit_cli.main([*common, "--out", str(tmp_path / "cut")]) == 130
+    monkeypatch.undo()
+    done = json.loads((tmp_path / "cut" / "exit.json").read_text())["iterations_done"]
+    assert done == (1 if where == "games" else 2)
+    assert exit_cli.main(["castles", "--resume", str(tmp_path / "cut"), "--quiet"]) == 0
+    a = _weights(tmp_path / "whole" / "final.zip")["policy"]
+    b = _weights(tmp_path / "cut" / "final.zip")["policy"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_local_workers_give_the_rows_of_one_process(networks: dict[str, Path]) -> None:
+    payload = _payload("castles", {}, networks["castles"])
+    tasks = [[1, 2], [3], [4, 5]]
+    one = generate(payload, tasks, exit_cli.LOCAL, workers=1)
+    two = generate(payload, tasks, exit_cli.LOCAL, workers=2)
+    for field in ("features", "masks", "targets", "values", "policy"):
+        assert np.array_equal(getattr(one, field), getattr(two, field))
+    assert one.games == 5 and len(one) > 5
+
+
+@pytest.mark.ray
+def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) -> None:
+    from experiments.backends import Backend
+
+    payload = _payload("castles", {}, networks["castles"])
+    tasks = [[11, 12], [13, 14]]
+    local = generate(payload, tasks, exit_cli.LOCAL, workers=1)
+    ray = generate(payload, tasks, Backend("ray"), workers=2)
+    for field in ("features", "masks", "targets", "values", "policy"):
+        assert np.array_equal(getattr(local, field), getattr(ray, field))
+
+
+def _payload(game: str, options: dict[str, Any], path: Path) -> dict[str, Any]:
+    search = SearchSettings(6, 1.5, 0.5, 0.25, 2, "mover")
+    return {"game_id": game, "options": options, "search": search.__dict__, "network": network_payload(path)}
+
+
+@pytest.mark.parametrize(
+    ("flags", "match"),
+    [
+        (["--simulations", "0"], "--simulations"),
+        (["--c-puct", "nan"], "--c-puct"),
+        (["--dirichlet-fraction", "1.5"], "dirichlet-fraction"),
+        (["--start", "magic"], "--start"),
+        (["--temperature-moves", "-1"], "temperature-moves"),
+        (["--seed", "-1"], "--seed"),
+    ],
+)
+def test_bad_flags_are_named_before_any_work(flags: list[str], match: str, tmp_path: Path, capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exited:
+        exit_cli.main(["castles", "--out", str(tmp_path / "x"), *flags])
+    assert exited.value.code == 2
+    assert match in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
