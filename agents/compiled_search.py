@@ -910,14 +910,15 @@ class CompiledISMCTS:
         """The action to play for ``seat`` (to move in ``state``), as ``ISMCTS.search`` (time limit included)."""
         if started is None:
             started = time.perf_counter()
-        rules = self.rules
-        legal = rules.legal_actions(state)
-        if rules.current_player(state) != seat or not legal:
+        self.game.to_batched(state, self._root, 0)
+        k, info = self.kernels, self.rules.info
+        legal = np.empty(info.num_actions, dtype=np.int64)
+        n = k.legal(self._root, 0, k.params, legal)  # the compiled rules: cheaper than the Python ones here
+        if k.status(self._root, 0, k.params, np.zeros(info.num_players)) != seat or n == 0:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
-        if len(legal) == 1:
+        if n == 1:
             self.last_simulations, self.last_nodes = 0, 0
             return int(legal[0])
-        self.game.to_batched(state, self._root, 0)
         self.run(seat, started)
         actions, visits, wins, _ = self.tree.children(0)
         means = wins / np.maximum(visits, 1)
