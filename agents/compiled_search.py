@@ -940,8 +940,8 @@ class CompiledISMCTS:
                 now = time.perf_counter()
                 if done == 0:
                     ask = min(ask, 8)
-                else:
-                    ask = min(ask, int((deadline - now) / ((now - first) / done)))
+                else:  # what fits before the deadline at the mean so far, in chunks (the tree grows with them)
+                    ask = min(ask, 4096, int((deadline - now) / ((now - first) / done)))
                     if ask < 1:
                         break
             tree.reserve(ask + 1, int(self._shape[0]))  # room for one simulation's new node at least
