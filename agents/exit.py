@@ -7,10 +7,12 @@ tensors, never unpickled); its ``meta.json`` says ``"algorithm": "exit"`` under 
 Without ``path``, both play the network shipped in the package for the game (``agents.pretrained``).
 
 - ``exit`` plays the network's most probable legal action: the cost of a PPO move.
-- ``exit-search`` runs ``agents.puct.PUCTSearch`` from the seat's information view with the network's
+- ``exit-search`` runs information-set PUCT from the seat's information view with the network's
   policy as the prior and its value at the leaves (``simulations`` per move; the game's ``ismcts``
   budget by default), and plays the most visited action. Like ``ismcts`` it takes the seat's information
-  view through ``observe_view`` before each ``act`` (the front ends hand it over).
+  view through ``observe_view`` before each ``act`` (the front ends hand it over). ``engine`` picks the
+  search as ``ismcts``'s does: ``agents.compiled_search.CompiledPUCT`` where the game has compiled row
+  kernels (``"auto"``, ``"compiled"``), else ``agents.puct.PUCTSearch`` (``"python"``, the reference).
 
 ``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
@@ -125,12 +127,15 @@ class ExitSearchAgent(BaseAgent):
         seed: int | None = None,
         trust: bool = False,
         model: Any = None,
+        engine: str = "auto",
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
+        from agents.compiled_search import check_engine, make_puct
         from agents.ismcts import FALLBACK, GAME_DEFAULTS
-        from agents.puct import PUCTSearch
         from jericho_env.registry import make_rules
+
+        check_engine(engine, "exit-search")
 
         shipped: tuple[Any, dict[str, Any], Path] | None = None
         if path is None and model is None:  # the network shipped in the package (agents.pretrained)
@@ -151,7 +156,7 @@ class ExitSearchAgent(BaseAgent):
         info = self.rules.info
         rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
         evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
-        self.search = PUCTSearch(self.rules, evaluator, simulations, c_puct, rows, self.rng)
+        self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
         self._view: Any = None
         self.last: Any = None  # the last search's result (agents.puct.SearchResult)
 

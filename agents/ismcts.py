@@ -14,6 +14,13 @@ ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``.
 checked when the agent is made (``agents.search.check_settings``): ``simulations`` an int >= 1,
 ``time_limit`` a finite number > 0, ``uct_c`` a finite number >= 0, ``rollout_depth`` an int >= 1;
 ``nan``, ``inf``, bools and text raise ``ValueError`` naming the argument, so ``act`` always returns.
+
+Engines: ``engine="compiled"`` runs the same search compiled (``agents.compiled_search.CompiledISMCTS``: the
+tree, determinizations, rollouts and, for grid and walls, greedy's prior and rollout moves in Numba);
+``"python"`` runs ``agents.search.ISMCTS``, the readable reference; ``"auto"`` (the default) takes the
+compiled one where Numba, the game's row kernels and what the settings need (a compiled greedy policy, a
+compiled position value) are there, else Python. The two draw their random numbers differently, so a seed
+gives other moves; they search the same way.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import numpy as np
 
 import jericho_env
 from agents.base import BaseAgent
+from agents.compiled_search import check_engine
 from agents.search import ISMCTS, PriorPolicy, RolloutPolicy, check_settings
 
 ROLLOUTS = ("random", "greedy")
@@ -56,9 +64,11 @@ class ISMCTSAgent(BaseAgent):
         backend: str = "jericho",
         rollout_depth: int | None = None,
         prior: str | None = None,
+        engine: str = "auto",
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed, **game_options)
+        self.engine = check_engine(engine, "ismcts")
         # the game's settings (GAME_DEFAULTS) fill what is not given; a time limit alone drops the simulation count
         preset = GAME_DEFAULTS.get(game_id, FALLBACK)
         if backend == "openspiel":  # ISMCTSBot rolls out at random, without a prior
@@ -100,6 +110,12 @@ class ISMCTSAgent(BaseAgent):
                 self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name
             )
             return
+        compiled = self._compiled_search()
+        if compiled is not None:
+            self.search: Any = compiled
+            self.engine_used = "compiled"
+            return
+        self.engine_used = "python"
         rollout: RolloutPolicy | None = None
         if self.rollout_name == "greedy":
             rollout = self._greedy_rollout(self.game_id)
@@ -115,6 +131,46 @@ class ISMCTSAgent(BaseAgent):
             self.rollout_depth,
             evaluate,
             prior,
+        )
+
+    def _compiled_search(self) -> Any:
+        """``CompiledISMCTS`` with these settings, or None (``engine="auto"``) when a piece it needs is missing."""
+        if self.engine == "python":
+            return None
+        from agents import compiled_search as cs
+
+        found = cs.compiled_kernels(self.rules)
+        policy = value = None
+        why = None
+        if found is None:
+            why = "the game has no compiled row kernels (or Numba is not installed)"
+        elif "greedy" in (self.rollout_name, self.prior_name):
+            policy = cs.greedy_row_policy(self.rules, found[0])
+            if policy is None:
+                why = "its greedy agent has no compiled row policy"
+        if why is None and self.rollout_depth is not None:
+            assert found is not None
+            value = cs.row_value(self.rules, found[0])
+            if value is None:
+                why = "its position evaluation has no compiled version"
+        if why is not None:
+            if self.engine == "compiled":
+                raise ValueError(f"ismcts: engine='compiled' is not available for {self.game_id!r}: {why}")
+            return None
+        assert found is not None
+        game, kernels = found
+        return cs.CompiledISMCTS(
+            self.rules,
+            game,
+            kernels,
+            self.simulations,
+            self.time_limit,
+            self.uct_c,
+            self.rng,
+            self.rollout_depth,
+            value,
+            policy if self.prior_name == "greedy" else None,
+            policy if self.rollout_name == "greedy" else None,
         )
 
     def _greedy_prior(self) -> PriorPolicy:
@@ -199,6 +255,7 @@ _KEYS = {
     "uct_c": float,
     "backend": str,
     "seed": int,
+    "engine": str,
 }
 
 
@@ -207,7 +264,7 @@ def parse_budget(text: str) -> dict[str, Any]:
 
     Items are comma-separated, e.g. ``"300,rollout=greedy"`` or ``"0.5s,uct_c=1.0"``; keys are
     ``simulations``, ``time_limit``, ``rollout`` (random, greedy), ``uct_c``, ``backend`` (jericho,
-    openspiel), ``seed``. An empty text gives the defaults (300 simulations, random rollouts).
+    openspiel), ``seed``, ``engine`` (auto, python, compiled). An empty text gives the game's defaults.
     """
     out: dict[str, Any] = {}
     for item in filter(None, (t.strip() for t in text.split(","))):

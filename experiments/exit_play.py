@@ -1,9 +1,11 @@
 """Expert iteration's games: self-play by search with the current network, as training rows.
 
 ``generate(payload, tasks, backend, workers)`` plays the games of one iteration. A task is a list of deal
-seeds; a worker plays a task's games in lockstep, every seat searching (``agents.puct.PUCTSearch`` with
-the network's prior and value, Dirichlet noise at the root), so each round of simulations evaluates the
-leaves of all its games in one forward pass. At each decision it records the mover's network input
+seeds; a worker plays a task's games in lockstep, every seat searching (information-set PUCT with the
+network's prior and value, Dirichlet noise at the root), so each round of simulations evaluates the
+leaves of all its games in one forward pass. The search is ``agents.compiled_search.CompiledPUCT`` where
+the game has compiled row kernels, else ``agents.puct.PUCTSearch`` (``SearchSettings.engine``: ``"auto"``,
+``"compiled"``, ``"python"``). At each decision it records the mover's network input
 (observation and the prior's hint), its legal mask and the search's visit distribution; when the game
 ends, every recorded row gets the final return of its seat as the value target. With ``value_rows="all"``
 (games of more than two players) it also records every other seat's input at each decision, as value-only
@@ -39,6 +41,7 @@ class SearchSettings:
     dirichlet_fraction: float
     temperature_moves: int
     value_rows: str
+    engine: str = "auto"  # agents.compiled_search.make_puct: compiled where the game has row kernels, else Python
 
 
 @dataclasses.dataclass
@@ -109,7 +112,7 @@ class _Worker:
 
     def play(self, seeds: Sequence[int]) -> Rows:
         """The games of ``seeds`` played in lockstep; their rows in game order, then move order."""
-        from agents.puct import PUCTSearch
+        from agents.compiled_search import make_puct
 
         rules, st = self.rules, self.settings
         info = rules.info
@@ -117,9 +120,9 @@ class _Worker:
         seed_seq = np.random.SeedSequence([int(s) for s in seeds])
         rng = np.random.default_rng(seed_seq)
         states = [rules.initial_state(np.random.default_rng(int(s))) for s in seeds]
-        search = PUCTSearch(
+        search = make_puct(
             rules, self.evaluator, st.simulations, st.c_puct, st.value_rows, rng, st.dirichlet_alpha,
-            st.dirichlet_fraction,
+            st.dirichlet_fraction, st.engine,
         )  # fmt: skip
         per_game: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]]] = [[] for _ in seeds]
         decisions = np.zeros((len(seeds), n_players), dtype=np.int64)

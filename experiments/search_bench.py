@@ -2,6 +2,7 @@
 
     python -m experiments.search_bench moves castles --agent ismcts=0.5s --games 4
     python -m experiments.search_bench backends castles --simulations 100 --games 40
+    python -m experiments.search_bench engines castles --positions 60
 
 ``moves`` plays ``--games`` games of the agent alone against greedy players (its seat rotating, deals
 from ``--seed``) and prints its wins (shared ones count) with their 95% Wilson interval and, over the
@@ -13,12 +14,20 @@ during the search, the tree and its copies of the state); ``--progress`` prints 
 as it ends. ``backends`` plays our ISMCTS (``backend=jericho``) against OpenSpiel's ``ISMCTSBot``
 through the bridge (``backend=openspiel``), both with random rollouts, no prior and ``uct_c`` 1.0, at
 the same number of simulations, seats swapped on every deal, and prints the win rate with its 95%
-interval and each side's seconds per move. Figures are written to ``docs/results.md`` by hand.
+interval and each side's seconds per move. ``engines`` times the Python search and the compiled one
+(``agents.compiled_search``; the agent's ``engine`` argument) on the same positions: greedy players play
+``--seed``'s deals, and at every third decision with a choice, from ``--skip`` on, both engines of the agent
+(``--agent``, default ``ismcts`` at the game's default settings) choose a move for the seat to move, each
+from its own copy of the information view; it prints their mean and maximum CPU and wall seconds per move,
+simulations, and the ratio of the means (Python over compiled). ``--profile`` adds each engine's cProfile
+(top functions by own time). Figures are written to ``docs/results.md`` by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import time
 import tracemalloc
@@ -27,11 +36,14 @@ from typing import Any
 import numpy as np
 
 import agents
+from agents.compiled_search import ENGINES as _ALL_ENGINES
 from agents.registry import parse_spec
 from experiments.cli import nonnegative_int, parse_option, positive_int, run_cli, seed_int
 from experiments.tournament import derive_seed, wilson_interval
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
+
+ENGINES = tuple(e for e in _ALL_ENGINES if e != "auto")  # the two searches compared by ``engines``
 
 
 class _Timed:
@@ -152,12 +164,71 @@ def backends(game: str, simulations: int, games: int, options: dict[str, Any], s
     }
 
 
+def engines(
+    game: str, spec: str, positions: int, options: dict[str, Any], seed: int, skip: int = 0, profile: bool = False
+) -> dict[str, float]:
+    """Seconds per move of the agent ``spec`` with ``engine="python"`` and ``engine="compiled"``, same positions."""
+    env = JerichoEnv(game, **options)
+    rules = env.rules
+    _, name, kwargs = parse_spec(spec)
+    kwargs = {k: v for k, v in kwargs.items() if k != "engine"}
+    timed = {e: _Timed(agents.make(name, game, **kwargs, engine=e, **options), trace=False) for e in ENGINES}
+    greedy = [agents.make("greedy", game, **options) for _ in range(rules.info.num_players)]
+    profiles = {e: cProfile.Profile() for e in ENGINES} if profile else {}
+    decisions = done = g = 0
+    while done < positions:
+        env.reset(seed=derive_seed(seed, g))
+        for i, a in enumerate(greedy):
+            a.reset(seed=derive_seed(seed, 1000 * g + i))
+        while not rules.is_terminal(env.state) and done < positions:
+            agent_id = env.agent_selection
+            if len(rules.legal_actions(env.state)) > 1:
+                decisions += 1
+                if decisions > skip and decisions % 3 == 0:
+                    for e in ENGINES:
+                        env._view_rng = np.random.default_rng([seed, done])  # the same view for both engines
+                        agent = timed[e]
+                        agent.reset(seed=derive_seed(seed, 7919 + done))
+                        if done == 0 and e == "compiled":  # the first move loads the compiled code: not timed
+                            choose_action(agent.agent, env, agent_id)
+                            env._view_rng = np.random.default_rng([seed, done])
+                            agent.reset(seed=derive_seed(seed, 7919 + done))
+                        if profile:
+                            profiles[e].enable()
+                        action = choose_action(agent, env, agent_id)
+                        if profile:
+                            profiles[e].disable()
+                        if not env.observe(agent_id)["action_mask"][action]:
+                            raise RuntimeError(f"{e} engine chose the illegal action {action}")
+                    done += 1
+            env.step(choose_action(greedy[rules.current_player(env.state)], env, agent_id))
+        g += 1
+    out: dict[str, float] = {"positions": done}
+    for e in ENGINES:
+        t = timed[e]
+        out[f"{e}_cpu_s"] = float(np.mean(t.cpu))
+        out[f"{e}_max_cpu_s"] = float(np.max(t.cpu))
+        out[f"{e}_wall_s"] = float(np.mean(t.seconds))
+        out[f"{e}_sims"] = float(np.mean(t.sims)) if t.sims else float("nan")
+    out["ratio_cpu"] = out["python_cpu_s"] / out["compiled_cpu_s"]
+    out["ratio_wall"] = out["python_wall_s"] / out["compiled_wall_s"]
+    for e, prof in profiles.items():
+        print(f"--- {e} engine: top functions by own time", file=sys.stderr)
+        pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(12)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     p = argparse.ArgumentParser(prog="python -m experiments.search_bench", description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("moves", "backends"))
+    p.add_argument("what", choices=("moves", "backends", "engines"))
     p.add_argument("game")
-    p.add_argument("--agent", default="ismcts=0.5s", help="agent spec for 'moves' (default ismcts=0.5s)")
+    p.add_argument(
+        "--agent", default=None, help="agent spec for 'moves' (default ismcts=0.5s) and 'engines' (default ismcts)"
+    )
+    p.add_argument("--positions", type=positive_int, default=40, help="'engines': positions each engine searches")
+    p.add_argument("--skip", type=nonnegative_int, default=0, help="'engines': decisions with a choice skipped first")
+    p.add_argument("--profile", action="store_true", help="'engines': print each engine's cProfile on stderr")
     p.add_argument("--simulations", type=positive_int, default=100, help="simulations per move for 'backends'")
     p.add_argument("--games", type=positive_int, default=4)
     p.add_argument("--seed", type=seed_int, default=0)
@@ -176,12 +247,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "moves":  # the env and the agents are made before any game: bad input fails first
             figures = moves(
                 args.game,
-                args.agent,
+                args.agent or "ismcts=0.5s",
                 args.games,
                 options,
                 args.seed,
                 progress=args.progress,
                 memory_games=args.memory_games,
+            )
+        elif args.what == "engines":
+            figures = engines(
+                args.game, args.agent or "ismcts", args.positions, options, args.seed, args.skip, args.profile
             )
         else:
             figures = backends(args.game, args.simulations, args.games, options, args.seed)

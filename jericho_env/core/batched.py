@@ -16,18 +16,62 @@ Randomness: ``deal`` and ``determinize`` draw from a per-row stream (``jericho_e
 caller passes ``stream``, one fresh ``uint64`` state per row of ``rows`` (``row_seeds``), which the kernel
 advances in place. Chance comes only at the deal in the built-in games (decks are shuffled once), so
 ``apply`` takes no stream.
+
+Search (``agents.compiled_search``) needs one more thing: the rules of one row as compiled functions it can
+call from its own compiled code, ``row_kernels()`` (``RowKernels``; None for a game without them, which
+search then plays through the Python rules). What a game provides:
+
+* a params dtype and a one-element array of it holding the option-dependent tables the functions read (deck
+  sizes, answer tables, observation offsets; ``NO_PARAMS`` when there are none). Its fields have fixed
+  shapes, so a table whose size depends on the options takes its shape from the options when the dtype is
+  built (each option set is then compiled once);
+* five functions, each ``@njit(<signature>, cache=True)`` with the explicit signature of
+  ``jericho_env.core.kernels.row_signatures(dtype, params_dtype)`` (without it they cannot be passed to
+  compiled code as values, or the code that calls them is compiled again in every process):
+
+  ================ ===========================================================================================
+  ``status``       ``(states, row, params, returns) -> seat to move or -1``; ``returns`` (float64, one per
+                   seat) gets ``rules.returns`` (zeros before the end)
+  ``legal``        ``(states, row, params, out) -> count``: the legal actions into ``out`` (int64, room for
+                   ``num_actions``), the same set as ``rules.legal_actions`` (any order, fixed by the state)
+  ``apply``        ``(states, row, params, action)``: ``rules.apply_unchecked`` (a legal action)
+  ``observe``      ``(states, row, params, seat, out)``: ``rules.observe(state, seat)`` into ``out``
+                   (float32, the whole row written), bit for bit
+  ``determinize``  ``(src, src_row, params, seat, dst, dst_row, stream, k) -> ok``: ``dst[dst_row]`` becomes
+                   ``src[src_row]`` with what ``seat`` cannot see redealt, as ``rules.determinize`` (same
+                   support and weights), drawing from ``stream[k]``; ``dst`` may be ``src`` (in place);
+                   False when no deal fits what the seat saw (a hand-made, impossible state)
+  ================ ===========================================================================================
+
+  ``row`` indexes a one-dimensional, C-contiguous array of the game's ``dtype``; every integer is int64.
+  The functions allocate nothing per call where they can avoid it (search calls them millions of times).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
 from jericho_env.core.rules import Rules
 
 S = TypeVar("S")
+
+
+class RowKernels(NamedTuple):
+    """A game's rules for one row as compiled functions (see the module docstring), plus their tables.
+
+    Each function is a Numba dispatcher compiled with its explicit signature (``row_signatures``), so compiled
+    callers receive it as a first-class function value.
+    """
+
+    status: Any
+    legal: Any
+    apply: Any
+    observe: Any
+    determinize: Any
+    params: np.ndarray  # one record of the game's params dtype: the tables the functions read
 
 
 class BatchedGame(ABC, Generic[S]):
@@ -122,6 +166,10 @@ class BatchedGame(ABC, Generic[S]):
         """
         raise NotImplementedError(f"{self.info.game_id}: no compiled rollout")
 
+    def row_kernels(self) -> RowKernels | None:
+        """The per-row compiled functions search calls (``RowKernels``), or None: search uses the Python rules."""
+        return None
+
 
 class PythonBatchedGame(BatchedGame[Any]):
     """The Python rules under the batched interface: rows hold state objects (``dtype`` object).
@@ -201,4 +249,4 @@ class PythonBatchedGame(BatchedGame[Any]):
             returns[k] = rules.returns(s)
 
 
-__all__ = ["BatchedGame", "PythonBatchedGame"]
+__all__ = ["BatchedGame", "PythonBatchedGame", "RowKernels"]

@@ -8,12 +8,16 @@ Randomness inside kernels (new deals, determinizations, rollouts) comes from a s
 ``uint64`` state in an array, advanced by SplitMix64 (Steele, Lea and Flood 2014), seeded from the
 caller's ``np.random.Generator``. Each row draws from its own state, so rows can be processed in any
 order or in parallel and a seed still gives the same games.
+
+``row_signatures(dtype, params_dtype)`` gives the explicit Numba signatures of a game's per-row functions
+(``jericho_env.core.batched.RowKernels``): compiled with them, the functions can be passed to other compiled
+code (search, ``agents.compiled_search``) as first-class function values, and that code stays cached on disk.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -74,4 +78,64 @@ def shuffle_prefix(values: np.ndarray, n: int, stream: np.ndarray, row: int) -> 
         values[j] = t
 
 
-__all__ = ["NUMBA", "below", "next_u64", "njit", "row_seeds", "shuffle_prefix", "uniform"]
+class RowSignatures(NamedTuple):
+    """Numba signatures of the per-row functions of ``RowKernels`` (``S``: the states array, ``P``: the params array).
+
+    * ``status(states: S, row, params: P, returns: float64[::1]) -> int64``
+    * ``legal(states: S, row, params: P, out: int64[::1]) -> int64``
+    * ``apply(states: S, row, params: P, action: int64) -> None``
+    * ``observe(states: S, row, params: P, seat: int64, out: float32[::1]) -> None``
+    * ``determinize(src: S, src_row, params: P, seat, dst: S, dst_row, stream: uint64[::1], k) -> bool``
+
+    Every integer is int64. ``states_type`` and ``params_type`` are the Numba types of the two arrays (for
+    code that builds further signatures over them).
+    """
+
+    status: Any
+    legal: Any
+    apply: Any
+    observe: Any
+    determinize: Any
+    states_type: Any
+    params_type: Any
+
+
+def row_signatures(dtype: np.dtype[Any], params_dtype: np.dtype[Any]) -> RowSignatures | None:
+    """The explicit signatures of a game's row functions over arrays of ``dtype``, ``params_dtype``; None without Numba.
+
+    The arrays are one-dimensional and C-contiguous (``np.zeros(n, dtype)``, or a slice of one), as every
+    caller passes them.
+    """
+    if not NUMBA:  # pragma: no cover - exercised only where Numba is absent
+        return None
+    from numba import typeof, types
+
+    s = typeof(np.zeros(1, dtype=dtype))
+    p = typeof(np.zeros(1, dtype=params_dtype))
+    i64 = types.int64
+    return RowSignatures(
+        status=i64(s, i64, p, types.float64[::1]),
+        legal=i64(s, i64, p, types.int64[::1]),
+        apply=types.void(s, i64, p, i64),
+        observe=types.void(s, i64, p, i64, types.float32[::1]),
+        determinize=types.boolean(s, i64, p, i64, s, i64, types.uint64[::1], i64),
+        states_type=s,
+        params_type=p,
+    )
+
+
+#: the params dtype of a game whose row functions need no tables
+NO_PARAMS = np.dtype([("unused", np.int64)])
+
+__all__ = [
+    "NO_PARAMS",
+    "NUMBA",
+    "RowSignatures",
+    "below",
+    "next_u64",
+    "njit",
+    "row_seeds",
+    "row_signatures",
+    "shuffle_prefix",
+    "uniform",
+]

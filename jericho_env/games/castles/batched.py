@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from jericho_env.core.batched import BatchedGame
-from jericho_env.core.kernels import below, njit, shuffle_prefix
+from jericho_env.core.batched import BatchedGame, RowKernels
+from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.games.castles.deck import RANK_LETTERS
 from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW
@@ -575,6 +575,71 @@ def _determinize(
         s.decks[o, : m - saves] = rest[saves:m]
 
 
+# ---------------------------------------------------------------------------------------------- one row, for search
+# The option set's tables as one record (``RowKernels.params``): the kernels' arrays, padded to K_MAX ranks (a
+# rank code indexes them, and every rank code of an option set is below its own length).
+PARAMS = np.dtype(
+    [
+        ("cfg", np.int64, (7,)),
+        ("answers", np.int64, (K_MAX,)),
+        ("comp", np.int64, (K_MAX,)),
+        ("off", np.int64, (len(_FIELDS),)),
+        ("per_copy", np.float64, (K_MAX,)),
+        ("scales", np.float64, (3,)),
+    ]
+)
+_SIG = row_signatures(DTYPE, PARAMS)  # None without Numba (njit then leaves the functions as Python)
+
+
+@njit(_SIG and _SIG.status, cache=True)
+def _status_fn(states: np.ndarray, row: int, params: np.ndarray, returns: np.ndarray) -> int:
+    s = states[row]
+    if s.phase == _OVER:
+        returns[0] = 1.0 if s.winner == 0 else -1.0
+        returns[1] = -returns[0]
+        return -1
+    returns[0] = 0.0
+    returns[1] = 0.0
+    return int(s.to_move)
+
+
+@njit(_SIG and _SIG.legal, cache=True)
+def _legal_fn(states: np.ndarray, row: int, params: np.ndarray, out: np.ndarray) -> int:
+    p = params[0]
+    return _legal(states[row], p.cfg, p.answers, out)
+
+
+@njit(_SIG and _SIG.apply, cache=True)
+def _apply_fn(states: np.ndarray, row: int, params: np.ndarray, action: int) -> None:
+    p = params[0]
+    _apply_one(states[row], action, p.cfg, p.answers)
+
+
+@njit(_SIG and _SIG.observe, cache=True)
+def _observe_fn(states: np.ndarray, row: int, params: np.ndarray, seat: int, out: np.ndarray) -> None:
+    p = params[0]
+    _observe_row(states[row], seat, out.reshape((1, out.shape[0])), 0, p.cfg[_RANKS], p.off, p.per_copy, p.scales)
+
+
+@njit(_SIG and _SIG.determinize, cache=True)
+def _determinize_fn(
+    src: np.ndarray,
+    src_row: int,
+    params: np.ndarray,
+    seat: int,
+    dst: np.ndarray,
+    dst_row: int,
+    stream: np.ndarray,
+    k: int,
+) -> bool:
+    dst[dst_row] = src[src_row]
+    p = params[0]
+    ok = np.empty(1, dtype=np.bool_)
+    seats = np.full(1, seat, dtype=np.int64)
+    _determinize(dst[dst_row : dst_row + 1], seats, stream[k : k + 1], p.cfg, p.answers, p.comp, ok)
+    return bool(ok[0])
+
+
 # ---------------------------------------------------------------------------------------------- the class
 class CastlesBatched(BatchedGame[CastlesState]):
     """Castles' rules over rows of ``DTYPE`` (any option set; see the module docstring)."""
@@ -593,6 +658,11 @@ class CastlesBatched(BatchedGame[CastlesState]):
         self.off = np.array([enc.off[name] for name in _FIELDS], dtype=np.int64)
         self.per_copy = np.array(enc.per_copy, dtype=np.float64)
         self.scales = np.array([enc.deck_scale, enc.per_save, enc.beat_scale], dtype=np.float64)
+        self.params = np.zeros(1, dtype=PARAMS)  # the same tables for search's row functions (row_kernels)
+        p = self.params[0]
+        p["cfg"], p["off"], p["scales"] = self.cfg, self.off, self.scales
+        for name in ("answers", "comp", "per_copy"):
+            p[name][: len(getattr(self, name))] = getattr(self, name)
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -687,5 +757,9 @@ class CastlesBatched(BatchedGame[CastlesState]):
         """Uniformly random legal actions to the end of each row's game; its returns."""
         _rollout(states, rows, stream, returns, self.cfg, self.answers)
 
+    def row_kernels(self) -> RowKernels:
+        """The rules of one row for search (``RowKernels``), reading this option set's tables (``PARAMS``)."""
+        return RowKernels(_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn, self.params)
 
-__all__ = ["DTYPE", "CastlesBatched"]
+
+__all__ = ["DTYPE", "PARAMS", "CastlesBatched"]

@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from jericho_env.core.batched import BatchedGame
+from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.cards import NUM_CARDS
-from jericho_env.core.kernels import below, njit, shuffle_prefix
+from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.core.rules import StateFormatError
 from jericho_env.games.grid.knowledge import DRAW, MAX_TRIES, NONE, PLACE, SOME, entries, from_entries
@@ -918,6 +918,82 @@ def _seats(seats: np.ndarray) -> np.ndarray:
     return seats
 
 
+# ============================================================================================ one row, for search
+def params_dtype(capacity: int) -> np.dtype[Any]:
+    """The board's tables as one record (``RowKernels.params``), neighbour tables padded to the record's capacity."""
+    return np.dtype(
+        [
+            ("nb", np.int64, (capacity, 4)),
+            ("nbn", np.int64, (capacity,)),
+            ("compat", np.int64, (len(COMPAT),)),
+            ("points", np.int64, (len(POINTS),)),
+            ("offs", np.int64, (len(LAYOUT_FIELDS),)),
+            ("cells", np.int64),
+            ("center", np.int64),
+        ]
+    )
+
+
+def _status_fn(states: Any, row: int, params: Any, returns: Any) -> int:
+    s = states[row]
+    returns[0] = 0.0
+    returns[1] = 0.0
+    if s.passes_in_row < 2:
+        return int(s.to_move)
+    if s.points[0] != s.points[1]:
+        returns[0] = 1.0 if s.points[0] > s.points[1] else -1.0
+        returns[1] = -returns[0]
+    return -1
+
+
+def _legal_fn(states: Any, row: int, params: Any, out: Any) -> int:
+    p = params[0]
+    return _legal_row(states[row], p.cells, p.nb, p.nbn, out)  # type: ignore[no-any-return]
+
+
+def _apply_fn(states: Any, row: int, params: Any, action: int) -> None:
+    p = params[0]
+    _apply_row(states[row], action, p.cells, p.center, p.nb, p.nbn, p.compat, p.points)
+
+
+def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None:
+    p = params[0]
+    out[:] = 0.0
+    _observe_row(states[row], seat, out, p.offs, p.cells, p.center)
+
+
+def _determinize_fn(
+    src: Any, src_row: int, params: Any, seat: int, dst: Any, dst_row: int, stream: Any, k: int
+) -> bool:
+    dst[dst_row] = src[src_row]
+    p = params[0]
+    return _determinize_row(dst[dst_row], seat, stream, k, p.nb, p.nbn)  # type: ignore[no-any-return]
+
+
+_ROW_FUNCTIONS: dict[int, tuple[Any, ...]] = {}
+
+
+def row_functions(capacity: int) -> tuple[Any, ...]:
+    """The five row functions compiled for records of ``capacity`` cells (their signatures: ``row_signatures``).
+
+    Compiled when first asked for (once per record type in a process, cached on disk), as the records are.
+    """
+    fns = _ROW_FUNCTIONS.get(capacity)
+    if fns is None:
+        sig = row_signatures(grid_dtype(capacity), params_dtype(capacity))
+        if sig is None:
+            raise RuntimeError("grid's row functions need Numba (pip install numba)")
+        fns = _ROW_FUNCTIONS[capacity] = tuple(
+            njit(s, cache=True)(f)
+            for s, f in zip(
+                (sig.status, sig.legal, sig.apply, sig.observe, sig.determinize),
+                (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn),
+                strict=True,
+            )
+        )
+    return fns
+
+
 # ============================================================================================ the class
 class GridBatched(BatchedGame[GridState]):
     """grid's rules over rows of ``grid_dtype(capacity(board_size**2))``; see the module docstring."""
@@ -1106,5 +1182,17 @@ class GridBatched(BatchedGame[GridState]):
         """Uniformly random legal actions to the end of each row's game; its returns."""
         _rollout(states, rows, stream, returns, self.cells, self.center, self.nb, self.nbn, self.compat, self.points)
 
+    def row_kernels(self) -> RowKernels:
+        """The rules of one row for search (``RowKernels``), reading this board's tables (``params_dtype``)."""
+        cap = capacity(self.cells)
+        params = np.zeros(1, dtype=params_dtype(cap))
+        p = params[0]
+        p["nb"][: self.cells] = self.nb
+        p["nbn"][: self.cells] = self.nbn
+        p["compat"], p["points"], p["offs"] = self.compat, self.points, self.offs
+        p["cells"], p["center"] = self.cells, self.center
+        status, legal, apply, observe, determinize = row_functions(cap)
+        return RowKernels(status, legal, apply, observe, determinize, params)
 
-__all__ = ["GridBatched", "grid_dtype"]
+
+__all__ = ["GridBatched", "grid_dtype", "params_dtype"]

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from jericho_env.core.batched import BatchedGame
-from jericho_env.core.kernels import below, njit, shuffle_prefix, uniform
+from jericho_env.core.batched import BatchedGame, RowKernels
+from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix, uniform
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_SCORING, SCORING, TRUMPET, TYPE_VALUE, VALUES
 from jericho_env.games.walls.observation import WINDOW_SCALE, build_scale
 from jericho_env.games.walls.rules import HAND_SIZE, WallsRules
@@ -743,6 +743,59 @@ def _determinize(out: Any, seats: Any, stream: Any, deck_size: int, windows: Any
             s.deck[i] = top_down[size - 1 - i]
 
 
+# ---------------------------------------------------------------------------------------------- one row, for search
+MAX_OBSERVATION = len(build_scale(MAX_SEATS))  # the largest observation (five players)
+# The option set's tables as one record (``RowKernels.params``); the scale padded to the largest observation.
+PARAMS = np.dtype(
+    [
+        ("scale", np.float32, (MAX_OBSERVATION,)),
+        ("windows", np.int64, (NUM_SCORING, 2)),
+        ("deck_size", np.int64),
+    ]
+)
+_SIG = row_signatures(DTYPE, PARAMS)  # None without Numba (njit then leaves the functions as Python)
+
+
+@njit(_SIG and _SIG.status, cache=True)
+def _status_fn(states: Any, row: int, params: Any, returns: Any) -> int:
+    s = states[row]
+    if s.phase == OVER:
+        _returns_into(s, returns)
+        return -1
+    returns[:] = 0.0
+    return int(s.to_move)
+
+
+@njit(_SIG and _SIG.legal, cache=True)
+def _legal_fn(states: Any, row: int, params: Any, out: Any) -> int:
+    return _legal_into(states[row], out)  # type: ignore[no-any-return]
+
+
+@njit(_SIG and _SIG.apply, cache=True)
+def _apply_fn(states: Any, row: int, params: Any, action: int) -> None:
+    _apply_one(states[row], action)
+
+
+@njit(_SIG and _SIG.observe, cache=True)
+def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None:
+    p = params[0]
+    raw = np.empty(MAX_OBSERVATION, dtype=np.uint8)
+    _raw_counts(states[row], seat, p.windows, p.deck_size, raw)
+    for j in range(out.shape[0]):  # ``_observe``'s float32 products
+        out[j] = np.float32(raw[j]) * p.scale[j]
+
+
+@njit(_SIG and _SIG.determinize, cache=True)
+def _determinize_fn(
+    src: Any, src_row: int, params: Any, seat: int, dst: Any, dst_row: int, stream: Any, k: int
+) -> bool:
+    dst[dst_row] = src[src_row]
+    p = params[0]
+    seats = np.full(1, seat, dtype=np.int64)
+    _determinize(dst[dst_row : dst_row + 1], seats, stream[k : k + 1], p.deck_size, p.windows)
+    return True
+
+
 # ---------------------------------------------------------------------------------------------- the class
 class WallsBatched(BatchedGame[WallsState]):
     """walls' rules over rows of ``DTYPE`` (see the module docstring); every option set (2-5 players)."""
@@ -754,6 +807,9 @@ class WallsBatched(BatchedGame[WallsState]):
         self.piles = np.array(rules.piles, dtype=np.int64)
         self.deck_size = int(rules.deck_size)
         self.windows = np.array(rules.scoring_piles, dtype=np.int64)
+        self.params = np.zeros(1, dtype=PARAMS)  # the same tables for search's row functions (row_kernels)
+        self.params[0]["scale"][: len(self.scale)] = self.scale
+        self.params[0]["windows"], self.params[0]["deck_size"] = self.windows, self.deck_size
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -887,5 +943,9 @@ class WallsBatched(BatchedGame[WallsState]):
         """Uniformly random legal actions to the end of each row; ``returns[k]``: its returns."""
         _rollout(states, rows, stream, returns)
 
+    def row_kernels(self) -> RowKernels:
+        """The rules of one row for search (``RowKernels``), reading this player count's tables (``PARAMS``)."""
+        return RowKernels(_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn, self.params)
 
-__all__ = ["DTYPE", "WallsBatched"]
+
+__all__ = ["DTYPE", "PARAMS", "WallsBatched"]
