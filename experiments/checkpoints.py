@@ -338,8 +338,14 @@ class RunFolder:
         logs.mkdir(exist_ok=True)
         return Logger(str(logs), [appending_csv(logs / "progress.csv")])
 
-    def save_training(self, steps: int, session_steps: int, seconds: float) -> None:
-        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so)."""
+    def save_training(
+        self, steps: int, session_steps: int, seconds: float, cpu_seconds: Mapping[str, float] | None = None
+    ) -> None:
+        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so).
+
+        ``cpu_seconds``: this session's CPU time per process kind (``experiments.train`` gives the training
+        process's and its shard workers'), recorded as given.
+        """
         sessions = self.all_sessions(steps)
         total = sum(float(s.get("seconds", 0.0)) for s in sessions)
         summary = {
@@ -350,6 +356,8 @@ class RunFolder:
             "sessions": sessions,
             "evals": self.evals,
         }
+        if cpu_seconds is not None:
+            summary["cpu_seconds_this_session"] = {k: round(float(v), 2) for k, v in cpu_seconds.items()}
         write_atomic(self.folder / "training.json", json.dumps(summary, indent=1))
         if seconds > 0:
             rate = session_steps / seconds
