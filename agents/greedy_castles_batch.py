@@ -24,7 +24,7 @@ from agents.greedy_castles import PRESSURE, SETUP_DRAW, GreedyAgent
 
 __all__ = ["KERNEL", "BatchGreedyCastles"]
 
-_PLAY, _JOKER, _SAVE, _PLAY_SAVE, _DISCARD = range(5)
+_PLAY, _JOKER, _SAVE, _PLAY_SAVE, _DISCARD = range(5)  # a choice by rank from _SAVE on
 _KINDS = {"play": _PLAY, "joker": _JOKER, "save": _SAVE, "play_save": _PLAY_SAVE, "discard": _DISCARD}
 
 
@@ -55,7 +55,7 @@ def _choose(  # type: ignore[no-untyped-def]
         if first < 0:
             raise ValueError("a row of the masks has no legal action")
         k = kind[first]
-        if k == _DISCARD or k == _SAVE or k == _PLAY_SAVE:  # the weakest (discard) or strongest rank, first legal
+        if k >= _SAVE:  # save, play_save, discard: the weakest (discard) or strongest rank, the first legal one
             best, best_strength = -1, 0
             for a in range(first, masks.shape[1]):
                 if not masks[b, a]:
@@ -129,7 +129,6 @@ class BatchGreedyCastles:
         self.opp_out = int(agent.opp_out.start)
         self.opp_hand = int(agent.opp_hand)
         self.copies = int(acts.copies)
-        self.observation_size = int(agent.observation_size)
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         out = np.empty(len(masks), dtype=np.int64)

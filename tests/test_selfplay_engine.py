@@ -159,3 +159,126 @@ def test_an_illegal_opponent_answer_changes_no_game() -> None:
     with pytest.raises(IllegalActionError, match=rf"'cheat' chose illegal action \d+ .* in game {waiting[-1]}"):
         vector._advance(vector.rows)
     assert np.array_equal(vector.batch, before)
+
+
+class Logged:
+    """A batch policy that logs the inputs of every call (observations' bytes, masks, views) before answering."""
+
+    def __init__(self, policy: Any, name: str, log: list[Any], rules: Any, joint: Any = None) -> None:
+        self.policy, self.name, self.log, self.rules, self.joint = policy, name, log, rules, joint
+        self.uses_observation = getattr(policy, "uses_observation", True)
+        self.uses_views = getattr(policy, "uses_views", False)
+
+    def observe_views(self, views: list[Any]) -> None:
+        self.log.append((self.name, [json.dumps(self.rules.to_dict(v), sort_keys=True, default=str) for v in views]))
+        self.policy.observe_views(views)
+
+    def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        self.log.append((self.name, None if observations is None else observations.tobytes(), masks.tobytes()))
+        return self.policy(observations, masks)  # type: ignore[no-any-return]
+
+
+class Together:
+    """A joint: asks each of its policies in turn, in one call (as ``JointNetworks`` does for snapshots)."""
+
+    def __call__(self, parts: list[tuple[Any, Any, np.ndarray]]) -> list[np.ndarray]:
+        return [policy(obs, masks) for policy, obs, masks in parts]
+
+
+def logged_pool(game: str, options: dict[str, Any], rules: Any, log: list[Any]) -> list[Any]:
+    together = Together()
+    plain = [
+        ("by-observation", by_observation, None),
+        ("random", RandomBatchPolicy(seed=11), None),
+        ("greedy", make_batch_policy("greedy", game, seed=5, **options), None),
+        ("views-a", AgentBatchPolicy(ViewReader(rules)), None),
+        ("views-b", AgentBatchPolicy(ViewReader(rules)), None),  # two searchers: the views' order matters
+        ("joint-a", RandomBatchPolicy(seed=12), together),
+        ("joint-b", by_observation, together),
+    ]
+    return [Logged(policy, name, log, rules, joint) for name, policy, joint in plain]
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "steps", "shaping"),
+    [
+        ("castles", {}, 300, 0.0),
+        ("walls", {}, 120, 0.0),
+        ("walls", {"num_players": 3}, 120, 0.0),
+        ("grid", {"board_size": 11}, 150, 2.0),
+    ],
+)
+def test_the_engine_plays_what_the_loop_before_it_played(
+    game: str, options: dict[str, Any], steps: int, shaping: float
+) -> None:
+    """Against the loop before the engine (``tests/selfplay_reference.py``): games, rewards, infos and inputs."""
+    from tests.selfplay_reference import ReferenceSelfPlayVector
+
+    logs: list[list[Any]] = [[], []]
+    fast = SelfPlayVector(game, 10, seed=21, shaping=shaping, compiled=True, **options)
+    fast.set_opponents(logged_pool(game, options, fast.rules, logs[0]))
+    before = ReferenceSelfPlayVector(game, 10, seed=21, shaping=shaping, **options)
+    before.set_opponents(logged_pool(game, options, before.rules, logs[1]))
+    (obs_a, masks_a), (obs_b, masks_b) = fast.reset(), before.reset()
+    assert np.array_equal(obs_a.view(np.uint32), obs_b.view(np.uint32)) and np.array_equal(masks_a, masks_b)
+    chooser = np.random.default_rng(8)
+    episodes = 0
+    for step in range(steps):
+        actions = np.array([chooser.choice(np.flatnonzero(m)) for m in masks_a])
+        out_a, out_b = fast.step(actions), before.step(actions)
+        assert_same_step(out_a, out_b, step)
+        masks_a, masks_b = fast.action_masks(), before.action_masks()
+        assert np.array_equal(masks_a, masks_b), step
+        episodes += int(out_a[2].sum())
+    rules = fast.rules
+    assert [rules.to_dict(s) for s in fast.states] == [rules.to_dict(s) for s in before.states]
+    assert len(logs[0]) == len(logs[1]) and logs[0] == logs[1]  # every call, in order, with the same inputs
+    names = {entry[0] for entry in logs[0]}
+    assert names == {"by-observation", "random", "greedy", "views-a", "views-b", "joint-a", "joint-b"}
+    assert (fast.opponent_calls, fast.opponent_decisions) == (before.opponent_calls, before.opponent_decisions)
+    assert episodes >= 10
+
+
+def test_a_dropped_opponent_finishes_its_games_and_is_then_let_go() -> None:
+    calls = {"b": 0}
+
+    def b_policy(observations: Any, masks: np.ndarray) -> np.ndarray:
+        calls["b"] += 1
+        return np.argmax(masks, axis=1)
+
+    vector = SelfPlayVector("castles", 16, opponents=[by_observation], seed=4, compiled=True)
+    vector.add_opponent(b_policy, max_added=1)
+    _, masks = vector.reset()  # games drawn from [by_observation, b_policy]
+    assert any(b_policy in row for row in vector.opponents)
+    vector.add_opponent(RandomBatchPolicy(seed=0), max_added=1)  # b_policy leaves the pool
+    assert b_policy not in vector.pool and b_policy in vector._policies  # still playing its games
+    before = calls["b"]
+    for _ in range(400):
+        vector.step(np.argmax(masks, axis=1))
+        masks = vector.action_masks()
+    assert calls["b"] > before  # it finished the games it was in
+    assert not any(b_policy in row for row in vector.opponents)
+    vector.add_opponent(RandomBatchPolicy(seed=1), max_added=1)
+    assert b_policy not in vector._policies  # no game holds it any more: let go
+
+
+def test_the_default_potential_asks_the_rules_on_each_row() -> None:
+    """A game whose rules define a potential but whose kernels do not: the rows' Python states are asked."""
+    from jericho_env.games.castles.rules import CastlesRules
+
+    class Leaning(CastlesRules):
+        def potential(self, state: Any, seat: int) -> float:
+            return (sum(state.hands[seat]) - 2 * sum(state.saves[1 - seat])) / 10.0
+
+    vector = SelfPlayVector("castles", 8, seed=1, rules=Leaning(), shaping=1.0, compiled=True)
+    _, masks = vector.reset()
+    values = set()
+    for _ in range(60):
+        _, rewards, dones, infos = vector.step(np.argmax(masks, axis=1))
+        masks = vector.action_masks()
+        out = np.empty(8)
+        vector.game.potential(vector.batch, vector.rows, vector.seats, out)
+        want = [vector.rules.potential(s, int(seat)) for s, seat in zip(vector.states, vector.seats, strict=True)]
+        assert out.tolist() == want
+        values.update(want)
+    assert len(values) > 3

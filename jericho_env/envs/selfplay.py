@@ -1,7 +1,15 @@
 """Batched self-play: N games in lockstep, one learner seat each, opponents asked once per batch.
 
-``SelfPlayVector`` drives ``num_envs`` games of one game id through the rules engine directly (no
-per-game AEC env). After the learner's actions are applied, every game advances to its learner's
+``SelfPlayVector`` drives ``num_envs`` games of one game id through the game's batched rules (no per-game
+AEC env): the games are the rows of one array of the game's compiled state (``games/<game>/batched.py``,
+``jericho_env.core.batched``), and each round applies, checks the status of, masks and observes all of its
+games in one compiled call. A game without kernels, or an install without Numba, runs the same loop on
+the Python rules (``PythonBatchedGame``; ``compiled=False`` asks for it, ``True`` insists on the kernels);
+both play the same games for the same seeds, bit for bit (a test checks it). The deals still come from the
+Python rules' seeded ``initial_state``, converted into the rows (``to_batched``), so a seed deals what it
+dealt before the kernels existed; ``states`` gives the games back as Python states.
+
+After the learner's actions are applied, every game advances to its learner's
 next decision; at each round of that advance, every opponent policy that has games waiting is called
 **once** with all of them: ``policy(observations, masks) -> actions``, observations a
 ``(B, observation_size)`` float32 array and masks a ``(B, num_actions)`` bool array. A network
@@ -15,10 +23,10 @@ dealt again; the reward is the learner's return, paid on the step that ends the 
 seeds and deterministic opponents both views play the same games (a test checks it).
 
 With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
-learner's ``rules.potential`` since its previous decision (grid: its points lead), the potential
-counting as 0 at the start and at the end of a game: potential-based shaping (Ng, Harada and Russell,
-1999), which moves credit earlier in the game without changing any episode's return (``episode["r"]``
-stays the game's outcome).
+learner's ``rules.potential`` since its previous decision (grid: its points lead; ``BatchedGame.potential``
+reads it from the rows), the potential counting as 0 at the start and at the end of a game:
+potential-based shaping (Ng, Harada and Russell, 1999), which moves credit earlier in the game without
+changing any episode's return (``episode["r"]`` stays the game's outcome).
 
 Games restart on their own (as in Stable-Baselines3's vector envs): the step that ends a game
 returns the first observation of the next one, and ``infos[i]`` carries ``terminal_observation``,
@@ -32,9 +40,9 @@ provides batch policies for its agents (random, greedy, PPO snapshots, search). 
 array per policy (``agents.batch.NetworkBatchPolicy(joint=True)``: network snapshots of one architecture
 in one forward pass). A policy with
 ``uses_views = True`` (a searching agent, ``agents.batch.AgentBatchPolicy`` over ``ismcts``) is first
-handed ``observe_views(views)``: per row, its seat's *information view*, the state redealt by
-``rules.determinize`` from what that seat has seen (as ``JerichoEnv.information_view`` gives a single
-agent), drawn with a generator of the vector's own seed.
+handed ``observe_views(views)``: per row, its seat's *information view*, the Python state of the row
+(``from_batched``) redealt by ``rules.determinize`` from what that seat has seen (as
+``JerichoEnv.information_view`` gives a single agent), drawn with a generator of the vector's own seed.
 """
 
 from __future__ import annotations
@@ -410,7 +418,9 @@ class SelfPlayVector:
         self._encode()
         return self._obs.copy(), rewards, dones, infos
 
-    def _finish(self, finished: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list[dict[str, Any]]) -> None:
+    def _finish(
+        self, finished: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list[dict[str, Any]]
+    ) -> None:
         """The rewards, dones and infos of the games ``finished`` (over, not dealt again yet)."""
         now = time.perf_counter()
         seats = self.seats[finished]
