@@ -274,7 +274,7 @@ def test_the_default_potential_asks_the_rules_on_each_row() -> None:
     _, masks = vector.reset()
     values = set()
     for _ in range(60):
-        _, rewards, dones, infos = vector.step(np.argmax(masks, axis=1))
+        vector.step(np.argmax(masks, axis=1))
         masks = vector.action_masks()
         out = np.empty(8)
         vector.game.potential(vector.batch, vector.rows, vector.seats, out)
