@@ -4,6 +4,8 @@ An expert-iteration network (``experiments.exit``) is a policy-and-value network
 PPO's (``agents.nets``), saved in the same safe checkpoint format (``agents.checkpoint``: JSON and
 tensors, never unpickled); its ``meta.json`` says ``"algorithm": "exit"`` under ``training``.
 
+Without ``path``, both play the network shipped in the package for the game (``agents.pretrained``).
+
 - ``exit`` plays the network's most probable legal action: the cost of a PPO move.
 - ``exit-search`` runs ``agents.puct.PUCTSearch`` from the seat's information view with the network's
   policy as the prior and its value at the leaves (``simulations`` per move; the game's ``ismcts``
@@ -106,9 +108,7 @@ class ExitAgent(PPOAgent):
     name = "exit"
 
     def __init__(self, game_id: str, path: str | Path | None = None, **kwargs: Any) -> None:
-        if path is None and kwargs.get("model") is None:
-            raise ValueError("the exit agent needs path= a checkpoint written by experiments.exit")
-        super().__init__(game_id, path=path, **kwargs)
+        super().__init__(game_id, path=path, **kwargs)  # no path and no model: the shipped network (agents.pretrained)
 
 
 class ExitSearchAgent(BaseAgent):
@@ -132,8 +132,16 @@ class ExitSearchAgent(BaseAgent):
         from agents.puct import PUCTSearch
         from jericho_env.registry import make_rules
 
+        shipped: tuple[Any, dict[str, Any], Path] | None = None
+        if path is None and model is None:  # the network shipped in the package (agents.pretrained)
+            from agents.ppo import shipped_policy
+
+            shipped = shipped_policy(self.name, game_id, game_options)
+            model = shipped[0]
         net = ExitAgent(game_id, path=path, model=model, trust=trust, **game_options)
         self.path, self.meta, self.policy = net.path, net.meta, net.policy
+        if shipped is not None:
+            self.meta, self.path = shipped[1], str(shipped[2])
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
         if simulations is None:

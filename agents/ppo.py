@@ -1,5 +1,8 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
 
+Without ``path`` (and ``model``), the network shipped in the package for the game is played
+(``agents.pretrained``, the model zoo); ``ZooError`` says so when none is shipped for the game or options.
+
 Checkpoints are read by ``agents.checkpoint``: the safe format (JSON and tensors) by default, a
 Stable-Baselines3 zip only with ``trust=True``; the game, its options and the observation version
 recorded with the checkpoint must match the ones the agent is made for.
@@ -15,6 +18,8 @@ training, on a batch of one) and hands it to the network, as in training.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +78,38 @@ def start_from(model: Any, path: str | Path, trust: bool = False) -> None:
         raise ValueError(f"--init {str(path)!r}: the network differs from this run's (--net, --policy?): {e}") from None
 
 
+_loaded: dict[tuple[str, int, int, str], tuple[Any, dict[str, Any]]] = {}
+_lock = threading.Lock()
+
+
+def shipped_policy(
+    agent: str, game_id: str, options: Mapping[str, Any] | None = None
+) -> tuple[Any, dict[str, Any], Path]:
+    """(policy network, checkpoint meta, path) of the network ``agent`` plays for ``game_id``, loaded once per process.
+
+    The file must match its card's SHA-256 (``ZooError`` otherwise: changed after ``experiments.zoo add``);
+    it is loaded with ``agents.checkpoint.load_policy`` (no unpickling; game, options and observation
+    version checked).
+    """
+    from agents.checkpoint import load_policy
+    from agents.pretrained import ZooError, sha256, shipped
+
+    entry = shipped(agent, game_id, options)
+    stat = entry.path.stat()
+    key = (str(entry.path.resolve()), stat.st_size, stat.st_mtime_ns, repr(sorted(dict(options or {}).items())))
+    with _lock:
+        hit = _loaded.get(key)
+        if hit is None:
+            expected = entry.card.get("file", {}).get("sha256")
+            if expected != sha256(entry.path):
+                raise ZooError(
+                    f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json: the file changed "
+                    "after `python -m experiments.zoo add` wrote the card (add it again)"
+                )
+            hit = _loaded[key] = load_policy(entry.path, game_id=game_id, options=dict(options or {}))
+    return hit[0], hit[1], entry.path
+
+
 class PPOAgent(BaseAgent):
     """A trained MaskablePPO policy as an agent."""
 
@@ -91,15 +128,16 @@ class PPOAgent(BaseAgent):
         super().__init__(game_id, seed=seed, **game_options)
         self.path = str(path) if path is not None else None
         self.meta: dict[str, Any] = {}
-        if model is None:
-            if path is None:
-                raise ValueError("the ppo agent needs path= a checkpoint written by experiments.train")
+        if model is not None:
+            policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
+        elif path is None:  # the network shipped in the package (agents.pretrained)
+            policy, self.meta, shipped_path = shipped_policy(self.name, game_id, game_options)
+            self.path = str(shipped_path)
+        else:
             from agents.checkpoint import load_policy
 
             # checks the game, its options and the observation version recorded with the checkpoint
             policy, self.meta = load_policy(path, trust=trust, game_id=game_id, options=game_options)
-        else:
-            policy = model.policy if hasattr(model, "policy") else model  # a model or its policy network
         self.deterministic = deterministic
         from jericho_env.registry import make_rules
 

@@ -1,4 +1,8 @@
-"""Build agents by name: ``make("greedy", "grid")``, ``make("ppo", "grid", path="model.zip")``."""
+"""Build agents by name: ``make("greedy", "grid")``, ``make("ppo", "grid", path="model.zip")``.
+
+``ppo``, ``exit`` and ``exit-search`` without ``path`` play the network shipped in the package for the
+game (``agents.pretrained``, the model zoo); ``playable_names(game_id)`` lists what plays with no argument.
+"""
 
 from __future__ import annotations
 
@@ -45,6 +49,18 @@ def agent_names(game_id: str) -> tuple[str, ...]:
     return AGENT_NAMES
 
 
+def playable_names(game_id: str) -> list[str]:
+    """The names that play ``game_id`` with no argument (the plugin hook the web page lists by name).
+
+    The checkpoint players (``ppo``, ``exit``, ``exit-search``) only where the zoo ships their network
+    for the game (``agents.pretrained``); the others where they play the game.
+    """
+    from agents.pretrained import CHECKPOINT_AGENTS, zoo
+
+    shipped = zoo().agent_names(game_id)
+    return [n for n in AGENT_NAMES if (n in shipped if n in CHECKPOINT_AGENTS else available(n, game_id))]
+
+
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
 
@@ -65,7 +81,9 @@ def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
 def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     """Split an agent spec from the command line into (label, name, kwargs).
 
-    ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...}).
+    ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...});
+    ``"ppo"`` alone plays the shipped network (``agents.pretrained``), as do ``exit`` and ``exit-search``
+    (which take ``=PATH`` too).
     A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
     ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
     (``agents.ismcts.parse_budget``).
@@ -85,9 +103,12 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
 
         return label or name, name, parse_budget(arg)
     if arg:
-        if name != "ppo":
-            raise ValueError(f"agent {name!r} takes no argument (got {spec!r}); only ppo=PATH and ismcts=BUDGET do")
+        from agents.pretrained import CHECKPOINT_AGENTS
+
+        if name not in CHECKPOINT_AGENTS:
+            raise ValueError(
+                f"agent {name!r} takes no argument (got {spec!r}); only {'=PATH, '.join(CHECKPOINT_AGENTS)}=PATH "
+                "and ismcts=BUDGET do"
+            )
         kwargs["path"] = arg
-    elif name == "ppo":
-        raise ValueError("agent ppo needs a checkpoint: write ppo=PATH/TO/model.zip")
-    return label or name, name, kwargs
+    return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is

@@ -57,6 +57,26 @@ def int_in(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+# Training's seeds (experiments.train, exit, sweep) take 32 bits: Stable-Baselines3 and numpy's legacy seeding take
+# no more; every other seed of the package takes 0..2**63-1 (seed_int).
+TRAIN_SEED_MAX = 2**32 - 1
+TRAIN_SEED_RANGE = f"0..{TRAIN_SEED_MAX}"
+
+
+def training_seed(text: str) -> int:
+    """A training seed for argparse: a whole number in 0..2**32-1."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= TRAIN_SEED_MAX or str(v) != text.strip().lstrip("+"):
+        why = "Stable-Baselines3 seeds from 32 bits"
+        raise argparse.ArgumentTypeError(
+            f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}"
+        )
+    return v
+
+
 def nonnegative_int(text: str) -> int:
     """An int >= 0 for argparse."""
     try:

@@ -12,11 +12,12 @@ al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
 3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
    iteration's network, greedy and the default PPO run, with the tournament code.
 
-The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``);
+The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``'s);
 ``prior``, a fresh network on greedy's scores (it plays like greedy before any training); ``scratch``, a
 fresh network. Every value not given comes from ``experiments.presets.EXIT`` (a default entry and what
 each game changes). ``--ppo`` is the PPO checkpoint the evaluations and the final table play against;
-without it, PPO is trained on the spot first (``experiments.train``'s default budget).
+without it, the zoo's (the package's shipped PPO, ``agents.zoo()``), else PPO trained on the spot first
+(``experiments.train``'s default budget).
 
 The run folder holds ``config.json``, ``checkpoints/iter_N.zip`` (every iteration, the safe format of
 ``agents.checkpoint``: ``agents.make("exit", GAME, path=...)`` plays it), ``checkpoints/latest.zip`` and
@@ -45,7 +46,7 @@ import numpy as np
 
 from experiments import presets
 from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli
+from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli, training_seed
 from jericho_env.registry import known_game_ids
 
 
@@ -107,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
             flag, default=None, help=f"{text} (default {shown}{'; ' + ', '.join(games) if games else ''})", **kw
         )
 
-    add("--seed", "seed of everything", type=int)
+    add("--seed", "seed of everything (0..2**32-1)", type=training_seed)
     add("--iterations", "generate, learn, evaluate: this many times", type=positive_int)
     add("--games", "self-play games per iteration", type=positive_int)
     add("--games-at-once", "games a worker plays in lockstep", type=positive_int)
@@ -365,18 +366,27 @@ def _bar(total: int, desc: str, quiet: bool) -> Any:
 
 
 def ppo_checkpoint(cfg: ExitConfig, folder: Path, quiet: bool, backend: Backend) -> str:
-    """The default PPO run's checkpoint: ``--ppo``, else one trained now with experiments.train's defaults."""
-    if cfg.ppo is not None:
-        from agents.checkpoint import load_policy
+    """The default PPO run's checkpoint: ``--ppo``, else the zoo's (``agents.zoo()``), else one trained now.
 
+    Trained now means ``experiments.train`` at its default budget for the game, in ``folder/ppo``.
+    """
+    from agents.checkpoint import load_policy
+
+    if cfg.ppo is not None:
         load_policy(cfg.ppo, game_id=cfg.game, options=cfg.options)  # missing, damaged or another game: now
         return cfg.ppo
+    from agents.pretrained import ZooError, shipped
+
+    try:
+        return str(shipped("ppo", cfg.game, cfg.options).path)
+    except ZooError:
+        pass
     trained = folder / "ppo" / "final.zip"
     if trained.is_file():
         return str(trained)
     from experiments import train
 
-    print(f"no --ppo checkpoint given: training PPO at its default budget first (into {folder / 'ppo'})")
+    print(f"no --ppo checkpoint and none shipped: training PPO at its default budget first (into {folder / 'ppo'})")
     tcfg = train.make_config(cfg.game, cfg.options, seed=cfg.seed)
     train.train(tcfg, folder / "ppo", quiet)
     return str(trained)
@@ -429,6 +439,7 @@ def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[Exit
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.checkpoints import RunFolder
+    from experiments.provenance import record_session
     from experiments.report import run_folder
 
     parser = build_parser()
@@ -450,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = make_exit_config(args.game, dict(args.option), **given)
             folder = run_folder("exit", args.game, args.out)
             RunFolder(folder).save_config(dataclasses.asdict(cfg))
+        record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.provenance)
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:

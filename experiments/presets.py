@@ -208,7 +208,7 @@ NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     },
     # PPO normalises each minibatch's advantages: a minibatch of one sample has none to normalise
     "batch_size": (True, lambda v: v >= 2, "a whole number >= 2"),
-    "seed": (True, lambda v: True, "a whole number"),
+    "seed": (True, lambda v: 0 <= v < 2**32, "a whole number in 0..2**32-1 (Stable-Baselines3 seeds from 32 bits)"),
     "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
     "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),

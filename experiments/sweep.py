@@ -50,10 +50,8 @@ from typing import Any
 
 from agents.registry import baselines
 from experiments.backends import Backend, BackendError, add_backend_flags, backend_from_args, get_result, ray_session
-from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli
+from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli, training_seed
 from experiments.report import run_folder, write_file
-from jericho_env.core.rules import OptionError
-from jericho_env.core.validate import seed_from_text
 from jericho_env.registry import known_game_ids
 
 OWNED = ("--seed", "--out", "--resume", "--quiet", "--backend", "--ray-address")  # flags the sweep sets itself
@@ -75,10 +73,10 @@ class Trial:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"0,1,2"`` -> [0, 1, 2] for argparse; each a whole number in 0..2**63-1 (a seed), none twice."""
+    """``"0,1,2"`` -> [0, 1, 2] for argparse; each a training seed (0..2**32-1), none twice."""
     try:
-        seeds = [seed_from_text(s) for s in text.split(",")]
-    except OptionError as e:
+        seeds = [training_seed(s) for s in text.split(",")]
+    except argparse.ArgumentTypeError as e:
         raise argparse.ArgumentTypeError(f"{e} (seeds are separated by commas)") from None
     if len(set(seeds)) != len(seeds):
         raise argparse.ArgumentTypeError(f"a seed appears twice in {text!r}")

@@ -48,7 +48,7 @@ class TrainConfig:
     game: str  # the game id
     options: dict[str, Any]  # the game's options as given (--option KEY=VALUE; the game's defaults for the others)
     timesteps: int = flag("learner steps to train for", cli.positive_int)
-    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", int)
+    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", cli.training_seed)
     n_envs: int = flag("games played at once, in lockstep, feeding PPO", cli.positive_int)
     shards: int = flag("processes the games are split over (1: all in the training process)", cli.positive_int)
     update_threads: int = flag("torch threads for PPO's update (rollouts use one)", cli.positive_int)
@@ -121,7 +121,6 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
-
     # the parts: the prior's hint, the opponents, the games, the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
@@ -225,6 +224,7 @@ def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
+    from experiments.provenance import record_session
     from experiments.replays import record_replays
     from experiments.report import run_folder
 
@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         for game, cfg in configs.items():
             folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
             RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
+            record_session(folder, "experiments.train", argv)
             train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)
                 path, count = record_replays(folder / "tournament", args.record)

@@ -10,7 +10,11 @@ module) provides
 * ``make(name, game_id, **kwargs)``: an agent with ``act(observation) -> int`` and ``reset(seed)``;
 * ``agent_names(game_id)``: the names it can build for that game;
 * optionally ``parse_spec(spec)``: ``(label, name, kwargs)`` from a command-line spec such as
-  ``"ppo=runs/x/model.zip"`` (without it, a spec is a bare name, optionally ``LABEL:NAME``).
+  ``"ppo=runs/x/model.zip"`` (without it, a spec is a bare name, optionally ``LABEL:NAME``);
+* optionally ``playable_names(game_id)``: the names among those that play with no argument, the ones
+  a front end may offer by name alone (this project's: the baselines, ``ismcts``, and ``ppo``/``exit``
+  where a trained network is shipped for the game). Without it, every name of ``agent_names`` is taken
+  to play without an argument.
 
 This project's ``agents`` package is such a provider (``pyproject.toml``)::
 

@@ -206,13 +206,17 @@ def test_evaluate_flags(
     ("agents", "message"),
     [
         (["random", "ppo=/no/such.zip"], "no PPO checkpoint at '/no/such.zip'"),
-        (["random", "ppo"], "agent ppo needs a checkpoint: write ppo=PATH"),
+        (["random", "ppo"], "agent ppo needs a checkpoint: none is shipped for castles"),  # an empty zoo
         (["random", "oracle"], "unknown agent 'oracle'"),
         (["random"], "a tournament needs at least two agents"),
         (["random", "greedy=x"], "agent 'greedy' takes no argument"),
     ],
 )
-def test_evaluate_agents(capsys: pytest.CaptureFixture[str], no_games: None, agents: list[str], message: str) -> None:
+def test_evaluate_agents(
+    capsys: pytest.CaptureFixture[str], no_games: None, agents: list[str], message: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    monkeypatch.setenv("JERICHO_ENV_ZOO", str(tmp_path))  # no agent shipped (agents.pretrained)
     assert message in refused(evaluate.main, ["castles", "--agents", *agents], capsys)
 
 

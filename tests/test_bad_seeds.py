@@ -143,11 +143,28 @@ def test_every_seed_flag_is_checked_before_any_work(
         (imitate.main, ["castles", "--seed", text], "argument --seed"),
         (search_bench.main, ["moves", "castles", "--seed", text], "argument --seed"),
         (grid_edge_study.main, ["--seed", text], "argument --seed"),
-        (sweep.main, ["castles", "--seeds", f"0,{text}"], "argument --seeds"),
     ]
     for main, argv, flag in commands:
         line = _refused(main, argv, capsys)
         assert flag in line and RANGE in line, line
+    # training's seeds take 32 bits (Stable-Baselines3 seeds from 32): a seed beyond is refused as well
+    from experiments import exit as exit_cli
+    from experiments import train
+
+    monkeypatch.setattr(train, "train_one", no_work)
+    monkeypatch.setattr(exit_cli, "run_exit", no_work)
+    for main, argv, flag in [
+        (train.main, ["castles", "--seed", text], "argument --seed"),
+        (exit_cli.main, ["castles", "--seed", text], "argument --seed"),
+        (sweep.main, ["castles", "--seeds", f"0,{text}"], "argument --seeds"),
+    ]:
+        line = _refused(main, argv, capsys)
+        assert flag in line and "0..4294967295" in line, line
+    for main, argv in [
+        (train.main, ["castles", "--seed", str(2**32)]),
+        (sweep.main, ["castles", "--seeds", str(2**32)]),
+    ]:
+        assert "0..4294967295" in _refused(main, argv, capsys)
 
 
 def test_seed_int_is_the_cli_type_for_seeds() -> None:

@@ -47,7 +47,10 @@ BAD = [
     (["--grid", "learning_rate"], "expected KEY=V1,V2"),
     (["--grid", "ent_coef=0.01,0.01"], "values must be non-empty and distinct"),
     (["--grid", "ent_coef=0.01,-1"], "experiments.train refuses"),
-    (["--seeds", "0,x"], "expected a whole number in 0..2**63-1, got 'x' (seeds are separated by commas)"),
+    (
+        ["--seeds", "0,x"],
+        "in 0..4294967295 (Stable-Baselines3 seeds from 32 bits), got 'x' (seeds are separated by commas)",
+    ),
     (["--seeds", "1,1"], "a seed appears twice"),
     (["--workers", "2"], "--workers sets the CPUs of a local Ray (--backend ray)"),
     (["--ray-address", "10.0.0.1:6379"], "is for --backend ray, not local"),

@@ -106,12 +106,15 @@ def test_evaluate_cli_end_to_end(game: str, tmp_path: Path, capsys: pytest.Captu
         (["grid", "--agents", "random", "greedy", "--deals", "0"], "--deals: must be at least 1"),
         (["nope", "--agents", "random", "greedy"], "unknown game id 'nope'"),
         (["grid", "--agents", "random"], "at least two agents"),
-        (["grid", "--agents", "random", "ppo"], "ppo needs a checkpoint"),
+        (["grid", "--agents", "random", "ppo"], "ppo needs a checkpoint: none is shipped for grid"),  # empty zoo
         (["grid", "--agents", "random", "ppo=/no/such/model.zip"], "no PPO checkpoint"),
         (["walls", "--agents", "random", "greedy", "--option", "num_players=6"], "num_players"),
     ],
 )
-def test_evaluate_cli_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_cli_bad_input(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JERICHO_ENV_ZOO", str(tmp_path))  # no agent shipped (agents.pretrained)
     with pytest.raises(SystemExit) as e:
         evaluate_cli.main(argv)
     assert e.value.code == 2

@@ -58,7 +58,11 @@ def finish(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def test_catalog_lists_games_agents_and_replays(client: TestClient) -> None:
+def test_catalog_lists_games_agents_and_replays(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "zoo").mkdir()
+    monkeypatch.setenv("JERICHO_ENV_ZOO", str(tmp_path / "zoo"))  # no agent shipped (agents.pretrained)
     games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
     assert {"grid", "walls", "castles"} <= set(games)
     assert "greedy" in games["castles"]["agents"] and "ppo" not in games["castles"]["agents"]

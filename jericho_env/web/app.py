@@ -84,8 +84,12 @@ class Server:
 
     # ------------------------------------------------------------------ server-side lists
     def named_agents(self, game_id: str) -> list[str]:
-        """The agents the page offers by name for ``game_id``: every plugin name but the checkpoint player."""
-        return [n for n in self.opponents.names(game_id) if n != CHECKPOINT_AGENT]
+        """The agents the page offers by name for ``game_id``: the plugin names that play with no argument.
+
+        ``ppo`` is among them where the agents provider ships a trained network for the game (the model
+        zoo); a checkpoint file is chosen as ``ppo:RELPATH`` from the server's list instead.
+        """
+        return self.opponents.playable(game_id, CHECKPOINT_AGENT)
 
     def checkpoints(self) -> dict[str, Path]:
         """PPO checkpoints under ``runs``, by their path relative to it (the only ones the page may choose)."""

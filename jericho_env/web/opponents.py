@@ -1,9 +1,11 @@
 """The agents the page offers, from the agent plugins (``jericho_env.agent_plugins``), read once per server.
 
-Every name an installed provider offers for a game is listed, in provider order, then the built-in
-``random``; the checkpoint player (``ppo``) is offered through the checkpoints found under the runs
-folder instead (``jericho_env.web.checkpoints``). So a provider that adds agents (pretrained ones
-from a model zoo, say) adds them to the page's lists with no change here.
+Every name an installed provider offers for a game is known, in provider order, then the built-in
+``random``. The page lists by name those that play with no argument (``playable``: the provider's
+``playable_names`` hook, so ``ppo`` and ``exit`` where the package ships a trained network for the game);
+a checkpoint file is offered through the checkpoints found under the runs folder instead
+(``jericho_env.web.checkpoints``). So a provider that adds agents (pretrained ones from a model zoo,
+say) adds them to the page's lists with no change here.
 
 The providers are read when the server first needs them, not on every request: reading the
 installed entry points takes tens of milliseconds, and a game's start asks once per seat.
@@ -42,6 +44,19 @@ class Opponents:
         for provider in self.providers().values():
             out += [n for n in provider.agent_names(game_id) if n not in out]
         return out if BUILTIN_RANDOM in out else [*out, BUILTIN_RANDOM]
+
+    def playable(self, game_id: str, checkpoint_agent: str) -> list[str]:
+        """The names of ``names`` that play ``game_id`` with no argument (the page's named agents).
+
+        A provider's ``playable_names(game_id)`` says which of its names do; for a provider without that
+        hook, every name but ``checkpoint_agent`` (the player of checkpoint files, which needs one).
+        """
+        out: list[str] = []
+        for provider in self.providers().values():
+            hook = getattr(provider, "playable_names", None)
+            names = hook(game_id) if callable(hook) else provider.agent_names(game_id)
+            out += [n for n in names if n not in out and (callable(hook) or n != checkpoint_agent)]
+        return [n for n in self.names(game_id) if n in out or n == BUILTIN_RANDOM]
 
     def make(self, name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
         """The agent ``name`` from the first provider offering it (``random``: built in if none does)."""

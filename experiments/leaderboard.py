@@ -1,0 +1,481 @@
+"""One leaderboard across every agent and game: ``python -m experiments.leaderboard``.
+
+For each game: random, greedy (where the game has one), ``ismcts`` at its default budget and every agent
+the package ships for the game (``agents.zoo()``: ``ppo``, ``exit``, ``exit-search``, the last at
+``ismcts``'s budget) play a round robin of seat-swapped deals (``--deals`` per pair, the tournament code:
+``experiments.tournament.run_games``, so the same games on any number of workers and on ``--backend ray``).
+Two-player games: both seat orders of every deal. Walls: each agent alone against copies of each other,
+in every seat.
+
+Ratings: Bradley–Terry by maximum likelihood on the Elo scale (``experiments.tournament.bradley_terry``:
+draws half a win each way, random pinned at 1000). Their 95% intervals: a bootstrap over deals
+(``--bootstrap`` resamples; default 1000): the deals are drawn again with replacement, every game of a
+drawn deal (all pairs, all seats) kept together, the ratings fitted again, and the 2.5th and 97.5th
+percentiles taken. Random is the anchor, so its interval is a point and the others' are relative to it.
+
+Writes ``docs/leaderboard.md`` (a summary line per game, then per game: how it was made and the time it
+took, rank, agent, rating [interval], score against each other agent), ``docs/images/leaderboard-<game>.png``
+(the win-rate heatmap, rows in rank order) and ``docs/leaderboard.json`` (every game's board): a run of
+some games (``--games``) replaces theirs and keeps the other games on the page. ``--quick`` is a check of
+the machinery, a few minutes on 2 cores: few deals, a small search budget (said in the output and on the
+page), written under ``runs/leaderboard-quick/`` unless ``--out`` says otherwise, never over the docs.
+
+Examples:
+    python -m experiments.leaderboard
+    python -m experiments.leaderboard --quick
+    python -m experiments.leaderboard --games castles --deals 100 --workers 2
+    python -m experiments.leaderboard --deals 250 walls=50
+    python -m experiments.leaderboard --backend ray --ray-address HOST:6379
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.registry import available
+from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.cli import cli_parser, positive_int, progress_bar, run_cli
+from experiments.tournament import AgentSpec, Cell, GameRecord, bradley_terry, run_games, tabulate
+from jericho_env.registry import known_game_ids, make_rules
+
+DEFAULT_DEALS = 250
+QUICK_DEALS = {2: 6, 4: 1}  # per pair, by players (more players: as 4): a check, not a measurement
+# ismcts and exit-search per move in --quick; walls' search rolls out with greedy to the end (0.2 s a move at 20)
+QUICK_SIMULATIONS = {"default": 20, "walls": 5}
+DOCS = Path("docs") / "leaderboard.md"
+QUICK_OUT = Path("runs") / "leaderboard-quick" / "leaderboard.md"
+
+
+@dataclasses.dataclass
+class GameBoard:
+    """One game's leaderboard: the agents, the cells, the ratings with intervals, the games and time."""
+
+    game: str
+    labels: list[str]  # in rank order
+    cells: dict[tuple[str, str], Cell]
+    ratings: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    games: int
+    deals: int
+    seconds: float
+    players: int
+    notes: list[str]
+    simulations: int | None  # the search budget (None: ismcts's default for the game)
+    made: dict[str, Any] = dataclasses.field(default_factory=dict)  # command, date, commit, workers, backend...
+
+    def to_json(self) -> dict[str, Any]:
+        """The board as JSON (``leaderboard.json`` beside the page keeps every game's)."""
+        data = dataclasses.asdict(self)
+        data["cells"] = [{"agent": a, "opponent": b, **dataclasses.asdict(c)} for (a, b), c in self.cells.items()]
+        data["intervals"] = {a: list(v) for a, v in self.intervals.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameBoard:
+        """A board written by ``to_json``."""
+        data = dict(data)
+        data["cells"] = {(c["agent"], c["opponent"]): Cell(c["wins"], c["draws"], c["losses"]) for c in data["cells"]}
+        data["intervals"] = {a: (float(v[0]), float(v[1])) for a, v in data["intervals"].items()}
+        return cls(**data)
+
+
+# --------------------------------------------------------------------------------------------- the agents
+def quick_simulations(game: str) -> int:
+    """The search budget of ``--quick`` for ``game``."""
+    return QUICK_SIMULATIONS.get(game, QUICK_SIMULATIONS["default"])
+
+
+def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], list[str]]:
+    """(specs, notes): the baselines, ismcts and the shipped agents of ``game``; ``simulations``: the search budget.
+
+    A shipped agent gets its checkpoint as ``path=`` (so Ray workers receive the file's bytes) after the
+    file is checked against its card (``agents.pretrained.shipped``, as ``agents.make`` does without a path).
+    """
+    import agents
+    from agents.ppo import shipped_policy
+    from agents.pretrained import shipped, zoo
+
+    budget = {} if simulations is None else {"simulations": simulations}
+    specs = [AgentSpec(name, name) for name in ("random", "greedy") if available(name, game)]
+    specs.append(AgentSpec("ismcts", "ismcts", dict(budget)))
+    notes = []
+    for entry in zoo():
+        if entry.game != game:
+            continue
+        for name in entry.agents:
+            shipped(name, game)
+            shipped_policy(name, game)  # the file matches its card and loads (before any worker starts)
+            extra = dict(budget) if name == "exit-search" else {}
+            specs.append(AgentSpec(name, name, {"path": str(entry.path), **extra}))
+        notes.append(f"{', '.join(entry.agents)}: {entry.path.name} ({entry.size / 1024:.0f} KiB), {_trained(entry)}")
+    for spec in specs:  # unknown agents or bad budgets fail here, before any game
+        agents.make(spec.name, game, **spec.kwargs)
+    return specs, notes
+
+
+def _trained(entry: Any) -> str:
+    training = entry.card.get("training", {})
+    if entry.kind == "ppo":
+        what = f"{int(training.get('steps', 0)):,} PPO steps"
+    else:
+        n = training.get("iterations", "?")
+        what = f"{n} expert-iteration iteration{'' if n == 1 else 's'}"
+    seconds = training.get("seconds")
+    commit = (entry.card.get("made_by", {}).get("commit") or "unknown")[:10]
+    took = f" in {_minutes(seconds)}" if isinstance(seconds, (int, float)) else ""
+    return f"{what}{took}, commit {commit}; final-table scores on its card ({entry.name}.json)"
+
+
+# --------------------------------------------------------------------------------------------- the ratings
+def deal_counts(records: Sequence[GameRecord], labels: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+    """(counts, deals): ``counts[d, i, j]`` = (wins, draws, losses) of ``labels[i]`` against ``labels[j]`` in deal d."""
+    by_deal: dict[int, list[GameRecord]] = defaultdict(list)
+    for rec in records:
+        by_deal[rec.deal].append(rec)
+    deals = sorted(by_deal)
+    k = len(labels)
+    counts = np.zeros((len(deals), k, k, 3), dtype=np.int64)
+    for d, deal in enumerate(deals):
+        for (a, b), c in tabulate(by_deal[deal], labels).items():
+            counts[d, labels.index(a), labels.index(b)] = (c.wins, c.draws, c.losses)
+    return counts, deals
+
+
+def cells_of(total: np.ndarray, labels: Sequence[str]) -> dict[tuple[str, str], Cell]:
+    """The cells of summed counts ``total[i, j] = (wins, draws, losses)``."""
+    return {
+        (a, b): Cell(*(int(x) for x in total[i, j]))
+        for i, a in enumerate(labels)
+        for j, b in enumerate(labels)
+        if i != j
+    }
+
+
+def bootstrap_intervals(
+    counts: np.ndarray, labels: Sequence[str], resamples: int, seed: int
+) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of the Bradley–Terry ratings over ``resamples`` resamplings of the deals."""
+    rng = np.random.default_rng([seed, 95])
+    n_deals = counts.shape[0]
+    draws = np.empty((resamples, len(labels)))
+    for r in range(resamples):
+        weights = np.bincount(rng.integers(0, n_deals, n_deals), minlength=n_deals)
+        ratings = bradley_terry(labels, cells_of(np.tensordot(weights, counts, axes=1), labels))
+        draws[r] = [ratings[a] for a in labels]
+    lo, hi = np.percentile(draws, [2.5, 97.5], axis=0)
+    return {a: (float(lo[i]), float(hi[i])) for i, a in enumerate(labels)}
+
+
+def board(
+    game: str,
+    specs: list[AgentSpec],
+    records: Sequence[GameRecord],
+    deals: int,
+    seconds: float,
+    resamples: int,
+    seed: int,
+    notes: list[str],
+    simulations: int | None = None,
+) -> GameBoard:
+    """The game's leaderboard from its games: cells, ratings (rank order) and their bootstrap intervals."""
+    labels = [s.label for s in specs]
+    counts, _ = deal_counts(records, labels)
+    cells = cells_of(counts.sum(axis=0), labels)
+    ratings = bradley_terry(labels, cells)
+    intervals = bootstrap_intervals(counts, labels, resamples, seed)
+    ranked = sorted(labels, key=lambda a: -ratings[a])
+    players = make_rules(game).info.num_players
+    return GameBoard(game, ranked, cells, ratings, intervals, len(records), deals, seconds, players, notes, simulations)
+
+
+# --------------------------------------------------------------------------------------------- the page
+def markdown_table(b: GameBoard) -> str:
+    """Rank, agent, rating [95% interval], then the row agent's score against each other agent (column)."""
+    head = "| rank | agent | rating [95%] | " + " | ".join(f"vs {a}" for a in b.labels) + " |"
+    lines = [head, "|" + " --- |" * (len(b.labels) + 3)]
+    for rank, a in enumerate(b.labels, 1):
+        lo, hi = b.intervals[a]
+        row = [str(rank), f"**{a}**", f"{b.ratings[a]:.0f} [{lo:.0f}, {hi:.0f}]"]
+        row += ["—" if a == o else f"{100 * b.cells[(a, o)].win_rate:.1f}%" for o in b.labels]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def summary_line(b: GameBoard, top: int = 3) -> str:
+    """One line for the README: the game and its top agents with their ratings."""
+    best = ", ".join(f"{a} {b.ratings[a]:.0f}" for a in b.labels[:top])
+    return f"**{b.game}**: {best} (random = 1000)"
+
+
+def page(boards: Sequence[GameBoard]) -> str:
+    """``leaderboard.md``: the summary, one section per game (how it was made, table, heatmap), how to read it."""
+    quick = any(b.made.get("quick") for b in boards)
+    lines = ["# Leaderboard" + (" (quick check: not a measurement)" if quick else ""), ""]
+    lines += [
+        "Every agent of the package in every game: random, greedy, `ismcts` and the trained networks shipped in "
+        "the package ([zoo.md](zoo.md)), by `python -m experiments.leaderboard`. Ratings: Bradley–Terry on the "
+        "Elo scale, random = 1000, with 95% bootstrap intervals (below: how to read it).",
+        "",
+        "## Summary",
+        "",
+    ]
+    lines += [f"- {summary_line(b)}" for b in boards] + [""]
+    for b in boards:
+        n = b.players
+        cells = (
+            "row agent's score against the column agent per game (wins + ½ draws)"
+            if n == 2
+            else f"row agent alone against {n - 1} copies of the column agent: the share of games it wins "
+            f"(an even share is {100 / n:.0f}%)"
+        )
+        lines += [f"## {b.game}", ""]
+        if b.made.get("quick"):
+            lines += [
+                f"**--quick**: {quick_text(b)}; a check that the machinery runs, not a measurement (the "
+                "leaderboard itself: `python -m experiments.leaderboard` at its defaults).",
+                "",
+            ]
+        lines += [f"{made_line(b)} Cells: {cells}.", ""]
+        lines += [markdown_table(b), ""]
+        lines += [f"![{b.game} leaderboard heatmap](images/leaderboard-{b.game}.png)", ""]
+        lines += [f"- {note}" for note in [_budget(b), *b.notes]] + [""]
+    resamples = sorted({str(b.made.get("bootstrap")) for b in boards})
+    lines += [
+        "## How to read it",
+        "",
+        "- Every pair of agents plays the same deals, each deal in every seat arrangement (two-player games: "
+        "both seat orders; walls: the row agent alone in each seat against copies of the column agent), so "
+        "the luck of the cards and of the seat cancels out (`experiments.tournament`).",
+        "- Rating: Bradley–Terry strengths by maximum likelihood on the Elo scale, random pinned at 1000 "
+        "(400 points: 10-to-1 odds); draws count half a win each way.",
+        f"- Interval: the 2.5th and 97.5th percentiles of the ratings refitted on {' or '.join(resamples)} "
+        "bootstrap resamples of the deals (a resample draws the deals again with replacement and keeps every "
+        "game of a drawn deal, all pairs and seats together). Random is the anchor: its interval is a point, "
+        "the others' include the uncertainty of random's strength.",
+        "- Heatmaps: each cell's score with its 95% Wilson interval; rows and columns in rank order.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def made_line(b: GameBoard) -> str:
+    """How a game's board was made: deals, games, time, command, date, commit, workers, backend, seed."""
+    m = b.made
+    return (
+        f"{_deals(b.deals, 'seat-swapped ')} per pair ({b.games} games) in {_minutes(b.seconds)} on {m.get('workers')} "
+        f"worker(s) (backend {m.get('backend')}, seed {m.get('seed')}): `{m.get('command')}` on {m.get('date')}, "
+        f"commit {(m.get('commit') or 'unknown')[:10]}, jericho-env {m.get('version')}."
+    )
+
+
+def quick_text(b: GameBoard) -> str:
+    """What ``--quick`` cut in a game."""
+    return f"{b.game}: {_deals(b.deals)} per pair, ismcts and exit-search at {b.simulations} simulations per move"
+
+
+def _budget(b: GameBoard) -> str:
+    if b.simulations is None:
+        return "ismcts and exit-search: ismcts's default budget for the game (agents.ismcts.GAME_DEFAULTS)"
+    return f"ismcts and exit-search: {b.simulations} simulations per move"
+
+
+def _deals(n: int, kind: str = "") -> str:
+    return f"{n} {kind}deal{'' if n == 1 else 's'}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+# --------------------------------------------------------------------------------------------- the command
+def deals_arg(text: str) -> tuple[str | None, int]:
+    """argparse type of ``--deals``: ``N`` -> (None, N), ``GAME=N`` -> (GAME, N); N a whole number >= 1."""
+    game, sep, number = text.rpartition("=")
+    if sep and not game:
+        raise argparse.ArgumentTypeError(f"write N or GAME=N, got {text!r}")
+    return (game or None), positive_int(number)
+
+
+def deals_per_game(given: Sequence[tuple[str | None, int]], games: Sequence[str]) -> dict[str, int]:
+    """The ``--deals`` values by game: ``N`` for every game, ``GAME=N`` over it; games not named are absent."""
+    every = [n for g, n in given if g is None]
+    named = [g for g, _ in given if g is not None]
+    if len(every) > 1:
+        raise ValueError("--deals takes one N for every game (and GAME=N for a game of its own)")
+    twice = sorted({g for g in named if named.count(g) > 1})
+    if twice:
+        raise ValueError(f"--deals names {', '.join(twice)} twice")
+    others = [g for g in named if g not in games]
+    if others:
+        raise ValueError(f"--deals names {', '.join(others)}, not among the games played ({', '.join(games)})")
+    out = dict.fromkeys(games, every[0]) if every else {}
+    out.update({g: n for g, n in given if g is not None})
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = cli_parser("experiments.leaderboard", __doc__)
+    p.add_argument("--games", nargs="+", default=None, metavar="GAME", help="games (default: every registered game)")
+    p.add_argument(
+        "--deals",
+        nargs="+",
+        type=deals_arg,
+        default=[],
+        metavar="N|GAME=N",
+        help=f"deals per pair: N for every game, GAME=N for one (default {DEFAULT_DEALS}; e.g. --deals 250 walls=40)",
+    )
+    sims = ", ".join(f"{g}: {s}" for g, s in QUICK_SIMULATIONS.items())
+    quick = (
+        f"a check of a few minutes on 2 cores: {QUICK_DEALS[2]} deals per pair ({QUICK_DEALS[4]} in walls), ismcts "
+        f"and exit-search at fewer simulations ({sims}), written to {QUICK_OUT} (not the docs)"
+    )
+    p.add_argument("--quick", action="store_true", help=quick)
+    p.add_argument("--simulations", type=positive_int, default=None, help="ismcts and exit-search budget per move")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    p.add_argument("--workers", type=positive_int, default=2, help="processes (default 2; results identical for any)")
+    p.add_argument("--bootstrap", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--out", default=None, help=f"the page (default {DOCS}; images in images/ beside it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_backend_flags(p)
+    return p
+
+
+def run(
+    games: Sequence[str],
+    deals: dict[str, int],
+    quick: bool,
+    simulations: int | None,
+    seed: int,
+    workers: int,
+    resamples: int,
+    quiet: bool = False,
+    backend: Backend = LOCAL,
+) -> list[GameBoard]:
+    """Every game's leaderboard: ``deals[game]`` per pair, else the default or ``--quick``'s (the budget likewise)."""
+    plans = []
+    for game in games:  # every game's agents checked before any game is played
+        budget = simulations if simulations is not None or not quick else quick_simulations(game)
+        specs, notes = game_agents(game, budget)
+        n = make_rules(game).info.num_players
+        per_pair = deals.get(game) or (QUICK_DEALS.get(n, QUICK_DEALS[4]) if quick else DEFAULT_DEALS)
+        plans.append((game, specs, notes, n, per_pair, budget))
+    boards = []
+    for game, specs, notes, n, per_pair, budget in plans:
+        k = len(specs)
+        total = (k * (k - 1) // (2 if n == 2 else 1)) * per_pair * n
+        bar = progress_bar(total, f"{game} leaderboard", quiet)
+        t0 = time.perf_counter()
+        try:
+            records = run_games(game, specs, per_pair, seed, workers, progress=bar.update, backend=backend)
+        finally:
+            bar.close()
+        seconds = time.perf_counter() - t0
+        boards.append(board(game, specs, records, per_pair, seconds, resamples, seed, notes, budget))
+        print(f"{game}: {len(records)} games in {_minutes(seconds)}; {summary_line(boards[-1])}")
+    return boards
+
+
+def merged(boards: Sequence[GameBoard], store: Path) -> list[GameBoard]:
+    """``boards`` with the other games' boards kept in ``store`` (``leaderboard.json``), in the games' order."""
+    import json
+
+    kept: dict[str, GameBoard] = {}
+    if store.is_file():
+        try:
+            kept = {g["game"]: GameBoard.from_json(g) for g in json.loads(store.read_text(encoding="utf-8"))["games"]}
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{store} is not a leaderboard's JSON ({e}); move it away to start a new page") from None
+    kept.update({b.game: b for b in boards})
+    order = {g: i for i, g in enumerate(known_game_ids())}
+    return sorted(kept.values(), key=lambda b: (order.get(b.game, len(order)), b.game))
+
+
+def write(boards: Sequence[GameBoard], out: Path) -> tuple[list[GameBoard], list[Path]]:
+    """The page ``out`` for ``boards`` and the games already on it; its JSON and heatmaps beside it.
+
+    ``leaderboard.json`` (beside the page) keeps every game's board, so a run of some games (``--games``)
+    replaces theirs and keeps the others'. Returns every board on the page and the files written.
+    """
+    import json
+
+    from experiments.checkpoints import write_atomic
+    from experiments.report import have_matplotlib, heatmap
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    store = out.with_suffix(".json")
+    every = merged(boards, store)
+    written = []
+    if have_matplotlib("the leaderboard heatmaps"):
+        images = out.parent / "images"
+        images.mkdir(exist_ok=True)
+        for b in boards:
+            path = images / f"leaderboard-{b.game}.png"
+            heatmap(path, b.game, b.labels, b.cells, b.players)
+            written.append(path)
+    write_atomic(store, json.dumps({"games": [b.to_json() for b in every]}, indent=1))
+    write_atomic(out, page(every))
+    return every, [out, store, *written]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    import shlex
+
+    import jericho_env
+    from experiments.provenance import source_commit
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+
+    def body() -> None:
+        games = args.games or list(known_game_ids())
+        unknown = [g for g in games if g not in known_game_ids()]
+        if unknown:
+            known = ", ".join(known_game_ids())
+            raise ValueError(f"--games: unknown game(s) {', '.join(unknown)}; choose from {known}")
+        out = Path(args.out) if args.out else (QUICK_OUT if args.quick else DOCS)
+        if out.is_dir():
+            raise ValueError(f"--out {str(out)!r} is a folder; give the page's file name (e.g. {DOCS})")
+        if out.suffix != ".md":
+            raise ValueError(f"--out {str(out)!r}: the page is Markdown, its name ends in .md")
+        backend = backend_from_args(args)
+        made = {
+            "command": shlex.join(["python", "-m", "experiments.leaderboard", *given]),
+            "date": time.strftime("%Y-%m-%d"),
+            "commit": source_commit()[0],
+            "version": jericho_env.__version__,
+            "workers": args.workers,
+            "backend": backend.name,
+            "seed": args.seed,
+            "bootstrap": args.bootstrap,
+            "quick": args.quick,
+        }
+        t0 = time.perf_counter()
+        deals = deals_per_game(args.deals, games)
+        boards = run(games, deals, args.quick, args.simulations, args.seed, args.workers, args.bootstrap,
+                     args.quiet, backend)  # fmt: skip
+        for b in boards:
+            b.made = dict(made)
+        every, written = write(boards, out)
+        if args.quick:
+            print(f"--quick ({'; '.join(quick_text(b) for b in boards)}): a check, not the leaderboard")
+        print("\nREADME summary (paste under the leaderboard's link):")
+        print("\n".join(f"- {summary_line(b)}" for b in every))
+        print(f"\nleaderboard in {time.perf_counter() - t0:.0f} s; wrote {', '.join(str(p) for p in written)}")
+
+    return run_cli(parser, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""``experiments.leaderboard``: the counts per deal, the bootstrap over deals, and the page it writes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import ppo
+from agents.pretrained import ZOO_ENV
+from experiments import leaderboard, zoo
+from experiments.backends import Backend, ray_session
+from experiments.tournament import AgentSpec, GameRecord, bradley_terry, run_games, tabulate
+from tests.zoo_helpers import ppo_run
+
+LABELS = ["random", "greedy", "ismcts"]
+
+
+@pytest.fixture(scope="module")
+def records() -> list[GameRecord]:
+    specs = [AgentSpec(a, a, {"simulations": 4} if a == "ismcts" else {}) for a in LABELS]
+    return run_games("castles", specs, 6, seed=3)
+
+
+def test_counts_per_deal_add_up_to_the_table_and_a_resample_is_the_table_of_the_deals_drawn(
+    records: list[GameRecord],
+) -> None:
+    counts, deals = leaderboard.deal_counts(records, LABELS)
+    assert deals == list(range(6)) and counts.shape == (6, 3, 3, 3)
+    assert leaderboard.cells_of(counts.sum(axis=0), LABELS) == tabulate(records, LABELS)
+    weights = np.array([2, 0, 1, 0, 3, 0])  # deal 0 twice, deal 2 once, deal 4 three times
+    drawn = [r for r in records for _ in range(weights[r.deal])]
+    assert leaderboard.cells_of(np.tensordot(weights, counts, axes=1), LABELS) == tabulate(drawn, LABELS)
+
+
+def test_bootstrap_intervals_hold_the_fit_and_pin_the_anchor(records: list[GameRecord]) -> None:
+    counts, _ = leaderboard.deal_counts(records, LABELS)
+    point = bradley_terry(LABELS, leaderboard.cells_of(counts.sum(axis=0), LABELS))
+    intervals = leaderboard.bootstrap_intervals(counts, LABELS, 200, seed=0)
+    assert intervals["random"] == pytest.approx((1000.0, 1000.0))
+    for a in ("greedy", "ismcts"):
+        lo, hi = intervals[a]
+        assert lo < point[a] < hi and hi - lo > 20  # six deals: wide, never a point
+    assert leaderboard.bootstrap_intervals(counts, LABELS, 200, seed=0) == intervals  # seeded
+
+
+def test_the_command_writes_the_page_and_heatmap_with_every_agent_ranked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    monkeypatch.setenv(ZOO_ENV, str(folder))
+    monkeypatch.setattr(ppo, "_loaded", {})
+    assert zoo.main(["add", str(ppo_run(tmp_path / "run")), "--zoo", str(folder)]) == 0
+    out = tmp_path / "docs" / "leaderboard.md"
+    argv = ["--games", "castles", "--deals", "3", "--simulations", "4", "--bootstrap", "50", "--workers", "1"]
+    assert leaderboard.main([*argv, "--quiet", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    text = out.read_text()
+    assert (tmp_path / "docs" / "images" / "leaderboard-castles.png").stat().st_size > 5000
+    assert text.startswith("# Leaderboard\n") and "## castles" in text and "(random = 1000)" in text
+    assert "3 seat-swapped deals per pair (36 games)" in text and "ismcts and exit-search: 4 simulations" in text
+    assert "castles-ppo.zip" in text and "bootstrap resamples of the deals" in text
+    rows = re.findall(r"^\| (\d) \| \*\*([a-z-]+)\*\* \| (\d+) \[(\d+), (\d+)\] \|", text, re.M)
+    assert [int(r[0]) for r in rows] == [1, 2, 3, 4] and {r[1] for r in rows} == {"random", "greedy", "ismcts", "ppo"}
+    ratings = [int(r[2]) for r in rows]
+    assert ratings == sorted(ratings, reverse=True) and all(int(lo) <= int(hi) for *_, lo, hi in rows)
+    assert "README summary" in printed and "- **castles**: " in printed
+    assert "`python -m experiments.leaderboard --games castles --deals 3" in text  # how it was made, per game
+    # another game joins the page; the first one's board is kept (docs/leaderboard.json)
+    assert leaderboard.main(["--games", "grid", *argv[2:], "--quiet", "--out", str(out)]) == 0
+    both = out.read_text()
+    assert both.index("## grid") < both.index("## castles") and text[text.index("| 1 |") :][:300] in both
+    assert "- **grid**: " in both and "- **castles**: " in both and (tmp_path / "docs" / "leaderboard.json").is_file()
+
+
+def test_quick_says_what_it_cut_and_stays_out_of_the_docs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(ZOO_ENV, str(tmp_path))  # nothing shipped: the baselines and ismcts
+    monkeypatch.chdir(tmp_path)
+    assert leaderboard.main(["--quick", "--games", "grid", "--bootstrap", "20", "--workers", "1", "--quiet"]) == 0
+    text = (tmp_path / leaderboard.QUICK_OUT).read_text()
+    assert text.startswith("# Leaderboard (quick check: not a measurement)")
+    assert "grid: 6 deals per pair, ismcts and exit-search at 20 simulations per move" in text
+    assert "a check, not the leaderboard" in capsys.readouterr().out and not (tmp_path / "docs").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--games", "chess"], "unknown game(s) chess"),
+        (["--deals", "0"], "--deals: must be at least 1"),
+        (["--deals", "=4"], "write N or GAME=N"),
+        (["--games", "grid", "--deals", "walls=4"], "--deals names walls, not among the games played (grid)"),
+        (["--deals", "3", "4"], "one N for every game"),
+        (["--deals", "grid=3", "grid=4"], "--deals names grid twice"),
+    ],
+)
+def test_bad_input_is_named(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        leaderboard.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_out_must_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        leaderboard.main(["--games", "grid", "--out", str(tmp_path)])
+    assert "is a folder" in capsys.readouterr().err
+
+
+@pytest.mark.ray
+def test_ray_and_local_make_the_same_leaderboard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped network travels to the Ray workers as bytes; the games, cells and ratings are the local ones."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pytest.fail("the ray tests need the ray extra: pip install -e '.[ray]' (or deselect: pytest -m 'not ray')")
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    monkeypatch.setenv(ZOO_ENV, str(folder))
+    monkeypatch.setattr(ppo, "_loaded", {})
+    assert zoo.main(["add", str(ppo_run(tmp_path / "run")), "--zoo", str(folder)]) == 0
+    argv = ["--games", "castles", "--deals", "3", "--simulations", "4", "--bootstrap", "30", "--quiet"]
+    assert leaderboard.main([*argv, "--workers", "1", "--out", str(tmp_path / "local" / "lb.md")]) == 0
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with ray_session(Backend("ray"), 2):
+        ray_argv = [*argv, "--workers", "2", "--backend", "ray", "--out", str(tmp_path / "ray" / "lb.md")]
+        assert leaderboard.main(ray_argv) == 0
+
+    def board(where: str) -> dict[str, object]:
+        (data,) = json.loads((tmp_path / where / "lb.json").read_text())["games"]
+        assert data["made"]["backend"] == where
+        return {k: v for k, v in data.items() if k not in ("made", "seconds")}
+
+    assert board("local") == board("ray") and board("local")["labels"]
+
+
+def test_deals_per_game_takes_one_number_and_exceptions() -> None:
+    games = ["grid", "walls", "castles"]
+    assert leaderboard.deals_per_game([(None, 250), ("walls", 40)], games) == {"grid": 250, "walls": 40, "castles": 250}
+    assert leaderboard.deals_per_game([("walls", 40)], games) == {"walls": 40}
+    assert leaderboard.deals_per_game([], games) == {}
