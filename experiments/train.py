@@ -148,7 +148,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         return eval_text(row)
 
     every = [(cfg.snapshot_every, snapshot), (cfg.eval_every, evaluation), (cfg.checkpoint_every, run.save_checkpoint)]
-    t0, cpu0, workers0 = time.perf_counter(), time.process_time(), _children_cpu()
+    t0 = time.perf_counter()
     if cfg.timesteps > done:
         callback = TrainCallback(done, cfg.timesteps, f"train {cfg.game}", quiet, [Every(*e) for e in every])
         try:
@@ -160,23 +160,12 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
             raise
         finally:
             callback.close()
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    seconds = time.perf_counter() - t0
     final = save_checkpoint(model, run.folder / "final.zip")
     run.save_checkpoint(model, model.num_timesteps)
-    vec.close()  # joins the shard workers: their CPU time is counted below
-    cpu_seconds = {"training_process": cpu, "shard_workers": _children_cpu() - workers0}
-    run.save_training(model.num_timesteps, model.num_timesteps - done, seconds, cpu_seconds)
+    vec.close()
+    run.save_training(model.num_timesteps, model.num_timesteps - done, seconds)
     return final
-
-
-def _children_cpu() -> float:
-    """CPU seconds (user + system) of this process's ended and joined child processes (0 where unknown)."""
-    try:
-        import resource
-    except ImportError:  # not on Windows
-        return 0.0
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return float(usage.ru_utime + usage.ru_stime)
 
 
 def train_one(
