@@ -3,8 +3,9 @@
 A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)``.
 ``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent: ``random`` reads
 only the masks, walls ``greedy`` is vectorised over the batch (``agents.greedy_walls_batch``), grid
-``greedy`` scores the batch in one compiled call (``BatchGreedyGrid``), any other agent is asked row by
-row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
+``greedy`` scores the batch in one compiled call (``BatchGreedyGrid``), castles ``greedy`` chooses for the
+batch in one compiled call (``agents.greedy_castles_batch``), any other agent is asked row by row
+(``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
 batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass); a
 network trained on a prior gets the prior's hint (``agents.prior.prior_hint``) for its batch.
 """
@@ -101,6 +102,11 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
         return _SmallBatchFallback(batch, agent)  # in numpy, the agent is cheaper on one or two rows
     if name == "greedy" and game_id == "grid" and getattr(agent, "kernel", False):
         return BatchGreedyGrid(agent)
+    if name == "greedy" and game_id == "castles":
+        from agents.greedy_castles_batch import KERNEL, BatchGreedyCastles
+
+        if KERNEL:  # compiled; without Numba the agent row by row is the faster Python
+            return BatchGreedyCastles(game_id, **options)
     return AgentBatchPolicy(agent)
 
 

@@ -9,7 +9,12 @@ both, their ratio and the ratio that the self-play issue set as the target, and 
 
 ``--ceiling`` adds the learner's own ceiling: the same preset trained on observations recorded once from
 the self-play env and replayed at no cost (``replay_vec_env``), so its steps/s is what MaskablePPO's
-forward passes, buffer and updates allow when the games and the opponents cost nothing.
+forward passes, buffer and updates allow when the games and the opponents cost nothing; the table then
+gives training's share of it ("training / alone").
+
+On a machine that other work shares, wall clock undercounts both; the "per CPU s" columns count learner
+steps per CPU second of the process that trains (the critical path: the shard workers play their games
+while it plays shard 0), which load distorts far less.
 
 Examples:
     python -m experiments.bench_training
@@ -43,18 +48,31 @@ def training_speed(game: str, timesteps: int, folder: Path) -> dict[str, Any]:
     if train.main([*argv, "--quiet"]) != 0:
         raise RuntimeError(f"training {game} failed (see above)")
     summary = json.loads((folder / "training.json").read_text(encoding="utf-8"))
-    return {"steps": int(summary["steps"]), "steps_per_second": float(summary["steps_per_second"])}
+    steps = int(summary["steps"])
+    cpu = summary["cpu_seconds_this_session"]
+    return {
+        "steps": steps,
+        "steps_per_second": float(summary["steps_per_second"]),
+        "cpu_seconds": cpu,
+        # the training process is the critical path (shard 0's games, the learner's passes and its updates;
+        # the workers play their shards meanwhile): its CPU time is the wall time of an unloaded machine
+        "steps_per_cpu_second": steps / max(cpu["training_process"], 1e-9),
+    }
 
 
-def learner_ceiling(game: str, timesteps: int) -> float:
-    """Learner steps/s of the game's preset on replayed observations (``replay_vec_env``: games cost nothing)."""
+def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
+    """Learner steps/s of the game's preset on replayed observations (``replay_vec_env``: games cost nothing).
+
+    Wall clock (``steps_per_second``) and this process's CPU time (``steps_per_cpu_second``); the updates
+    run on the preset's ``update_threads`` as in ``experiments.train``.
+    """
     import time
 
     import torch
 
     from agents.checkpoint import PolicySpec
     from agents.prior import prior_hint
-    from experiments.model import PPO_SETTINGS, make_model
+    from experiments.model import PPO_SETTINGS, make_model, update_with_threads
     from experiments.pool import opponent_pool
     from experiments.selfplay import make_vec_env
     from experiments.train import make_config
@@ -67,10 +85,12 @@ def learner_ceiling(game: str, timesteps: int) -> float:
     vec = replay_vec_env(make_vec_env(game, cfg.n_envs, pool, hint, cfg.seed, options=cfg.options), cfg.n_steps)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
+    update_with_threads(model, cfg.update_threads)  # as experiments.train
     model.learn(cfg.n_envs * cfg.n_steps)  # warm-up: first allocations
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     model.learn(timesteps, reset_num_timesteps=False)
-    return timesteps / (time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return {"steps_per_second": timesteps / wall, "steps_per_cpu_second": timesteps / cpu}
 
 
 def replay_vec_env(vec: Any, steps: int) -> Any:
@@ -130,6 +150,33 @@ def aec_speed(game: str, seconds: float) -> float:
     return max(timed(loop, seconds / 3)[0] / (seconds / 3) for _ in range(3))
 
 
+def table(results: dict[str, Any], ceiling: bool) -> str:
+    """The results as a markdown table (wall clock, and CPU time where the machine's load distorts it)."""
+    head = "| game | training steps/s | per CPU s | AEC random play steps/s | ratio | target |"
+    rule = "| --- | ---: | ---: | ---: | ---: | ---: |"
+    if ceiling:
+        head += " learner alone steps/s | per CPU s | its ratio | training / alone | per CPU s |"
+        rule += " ---: | ---: | ---: | ---: | ---: |"
+    lines = ["", head, rule]
+    for game, row in results.items():
+        target = f"{row['target_ratio']:.2f}" if row["target_ratio"] is not None else "-"
+        line = (
+            f"| {game} | {row['steps_per_second']:,.0f} | {row['steps_per_cpu_second']:,.0f} | "
+            f"{row['aec_steps_per_second']:,.0f} | {row['ratio']:.3f} | {target} |"
+        )
+        if ceiling:
+            line += (
+                f" {row['learner_ceiling_steps_per_second']:,.0f} | {row['learner_ceiling_steps_per_cpu_second']:,.0f}"
+                f" | {row['ceiling_ratio']:.3f} | {row['of_ceiling']:.2f} | {row['of_ceiling_cpu']:.2f} |"
+            )
+        lines.append(line)
+    lines.append(
+        "\n(per CPU s: learner steps per CPU second of the training process, the critical path; the shard "
+        "workers' CPU time is in --json)"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from jericho_env.registry import GAME_IDS
@@ -157,24 +204,14 @@ def main(argv: list[str] | None = None) -> int:
             row["ratio"] = row["steps_per_second"] / row["aec_steps_per_second"]
             row["target_ratio"] = TARGETS.get(game)
             if args.ceiling:
-                row["learner_ceiling_steps_per_second"] = learner_ceiling(game, steps)
+                ceiling = learner_ceiling(game, steps)
+                row["learner_ceiling_steps_per_second"] = ceiling["steps_per_second"]
+                row["learner_ceiling_steps_per_cpu_second"] = ceiling["steps_per_cpu_second"]
                 row["ceiling_ratio"] = row["learner_ceiling_steps_per_second"] / row["aec_steps_per_second"]
+                row["of_ceiling"] = row["steps_per_second"] / ceiling["steps_per_second"]
+                row["of_ceiling_cpu"] = row["steps_per_cpu_second"] / ceiling["steps_per_cpu_second"]
             results[game] = row
-    head = "| game | training steps/s | AEC random play steps/s | ratio | target |"
-    rule = "| --- | ---: | ---: | ---: | ---: |"
-    if args.ceiling:
-        head += " learner alone steps/s | its ratio |"
-        rule += " ---: | ---: |"
-    print("\n" + head + "\n" + rule)
-    for game, row in results.items():
-        target = f"{row['target_ratio']:.2f}" if row["target_ratio"] is not None else "-"
-        line = (
-            f"| {game} | {row['steps_per_second']:,.0f} | {row['aec_steps_per_second']:,.0f} | "
-            f"{row['ratio']:.3f} | {target} |"
-        )
-        if args.ceiling:
-            line += f" {row['learner_ceiling_steps_per_second']:,.0f} | {row['ceiling_ratio']:.3f} |"
-        print(line)
+    print(table(results, args.ceiling))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
         print(f"\nwrote {args.json}")

@@ -316,8 +316,9 @@ class RunFolder:
 
     # ------------------------------------------------------------------------------------------ statistics
     def begin_session(self, done_steps: int) -> None:
-        """Start timing this session (called once the model is ready, before ``learn``)."""
+        """Start timing this session (called once the model is ready, before ``learn``): wall clock and CPU."""
         self._session_start = (done_steps, time.perf_counter())
+        self._cpu_start = (time.process_time(), children_cpu())
 
     def all_sessions(self, steps: int) -> list[dict[str, Any]]:
         """Earlier sessions and this one up to ``steps``."""
@@ -339,7 +340,19 @@ class RunFolder:
         return Logger(str(logs), [appending_csv(logs / "progress.csv")])
 
     def save_training(self, steps: int, session_steps: int, seconds: float) -> None:
-        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so)."""
+        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so).
+
+        With the session's CPU time since ``begin_session``: this process's, and that of its child processes
+        ended by now (the shard workers, once the vec env is closed), which load on the machine distorts less
+        than the wall clock.
+        """
+        cpu_seconds = None
+        if hasattr(self, "_cpu_start"):
+            process, children = self._cpu_start
+            cpu_seconds = {
+                "training_process": time.process_time() - process,
+                "shard_workers": children_cpu() - children,
+            }
         sessions = self.all_sessions(steps)
         total = sum(float(s.get("seconds", 0.0)) for s in sessions)
         summary = {
@@ -350,12 +363,24 @@ class RunFolder:
             "sessions": sessions,
             "evals": self.evals,
         }
+        if cpu_seconds is not None:
+            summary["cpu_seconds_this_session"] = {k: round(float(v), 2) for k, v in cpu_seconds.items()}
         write_atomic(self.folder / "training.json", json.dumps(summary, indent=1))
         if seconds > 0:
             rate = session_steps / seconds
             print(
                 f"trained {session_steps} steps in {seconds:.0f} s ({rate:.0f} steps/s); model: {self.folder}/final.zip"
             )
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's ended and joined child processes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return float(usage.ru_utime + usage.ru_stime)
 
 
 def appending_csv(path: Path) -> Any:

@@ -148,6 +148,18 @@ class BatchedGame(ABC, Generic[S]):
         self.observe(states, rows, seats, scratch)
         out[rows] = scratch
 
+    def potential(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+        """``out[k]``: ``rules.potential(state, seats[k])`` of ``states[rows[k]]`` (float64), for reward shaping.
+
+        The default is 0 where the rules keep ``Rules.potential`` (0 everywhere), else it asks the rules on
+        each row's Python state (``from_batched``); a game with a potential may compute it from the rows.
+        """
+        if type(self.rules).potential is Rules.potential:
+            out[: len(rows)] = 0.0
+            return
+        for k, i in enumerate(rows.tolist()):
+            out[k] = self.rules.potential(self.from_batched(states, i), int(seats[k]))
+
     def determinize(
         self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, stream: np.ndarray, out: np.ndarray
     ) -> None:
@@ -230,6 +242,11 @@ class PythonBatchedGame(BatchedGame[Any]):
     def observe(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe_into`` over the rows."""
         self.rules.observe_into(out[: len(rows)], [states[i] for i in rows], [int(s) for s in seats])
+
+    def potential(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+        """``rules.potential`` row by row."""
+        for k, i in enumerate(rows.tolist()):
+            out[k] = self.rules.potential(states[i], int(seats[k]))
 
     def determinize(
         self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, stream: np.ndarray, out: np.ndarray

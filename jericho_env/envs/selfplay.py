@@ -1,7 +1,15 @@
 """Batched self-play: N games in lockstep, one learner seat each, opponents asked once per batch.
 
-``SelfPlayVector`` drives ``num_envs`` games of one game id through the rules engine directly (no
-per-game AEC env). After the learner's actions are applied, every game advances to its learner's
+``SelfPlayVector`` drives ``num_envs`` games of one game id through the game's batched rules (no per-game
+AEC env): the games are the rows of one array of the game's compiled state (``games/<game>/batched.py``,
+``jericho_env.core.batched``), and each round applies, checks the status of, masks and observes all of its
+games in one compiled call. A game without kernels, or an install without Numba, runs the same loop on
+the Python rules (``PythonBatchedGame``; ``compiled=False`` asks for it, ``True`` insists on the kernels);
+both play the same games for the same seeds, bit for bit (a test checks it). The deals still come from the
+Python rules' seeded ``initial_state``, converted into the rows (``to_batched``), so a seed deals what it
+dealt before the kernels existed; ``states`` gives the games back as Python states.
+
+After the learner's actions are applied, every game advances to its learner's
 next decision; at each round of that advance, every opponent policy that has games waiting is called
 **once** with all of them: ``policy(observations, masks) -> actions``, observations a
 ``(B, observation_size)`` float32 array and masks a ``(B, num_actions)`` bool array. A network
@@ -15,10 +23,10 @@ dealt again; the reward is the learner's return, paid on the step that ends the 
 seeds and deterministic opponents both views play the same games (a test checks it).
 
 With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
-learner's ``rules.potential`` since its previous decision (grid: its points lead), the potential
-counting as 0 at the start and at the end of a game: potential-based shaping (Ng, Harada and Russell,
-1999), which moves credit earlier in the game without changing any episode's return (``episode["r"]``
-stays the game's outcome).
+learner's ``rules.potential`` since its previous decision (grid: its points lead; ``BatchedGame.potential``
+reads it from the rows), the potential counting as 0 at the start and at the end of a game:
+potential-based shaping (Ng, Harada and Russell, 1999), which moves credit earlier in the game without
+changing any episode's return (``episode["r"]`` stays the game's outcome).
 
 Games restart on their own (as in Stable-Baselines3's vector envs): the step that ends a game
 returns the first observation of the next one, and ``infos[i]`` carries ``terminal_observation``,
@@ -32,9 +40,9 @@ provides batch policies for its agents (random, greedy, PPO snapshots, search). 
 array per policy (``agents.batch.NetworkBatchPolicy(joint=True)``: network snapshots of one architecture
 in one forward pass). A policy with
 ``uses_views = True`` (a searching agent, ``agents.batch.AgentBatchPolicy`` over ``ismcts``) is first
-handed ``observe_views(views)``: per row, its seat's *information view*, the state redealt by
-``rules.determinize`` from what that seat has seen (as ``JerichoEnv.information_view`` gives a single
-agent), drawn with a generator of the vector's own seed.
+handed ``observe_views(views)``: per row, its seat's *information view*, the Python state of the row
+(``from_batched``) redealt by ``rules.determinize`` from what that seat has seen (as
+``JerichoEnv.information_view`` gives a single agent), drawn with a generator of the vector's own seed.
 """
 
 from __future__ import annotations
@@ -46,8 +54,10 @@ from typing import Any
 import numpy as np
 from gymnasium.utils.seeding import np_random
 
+from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
 from jericho_env.core.validate import check_optional_seed, check_seed
+from jericho_env.envs.batched import batched_game
 from jericho_env.registry import make_rules
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -122,10 +132,13 @@ class SelfPlayVector:
         seed: int | None = None,
         rules: Rules[Any] | None = None,
         shaping: float = 0.0,
+        compiled: bool | None = None,
         **options: Any,
     ) -> None:
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
             raise OptionError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if compiled not in (None, True, False):
+            raise OptionError(f"compiled must be None (auto), True or False, got {compiled!r}")
         self.rules: Rules[Any] = rules if rules is not None else make_rules(game_id, **options)
         self.game_id = game_id
         info = self.rules.info
@@ -144,22 +157,33 @@ class SelfPlayVector:
             raise OptionError("opponents must not be empty")
         self.pool: list[Any] = [_as_batch_policy(p) for p in pool]
         self._fixed = len(self.pool)
-        n = self.num_envs
-        self._rngs: list[np.random.Generator] = []
-        self.states: list[Any] = [None] * n
-        self.seats = np.zeros(n, dtype=np.int64)
-        # the opponent policy of each game and seat (None in the learner's seat)
-        self.opponents: list[list[Any]] = [[None] * self.num_players for _ in range(n)]
-        self.deal_seeds = np.zeros(n, dtype=np.int64)  # the env seed of each game's deal (replays it exactly)
-        self.episode_lengths = np.zeros(n, dtype=np.int64)
-        self.episode_starts = np.zeros(n, dtype=np.float64)
-        self._obs = np.zeros((n, self.observation_size), dtype=np.float32)
-        self._masks = np.zeros((n, self.num_actions), dtype=bool)
-        self.opponent_calls = 0  # batched calls made (for profiling)
-        self.opponent_decisions = 0
         if not (isinstance(shaping, (int, float)) and np.isfinite(shaping) and shaping >= 0):
             raise OptionError(f"shaping must be a finite number >= 0, got {shaping!r}")
         self.shaping = float(shaping)
+        # the games: rows of the game's batched state (compiled kernels where it has them and Numba is here)
+        self.game: BatchedGame[Any] = batched_game(self.rules, compiled)
+        self.compiled = self.game.compiled
+        n = self.num_envs
+        self.batch = self.game.new_states(n)
+        self.rows = np.arange(n, dtype=np.int64)
+        self._current = np.full(n, -1, dtype=np.int64)  # the seat to move in each game (-1: over)
+        self._returns = np.zeros((n, self.num_players), dtype=np.float64)  # each game's returns once over
+        self._rngs: list[np.random.Generator] = []
+        self.seats = np.zeros(n, dtype=np.int64)
+        # the opponent policy of each game and seat (None in the learner's seat), and the same as numbers
+        # (``_policies[number]``, -1 for the learner) for grouping the games of a round without a Python loop
+        self.opponents: list[list[Any]] = [[None] * self.num_players for _ in range(n)]
+        self._opp = np.full((n, self.num_players), -1, dtype=np.int64)
+        self._policies: list[Any] = []
+        self._numbers: dict[int, int] = {}  # id(policy) -> its number (the list keeps it alive: ids stay unique)
+        self.deal_seeds = np.zeros(n, dtype=np.int64)  # the env seed of each game's deal (replays it exactly)
+        self.episode_lengths = np.zeros(n, dtype=np.int64)
+        self.episode_starts = np.zeros(n, dtype=np.float64)
+        self._obs = np.zeros((n, self.observation_size), dtype=np.float32)  # observe_rows keeps it up to date
+        self._mask8 = np.zeros((n, self.num_actions), dtype=np.int8)
+        self._masks = self._mask8.view(np.bool_)  # the kernels' 0/1 bytes read as bools: no copy
+        self.opponent_calls = 0  # batched calls made (for profiling)
+        self.opponent_decisions = 0
         self._potential = np.zeros(n)  # the learner's potential at its last decision (shaping)
         self._seed = seed = check_optional_seed(seed)
         self._view_rng = np.random.default_rng(None if seed is None else [int(seed), 0x5EA4C4])
@@ -174,12 +198,36 @@ class SelfPlayVector:
         self.pool.append(_as_batch_policy(policy))
         if max_added is not None and len(self.pool) - self._fixed > max_added:
             del self.pool[self._fixed]
+        self._forget_unused()
 
     def set_opponents(self, policies: Sequence[Any]) -> None:
         """Replace the pool (all of it counts as given at construction); takes effect at the next episodes."""
         self.pool = [_as_batch_policy(p) for p in policies]
         self._fixed = len(self.pool)
         self._needs_reset = True
+        self._forget_unused()
+
+    def _number(self, policy: Any) -> int:
+        """The number of ``policy`` in ``_policies`` (given one the first time it plays)."""
+        number = self._numbers.get(id(policy))
+        if number is None:
+            number = self._numbers[id(policy)] = len(self._policies)
+            self._policies.append(policy)
+        return number
+
+    def _forget_unused(self) -> None:
+        """Let go of the policies that left the pool and play no game any more."""
+        playing = set(np.unique(self._opp).tolist())
+        pooled = {id(p) for p in self.pool}
+        for key, number in list(self._numbers.items()):
+            if key not in pooled and number not in playing:
+                del self._numbers[key]
+                self._policies[number] = None
+
+    @property
+    def states(self) -> list[Any]:
+        """Every game as a Python state of the rules (copies: the games are the rows of ``batch``)."""
+        return [self.game.from_batched(self.batch, i) for i in range(self.num_envs)]
 
     # ------------------------------------------------------------------ episodes
     def seed(self, seed: int | None) -> None:
@@ -193,13 +241,18 @@ class SelfPlayVector:
             self._seed = check_seed(seed)
         base = self._seed
         self._rngs = [np_random(None if base is None else base + i)[0] for i in range(self.num_envs)]
-        for i in range(self.num_envs):
-            self._new_episode(i)
-        self._advance(list(range(self.num_envs)))
-        self._redeal_finished(list(range(self.num_envs)))
+        self._new_episodes(self.rows)
+        self._advance(self.rows)
+        self._redeal_finished(self.rows)
         self._needs_reset = False
-        self._encode(range(self.num_envs))
+        self._encode()
         return self._obs.copy(), self._masks.copy()
+
+    def _new_episodes(self, ids: np.ndarray) -> None:
+        """A new episode in each game of ``ids``: seat, opponents and deal drawn from the game's generator."""
+        for i in ids.tolist():
+            self._new_episode(i)
+        self._status(ids)
 
     def _new_episode(self, i: int) -> None:
         rng = self._rngs[i]
@@ -209,38 +262,54 @@ class SelfPlayVector:
         row = self.opponents[i]
         for s in range(n):
             row[s] = None
+            self._opp[i, s] = -1
             if s != seat:
-                row[s] = self.pool[int(rng.integers(len(self.pool)))]
+                row[s] = policy = self.pool[int(rng.integers(len(self.pool)))]
+                self._opp[i, s] = self._number(policy)
                 rng.integers(2**62)  # the single-agent view reseeds each opponent here: keep the streams equal
         self.deal_seeds[i] = int(rng.integers(2**62))
-        self.states[i] = self.rules.initial_state(np.random.default_rng(int(self.deal_seeds[i])))
+        # the deal of the Python rules from the deal's seed (the same games as the single-agent view), as a row
+        state = self.rules.initial_state(np.random.default_rng(int(self.deal_seeds[i])))
+        self.game.to_batched(state, self.batch, i)
         self.episode_lengths[i] = 0
         self.episode_starts[i] = time.perf_counter()
         self._potential[i] = 0.0
 
-    def _redeal_finished(self, ids: list[int]) -> None:
-        """Deal again every game in ``ids`` that ended before its learner moved."""
-        terminal = self.rules.is_terminal
-        again = [i for i in ids if terminal(self.states[i])]
-        while again:
-            for i in again:
-                self._new_episode(i)
-            self._advance(again)
-            again = [i for i in again if terminal(self.states[i])]
+    def _status(self, ids: np.ndarray) -> None:
+        """The seat to move and the returns of the games ``ids`` into ``_current`` and ``_returns``."""
+        if len(ids) == self.num_envs:  # ids is every game in order: in place
+            self.game.status(self.batch, self.rows, self._current, self._returns)
+            return
+        current = np.empty(len(ids), dtype=np.int64)
+        returns = np.empty((len(ids), self.num_players), dtype=np.float64)
+        self.game.status(self.batch, ids, current, returns)
+        self._current[ids] = current
+        self._returns[ids] = returns
 
-    def _advance(self, ids: list[int]) -> None:
+    def _redeal_finished(self, ids: np.ndarray) -> None:
+        """Deal again every game in ``ids`` that ended before its learner moved."""
+        again = ids[self._current[ids] < 0]
+        while len(again):
+            self._new_episodes(again)
+            self._advance(again)
+            again = again[self._current[again] < 0]
+
+    def _waiting(self, ids: np.ndarray) -> np.ndarray:
+        """The games of ``ids`` where an opponent is to move."""
+        current = self._current[ids]
+        return ids[(current >= 0) & (current != self.seats[ids])]
+
+    def _advance(self, ids: np.ndarray) -> None:
         """Play the opponents of the games ``ids`` until each is at its learner's turn or over."""
-        rules = self.rules
-        current, terminal = rules.current_player, rules.is_terminal
-        states, seats, opp = self.states, self.seats, self.opponents
-        waiting = [i for i in ids if not terminal(states[i]) and current(states[i]) != seats[i]]
-        while waiting:
-            groups: dict[int, tuple[Any, list[int]]] = {}
-            for i in waiting:
-                policy = opp[i][current(states[i])]
-                groups.setdefault(id(policy), (policy, []))[1].append(i)
-            joints: dict[int, tuple[Any, list[tuple[Any, list[int]]]]] = {}
-            for policy, members in groups.values():
+        waiting = self._waiting(ids)
+        while len(waiting):
+            numbers = self._opp[waiting, self._current[waiting]]
+            # one group per policy, in the order of the first game each plays (the games in ascending order)
+            found, first = np.unique(numbers, return_index=True)
+            joints: dict[int, tuple[Any, list[tuple[Any, np.ndarray]]]] = {}
+            for number in found[np.argsort(first)].tolist():
+                policy = self._policies[number]
+                members = waiting[numbers == number]
                 joint = getattr(policy, "joint", None)
                 if joint is None:
                     self._play_opponent(policy, members)
@@ -248,29 +317,33 @@ class SelfPlayVector:
                     joints.setdefault(id(joint), (joint, []))[1].append((policy, members))
             for joint, parts in joints.values():
                 self._play_joint(joint, parts)
-            waiting = [i for i in waiting if not terminal(states[i]) and current(states[i]) != seats[i]]
+            self._status(waiting)
+            waiting = self._waiting(waiting)
 
-    def _opponent_inputs(self, policy: Any, members: list[int]) -> tuple[np.ndarray | None, np.ndarray]:
+    def _opponent_inputs(self, policy: Any, members: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """(observations or None, masks) of the games ``members`` for their movers, as ``policy`` reads them."""
-        rules = self.rules
-        states = [self.states[i] for i in members]
-        movers = [rules.current_player(s) for s in states]
-        masks = np.zeros((len(members), self.num_actions), dtype=bool)
-        self._fill_masks(masks, states)
+        game = self.game
+        movers = self._current[members]
+        masks = np.empty((len(members), self.num_actions), dtype=np.int8)
+        game.masks(self.batch, members, masks)
         obs = None
         if getattr(policy, "uses_observation", True):
             obs = np.empty((len(members), self.observation_size), dtype=np.float32)
-            rules.observe_into(obs, states, movers)
+            game.observe(self.batch, members, movers, obs)
         if getattr(policy, "uses_views", False):  # a search: the seats' information views first
-            views = [rules.determinize(s, p, self._view_rng) for s, p in zip(states, movers, strict=True)]
+            determinize = self.rules.determinize
+            views = [
+                determinize(game.from_batched(self.batch, i), p, self._view_rng)
+                for i, p in zip(members.tolist(), movers.tolist(), strict=True)
+            ]
             policy.observe_views(views)
-        return obs, masks
+        return obs, masks.view(np.bool_)
 
-    def _play_opponent(self, policy: Any, members: list[int]) -> None:
+    def _play_opponent(self, policy: Any, members: np.ndarray) -> None:
         obs, masks = self._opponent_inputs(policy, members)
         self._apply_opponent(policy, members, masks, policy(obs, masks))
 
-    def _play_joint(self, joint: Any, parts: list[tuple[Any, list[int]]]) -> None:
+    def _play_joint(self, joint: Any, parts: list[tuple[Any, np.ndarray]]) -> None:
         """One call of ``joint`` for several policies' games: ``joint([(policy, obs, masks), ...])`` -> actions each."""
         inputs = [self._opponent_inputs(policy, members) for policy, members in parts]
         answers = list(joint([(policy, obs, masks) for (policy, _), (obs, masks) in zip(parts, inputs, strict=True)]))
@@ -280,9 +353,12 @@ class SelfPlayVector:
         for (policy, members), (_, masks), actions in zip(parts, inputs, answers, strict=True):
             self._apply_opponent(policy, members, masks, actions)
 
-    def _apply_opponent(self, policy: Any, members: list[int], masks: np.ndarray, answer: Any) -> None:
-        """Check ``policy``'s ``answer`` (one action per game of ``members``) against ``masks`` and play it."""
-        rules, states = self.rules, self.states
+    def _apply_opponent(self, policy: Any, members: np.ndarray, masks: np.ndarray, answer: Any) -> None:
+        """Check ``policy``'s ``answer`` (one action per game of ``members``) against ``masks`` and play it.
+
+        An illegal action raises ``IllegalActionError`` naming the policy and the game; none of the
+        answer's actions is played then.
+        """
         actions = np.asarray(answer).reshape(-1)
         self.opponent_calls += 1
         self.opponent_decisions += len(members)
@@ -290,41 +366,23 @@ class SelfPlayVector:
             raise ValueError(
                 f"opponent {getattr(policy, 'name', policy)!r} returned {len(actions)} actions for {len(members)} games"
             )
-        for j, i in enumerate(members):
-            a = int(actions[j])
-            if not (0 <= a < self.num_actions and masks[j, a]):
-                raise IllegalActionError(
-                    f"opponent {getattr(policy, 'name', policy)!r} chose illegal action {a} "
-                    f"({rules.describe_action(a) if 0 <= a < self.num_actions else 'out of range'}) in game {i}"
-                )
-            rules.apply_unchecked(states[i], a)  # checked against the mask above
+        acts = actions.astype(np.int64)  # as int(action) reads each: toward zero
+        inside = (acts >= 0) & (acts < self.num_actions)
+        legal = inside & masks[np.arange(len(acts)), np.where(inside, acts, 0)]
+        if not legal.all():
+            j = int(np.flatnonzero(~legal)[0])
+            a = int(acts[j])
+            raise IllegalActionError(
+                f"opponent {getattr(policy, 'name', policy)!r} chose illegal action {a} "
+                f"({self.rules.describe_action(a) if 0 <= a < self.num_actions else 'out of range'}) "
+                f"in game {int(members[j])}"
+            )
+        self.game.apply(self.batch, members, acts)  # checked against the masks above
 
-    def _fill_masks(self, masks: np.ndarray, states: list[Any]) -> None:
-        """Set row ``j`` of the all-False ``masks`` to the legal actions of ``states[j]`` (one assignment for all)."""
-        legal = self.rules.legal_actions
-        columns: list[int] = []
-        counts: list[int] = []
-        for s in states:
-            actions = legal(s)
-            columns += actions
-            counts.append(len(actions))
-        masks[np.repeat(np.arange(len(states)), counts), columns] = True
-
-    def _encode(self, ids: Any) -> None:
-        """The learners' observations and masks of the games ``ids`` into ``_obs`` and ``_masks``."""
-        ids = list(ids)
-        rules = self.rules
-        states = [self.states[i] for i in ids]
-        whole = ids == list(range(self.num_envs))
-        obs = self._obs if whole else np.empty((len(ids), self.observation_size), dtype=np.float32)
-        rules.observe_into(obs, states, [int(self.seats[i]) for i in ids])
-        live = [j for j, s in enumerate(states) if not rules.is_terminal(s)]
-        masks = np.zeros((len(live), self.num_actions), dtype=bool)
-        self._fill_masks(masks, [states[j] for j in live])
-        if not whole:
-            self._obs[ids] = obs
-        self._masks[ids] = False
-        self._masks[[ids[j] for j in live]] = masks
+    def _encode(self) -> None:
+        """The learners' observations and masks of every game into ``_obs`` and ``_masks``."""
+        self.game.observe_rows(self.batch, self.rows, self.seats, self._obs)
+        self.game.masks(self.batch, self.rows, self._mask8)  # zeros for a game that is over
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
@@ -336,43 +394,50 @@ class SelfPlayVector:
             raise RuntimeError("call reset() before step() (and after set_opponents or seed)")
         acts = checked_actions(actions, self._masks, self.rules.describe_action)
         n = self.num_envs
-        rules, states = self.rules, self.states
-        for i in range(n):
-            rules.apply_unchecked(states[i], int(acts[i]))  # checked against the masks above
+        self.game.apply(self.batch, self.rows, acts)  # checked against the masks above
         self.episode_lengths += 1
-        self._advance(list(range(n)))
+        self._status(self.rows)
+        self._advance(self.rows)
         rewards = np.zeros(n, dtype=np.float32)
         dones = np.zeros(n, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
-        finished = [i for i in range(n) if rules.is_terminal(states[i])]
+        finished = np.flatnonzero(self._current < 0)
         if self.shaping:  # potential-based: the change of the learner's potential since its last move
-            for i in range(n):
-                now = 0.0 if rules.is_terminal(states[i]) else rules.potential(states[i], int(self.seats[i]))
-                rewards[i] = self.shaping * (now - self._potential[i])
-                self._potential[i] = now
-        if finished:
-            now = time.perf_counter()
-            for i in finished:
-                s = states[i]
-                seat = int(self.seats[i])
-                r = float(rules.returns(s)[seat])
-                rewards[i] += r
-                dones[i] = True
-                infos[i] = {
-                    "terminal_observation": rules.observe(s, seat),
-                    "seat": seat,
-                    "returns": [float(x) for x in rules.returns(s)],
-                    "episode": {
-                        "r": r,
-                        "l": int(self.episode_lengths[i]),
-                        "t": round(now - self.episode_starts[i], 6),
-                    },
-                }
-                self._new_episode(i)
+            now = np.zeros(n)  # 0 once a game is over
+            live = np.flatnonzero(self._current >= 0)
+            part = np.empty(len(live))
+            self.game.potential(self.batch, live, self.seats[live], part)
+            now[live] = part
+            rewards[:] = self.shaping * (now - self._potential)
+            self._potential[:] = now
+        if len(finished):
+            self._finish(finished, rewards, dones, infos)
+            self._new_episodes(finished)
             self._advance(finished)
             self._redeal_finished(finished)
-        self._encode(range(n))
+        self._encode()
         return self._obs.copy(), rewards, dones, infos
+
+    def _finish(
+        self, finished: np.ndarray, rewards: np.ndarray, dones: np.ndarray, infos: list[dict[str, Any]]
+    ) -> None:
+        """The rewards, dones and infos of the games ``finished`` (over, not dealt again yet)."""
+        now = time.perf_counter()
+        seats = self.seats[finished]
+        last = np.empty((len(finished), self.observation_size), dtype=np.float32)
+        self.game.observe(self.batch, finished, seats, last)
+        for j, i in enumerate(finished.tolist()):
+            seat = int(seats[j])
+            returns = self._returns[i].tolist()
+            r = float(returns[seat])
+            rewards[i] += r
+            dones[i] = True
+            infos[i] = {
+                "terminal_observation": last[j].copy(),
+                "seat": seat,
+                "returns": returns,
+                "episode": {"r": r, "l": int(self.episode_lengths[i]), "t": round(now - self.episode_starts[i], 6)},
+            }
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, (num_envs, num_actions) bool."""

@@ -1163,6 +1163,13 @@ class GridBatched(BatchedGame[GridState]):
             self.center,
         )
 
+    def potential(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+        """``GridRules.potential``: the points lead of each row's seat / 100, clipped to [-1, 1]."""
+        seats = _seats(seats)
+        points = states["points"][rows].astype(np.int64)
+        k = np.arange(len(rows))
+        out[: len(rows)] = np.clip((points[k, seats] - points[k, 1 - seats]) / 100.0, -1.0, 1.0)
+
     # ------------------------------------------------------------------ search
     def determinize(
         self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, stream: np.ndarray, out: np.ndarray
