@@ -170,6 +170,10 @@ class ExitSearchAgent(BaseAgent):
         """Take the seat's information view for the next ``act`` (as ``ismcts`` does)."""
         self._view = view
 
+    def batch_policy(self) -> "ExitSearchBatchPolicy":
+        """A batch policy that searches all its rows' positions at once (``experiments.batched_games``' hook)."""
+        return ExitSearchBatchPolicy(self)
+
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The most visited action of the search from the information view."""
         legal = self.legal(observation)
@@ -189,3 +193,49 @@ class ExitSearchAgent(BaseAgent):
         if not observation["action_mask"][action]:
             raise RuntimeError(f"exit-search chose {action}, which the mask forbids")
         return action
+
+
+class ExitSearchBatchPolicy:
+    """``exit-search`` as a batch policy: one batched search over every row with a choice.
+
+    The rows' roots share the search's network evaluations (one forward pass per round of leaves for all
+    of them), where ``ExitSearchAgent.act`` searches one position at a time. It is handed each row's
+    information view (``observe_views``) before each call, as the tournament's batched loop does.
+    """
+
+    uses_observation = False
+    uses_views = True
+
+    def __init__(self, agent: ExitSearchAgent) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self._views: list[Any] | None = None
+
+    def observe_views(self, views: list[Any]) -> None:
+        """The information views of the next call's rows."""
+        self._views = list(views)
+
+    def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        views, self._views = self._views, None
+        if views is None or len(views) != len(masks):
+            raise ValueError(f"{self.name}: needs one information view per row (observe_views) before each call")
+        actions = np.empty(len(masks), dtype=np.int64)
+        searched: list[int] = []
+        for j, mask in enumerate(masks):
+            legal = np.flatnonzero(mask)
+            if len(legal) == 0:
+                raise ValueError(f"{self.name}: row {j} has no legal action")
+            if len(legal) == 1:
+                actions[j] = legal[0]
+            else:
+                searched.append(j)
+        if searched:
+            rules = self.agent.rules
+            roots = [views[j] for j in searched]
+            results = self.agent.search.search(roots, [rules.current_player(v) for v in roots])
+            for j, result in zip(searched, results, strict=True):
+                action = result.best()
+                if not masks[j][action]:
+                    raise RuntimeError(f"exit-search chose {action} in row {j}, which the mask forbids")
+                actions[j] = action
+        return actions

@@ -222,3 +222,28 @@ def test_bad_flags_are_named_before_any_work(flags: list[str], match: str, tmp_p
     assert exited.value.code == 2
     assert match in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_exit_search_batch_policy_searches_rows_at_once_with_legal_moves(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    """The tournament's hook (``batch_policy``): legal moves for many rows; one row plays as ``act`` does."""
+    agent = agents.make("exit-search", game, path=str(networks[game]), simulations=10, **options)
+    envs = [_mid_game(game, options, steps, seed) for seed, steps in enumerate((0, 3, 7, 11, 15))]
+    envs = [env for env in envs if not env.rules.is_terminal(env.state)]
+    views = [env.information_view(env.agent_selection) for env in envs]
+    masks = np.stack([env.observe(env.agent_selection)["action_mask"].astype(bool) for env in envs])
+    policy = agent.batch_policy()
+    with pytest.raises(ValueError, match="information view"):
+        policy(None, masks)
+    policy.observe_views(views)
+    actions = policy(None, masks)
+    assert actions.shape == (len(envs),) and all(masks[j][a] for j, a in enumerate(actions))
+    agent.reset(5)
+    policy.observe_views(views[-1:])
+    batched = policy(None, masks[-1:])[0]
+    agent.reset(5)
+    env = envs[-1]
+    agent.observe_view(views[-1])
+    assert batched == agent.act(env.observe(env.agent_selection))
