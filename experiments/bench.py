@@ -37,7 +37,7 @@ from jericho_env.registry import GAME_IDS, make_rules
 Loop = Callable[[float], tuple[int, int]]  # seconds -> (agent steps, games)
 
 PGX_GAMES = ("kuhn_poker", "leduc_holdem")
-PGX_INSTALL = "pip install -e \".[bench]\" or pip install pgx (it pulls JAX CPU: jax and jaxlib, about 400 MB)"
+PGX_INSTALL = 'pip install -e ".[bench]" or pip install pgx (it pulls JAX CPU: jax and jaxlib, about 400 MB)'
 
 
 def timed(run_one_game: Callable[[], int], seconds: float) -> tuple[int, int]:
