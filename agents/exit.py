@@ -170,7 +170,7 @@ class ExitSearchAgent(BaseAgent):
         """Take the seat's information view for the next ``act`` (as ``ismcts`` does)."""
         self._view = view
 
-    def batch_policy(self) -> "ExitSearchBatchPolicy":
+    def batch_policy(self) -> ExitSearchBatchPolicy:
         """A batch policy that searches all its rows' positions at once (``experiments.batched_games``' hook)."""
         return ExitSearchBatchPolicy(self)
 
