@@ -295,7 +295,7 @@ SIZES: list[tuple[str, dict[str, Any], str]] = [
     ("a billion actions", {"num_actions": 10**9}, "num_actions must be a positive int, castles's action count"),
     ("actions as a float", {"num_actions": 28.0}, "num_actions must be a positive int"),
     ("a billion observations", {"observation_shape": [10**9]}, "observation_shape must be [size], castles's"),
-    ("a layer too wide", {"policy": {"name": "mlp", "net": "16,100000000"}}, "each at most 4096"),
+    ("a layer too wide", {"policy": {"name": "mlp", "net": "16,100000000"}}, "of at most 4096 units each"),
     ("too many layers", {"policy": {"name": "mlp", "net": ",".join(["16"] * 40)}}, "at most 16 layers"),
     ("a size argument", {"policy": {"name": "mlp", "net": "16", "sizes": {"channels": 10**6}}}, "takes no channels"),
     ("a prior weight of nan", {"policy": {"name": "mlp", "net": "16,16", "prior_weight": float("nan")}}, "finite"),

@@ -29,7 +29,6 @@ from experiments.tournament import play_game
 from jericho_env.agent_plugins import choose_action
 from jericho_env.core.kernels import NO_PARAMS, njit, row_signatures
 from jericho_env.envs.aec import JerichoEnv
-from jericho_env.registry import register_game
 
 try:
     from tests.toy_batched import DTYPE as TOY_DTYPE
@@ -50,7 +49,6 @@ class OpenToyRules(ToyRules):
         return self.clone(s)
 
 
-register_game("open-toy", OpenToyRules)
 _SIG = row_signatures(TOY_DTYPE, NO_PARAMS)
 assert _SIG is not None
 

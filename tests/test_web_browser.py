@@ -341,7 +341,16 @@ def test_pages_of_other_sites_cannot_start_games(visitor: Visitor, app: Any, bas
     assert len(store) == count and not error_text(visitor.page)
 
 
-def test_watch_a_game_to_its_end(page: Any) -> None:
+def test_watch_a_game_to_its_end(page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.ismcts import ISMCTSAgent
+
+    searched = ISMCTSAgent.act
+
+    def slow_act(self: Any, observation: Any) -> int:  # the compiled search answers in milliseconds
+        time.sleep(1.0)
+        return searched(self, observation)
+
+    monkeypatch.setattr(ISMCTSAgent, "act", slow_act)  # the server runs in this process (a thread)
     page.locator("#tabs button[data-tab=watch]").click()
     form = page.locator("#form-watch")
     form.locator("select[name=game]").select_option("castles")
@@ -349,7 +358,7 @@ def test_watch_a_game_to_its_end(page: Any) -> None:
     form.locator("select[name=agent-1]").select_option("ismcts")
     form.locator("#start-watch").click()
     page.wait_for_selector("body[data-kind=watch]")
-    page.locator("#step").click()  # ismcts searches for about a second: the page says it is thinking
+    page.locator("#step").click()  # ismcts takes a second (slow_act): the page says it is thinking
     page.wait_for_selector("body[data-thinking=true]")
     assert page.locator("#thinking").inner_text().endswith("(ismcts) is thinking…")
     assert settle(page)["plies"] == "1" and page.locator("#thinking").is_hidden()
