@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 
 from experiments.cli import cli_parser, run_cli
-from experiments.report import learning_curves
+from experiments.report import exit_curves, learning_curves
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = cli_parser("experiments.curves", __doc__)
-    parser.add_argument("runs", nargs="+", metavar="RUN_FOLDER", help="folders written by experiments.train")
+    parser.add_argument("runs", nargs="+", metavar="RUN_FOLDER", help="folders written by experiments.train or experiments.exit")
     args = parser.parse_args(argv)
 
     def run() -> None:
@@ -33,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise FileNotFoundError(
                     f"{run_dir!r} is not a training run folder (no config.json; see experiments.train)"
                 )
-            out = learning_curves(path)
-            print(out if out else f"{run_dir}: nothing to plot yet (no evaluation or PPO update so far)")
+            out = exit_curves(path) if (path / "exit.json").is_file() else learning_curves(path)
+            print(out if out else f"{run_dir}: nothing to plot yet (no evaluation or update so far)")
 
     return run_cli(parser, run)
 

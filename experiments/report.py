@@ -269,7 +269,7 @@ def exit_curves(run: Path) -> Path | None:
         xs = [p[0] for p in pts]
         ax.plot(xs, [100 * p[1]["score"] for p in pts], marker="o", label=f"vs {label}")
         ax.fill_between(xs, [100 * p[1]["ci95"][0] for p in pts], [100 * p[1]["ci95"][1] for p in pts], alpha=0.15)
-    ax.axhline(100 * _even_share(run), color="grey", lw=0.8, ls=":")
+    ax.axhline(_even_share(run), color="grey", lw=0.8, ls=":")
     ax.set_xlabel("iteration")
     ax.set_ylabel("score of the network alone (%)")
     ax.legend()
