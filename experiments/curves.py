@@ -23,7 +23,9 @@ from experiments.report import exit_curves, learning_curves
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = cli_parser("experiments.curves", __doc__)
-    parser.add_argument("runs", nargs="+", metavar="RUN_FOLDER", help="folders written by experiments.train or experiments.exit")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN_FOLDER", help="folders written by experiments.train or experiments.exit"
+    )
     args = parser.parse_args(argv)
 
     def run() -> None:
