@@ -1076,7 +1076,8 @@ class CompiledPUCT:
             b = self._round(*args, priors, values, expand=pending, descend=True)
             priors, values = self._evaluate(out_obs, out_mask, out_mover, b)
             pending = True
-        if pending:
+        if pending:  # the last round's leaves: room for their nodes, as before every round
+            tree.reserve(n_roots, n_roots * a)
             self._round(*args, priors, values, expand=True, descend=False)
         return [self._result(int(node)) for node in root_node]
 

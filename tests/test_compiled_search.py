@@ -372,3 +372,24 @@ def test_search_bench_times_both_engines_on_the_same_positions(capsys: pytest.Ca
     figures = dict(line.split(": ") for line in out.strip().splitlines())
     assert figures["positions"] == "2" and figures["python_sims"] == figures["compiled_sims"] == "50"
     assert float(figures["ratio_cpu"]) > 0
+
+
+def test_compiled_puct_makes_room_for_the_last_rounds_leaves() -> None:
+    """The leaves of the last round are expanded after the loop: the tree must grow for them too.
+
+    A tree that starts exactly full after the roots forces every later round to need room; without it the
+    last expansion writes past the arrays (an out-of-bounds write that Numba does not check), which a count
+    above the arrays' length shows.
+    """
+    rules = jericho_env.make_rules("castles")
+    game, kernels = _kernels(rules)
+    views = _positions(rules, 6, seed=3)
+    seats = [rules.current_player(v) for v in views]
+    a = rules.info.num_actions
+    for simulations in (1, 2, 3, 5):
+        search = CompiledPUCT(rules, game, kernels, _any_evaluator, simulations, 1.5, "mover", np.random.default_rng(2))
+        search.tree = Tree(nodes=len(views), edges=len(views) * a)
+        results = search.search(views, seats)
+        nodes, edges = (int(c) for c in search.tree.count)
+        assert nodes <= len(search.tree.nodes) and edges <= len(search.tree.edges), (simulations, nodes, edges)
+        assert all(int(r.visits.sum()) == simulations for r in results if len(r.legal) > 1)
