@@ -897,6 +897,7 @@ class CompiledISMCTS:
         self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8 + info.num_actions)
         self.last_simulations = 0
         self.last_nodes = 0
+        self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
 
     def __getstate__(self) -> dict[str, Any]:
         # machine-code addresses belong to this process: another one looks them up again (__setstate__)
@@ -917,10 +918,11 @@ class CompiledISMCTS:
         if k.status(self._root, 0, k.params, np.zeros(info.num_players)) != seat or n == 0:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if n == 1:
-            self.last_simulations, self.last_nodes = 0, 0
+            self.last_simulations, self.last_nodes, self.last_visits = 0, 0, {}
             return int(legal[0])
         self.run(seat, started)
         actions, visits, wins, _ = self.tree.children(0)
+        self.last_visits = {int(a): int(v) for a, v in zip(actions, visits, strict=True)}
         means = wins / np.maximum(visits, 1)
         best = max(range(len(actions)), key=lambda j: (visits[j], means[j]))
         return int(actions[best])

@@ -13,6 +13,9 @@ Without ``path``, both play the network shipped in the package for the game (``a
   view through ``observe_view`` before each ``act`` (the front ends hand it over). ``engine`` picks the
   search as ``ismcts``'s does: ``agents.compiled_search.CompiledPUCT`` where the game has compiled row
   kernels (``"auto"``, ``"compiled"``), else ``agents.puct.PUCTSearch`` (``"python"``, the reference).
+  ``search="rollouts"`` plays policy-rollout search instead (``agents.rollout_search``): every legal action
+  valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
+  view, the move the most probable of ``softmax(log prior + Q / temperature)``.
 
 ``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
@@ -29,6 +32,7 @@ from agents.base import BaseAgent
 from agents.ppo import PPOAgent
 
 DEFAULT_C_PUCT = 1.5
+SEARCHES = ("puct", "rollouts")  # exit-search's searches: information-set PUCT, policy rollouts
 
 
 class NetworkEvaluator:
@@ -128,6 +132,8 @@ class ExitSearchAgent(BaseAgent):
         trust: bool = False,
         model: Any = None,
         engine: str = "auto",
+        search: str = "puct",
+        temperature: float = 0.1,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -136,6 +142,19 @@ class ExitSearchAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         check_engine(engine, "exit-search")
+        if search not in SEARCHES:
+            raise ValueError(f"exit-search: search={search!r} is not allowed; use one of {', '.join(SEARCHES)}")
+        for key, v in (("simulations", simulations), ("c_puct", c_puct), ("temperature", temperature)):
+            whole = key == "simulations"
+            if v is not None and (
+                isinstance(v, bool)
+                or not isinstance(v, int if whole else (int, float))
+                or not np.isfinite(v)
+                or v < (1 if whole else 0)
+                or (not whole and v == 0)
+            ):
+                allowed = "a whole number >= 1" if whole else "a finite number above 0"
+                raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")  # fmt: skip
 
         shipped: tuple[Any, dict[str, Any], Path] | None = None
         if path is None and model is None:  # the network shipped in the package (agents.pretrained)
@@ -149,14 +168,22 @@ class ExitSearchAgent(BaseAgent):
             self.meta, self.path = shipped[1], str(shipped[2])
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
-        if simulations is None:
-            simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])
-        if c_puct is None:
-            c_puct = float(self.meta.get("training", {}).get("exit", {}).get("c_puct", DEFAULT_C_PUCT))
-        info = self.rules.info
-        rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
+        self.search_name = search
         evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
-        self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
+        self.search: Any
+        if search == "rollouts":
+            from agents.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
+
+            count = DEFAULT_ROLLOUTS if simulations is None else simulations
+            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng)
+        else:
+            if simulations is None:
+                simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])
+            if c_puct is None:
+                c_puct = float(self.meta.get("training", {}).get("exit", {}).get("c_puct", DEFAULT_C_PUCT))
+            info = self.rules.info
+            rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
+            self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
         self._view: Any = None
         self.last: Any = None  # the last search's result (agents.puct.SearchResult)
 

@@ -86,7 +86,8 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     (which take ``=PATH`` too).
     A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
     ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
-    (``agents.ismcts.parse_budget``).
+    (``agents.ismcts.parse_budget``); ``"exit-search=path=a.zip,search=rollouts,simulations=16"``:
+    ``exit-search``'s settings (``parse_search_settings``; ``exit-search=a.zip`` is its path alone).
     """
     label = None
     if ":" in spec.split("=", 1)[0]:
@@ -110,5 +111,29 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
                 f"agent {name!r} takes no argument (got {spec!r}); only {'=PATH, '.join(CHECKPOINT_AGENTS)}=PATH "
                 "and ismcts=BUDGET do"
             )
+        if name == "exit-search" and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
+            return label or name, name, parse_search_settings(arg)
         kwargs["path"] = arg
-    return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
+    return label or name, name, kwargs
+
+
+EXIT_SEARCH_SETTINGS = {"path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float}
+
+
+def parse_search_settings(text: str) -> dict[str, Any]:
+    """``exit-search``'s comma-separated ``key=value`` settings (``agents.exit.ExitSearchAgent``'s arguments)."""
+    kwargs: dict[str, Any] = {}
+    for item in text.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in EXIT_SEARCH_SETTINGS:
+            raise ValueError(
+                f"exit-search: {item!r} is not a setting; give exit-search=PATH, or comma-separated key=value "
+                f"settings from {', '.join(EXIT_SEARCH_SETTINGS)} (exit-search=path=a.zip,search=rollouts)"
+            )
+        kind = EXIT_SEARCH_SETTINGS[key]
+        try:
+            kwargs[key] = kind(value.strip())
+        except ValueError:
+            raise ValueError(f"exit-search: {key} takes {kind.__name__}, got {value!r}") from None
+    return kwargs  # ppo alone: the shipped network, or make's error saying none is

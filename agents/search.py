@@ -116,6 +116,7 @@ class ISMCTS:
         self._digest = rules.info.observation_size > 512
         self.last_simulations = 0
         self.last_nodes = 0
+        self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
 
     def _random_rollout(self, state: Any, player: int, legal: list[int]) -> int:
         return legal[int(self.rng.integers(len(legal)))]
@@ -138,7 +139,7 @@ class ISMCTS:
         if rules.current_player(state) != seat or not legal:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if len(legal) == 1:
-            self.last_simulations, self.last_nodes = 0, 0
+            self.last_simulations, self.last_nodes, self.last_visits = 0, 0, {}
             return legal[0]
         tree: dict[tuple[int, bytes], _Node] = {}
         root_key = self._key(state, seat)
@@ -156,6 +157,7 @@ class ISMCTS:
             done += 1
         self.last_simulations, self.last_nodes = done, len(tree)
         root = tree[root_key]
+        self.last_visits = {a: int(root.visits.get(a, 0)) for a in legal}
         return max(legal, key=lambda a: (root.visits.get(a, 0), root.wins.get(a, 0.0) / max(1, root.visits.get(a, 0))))
 
     def _simulate(self, s: Any, root_key: tuple[int, bytes], tree: dict[tuple[int, bytes], _Node]) -> None:

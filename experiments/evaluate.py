@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="agents: random, greedy, greedy-capture (grid), ppo=PATH, ismcts[=BUDGET] with BUDGET "
         "N simulations and/or Xs seconds per move plus key=value settings, comma-separated "
         "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.ismcts.parse_budget); "
+        "exit=PATH, exit-search=PATH or exit-search=path=PATH,search=rollouts,simulations=16; "
         "LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")

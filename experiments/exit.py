@@ -79,6 +79,10 @@ class ExitConfig:
     final_deals: int
     final_simulations: int | None
     workers: int
+    expert: str = "puct"
+    expert_simulations: int | None = None
+    expert_temperature: float = 0.1
+    target: str = "policy"
 
     @property
     def value_rows(self) -> str:
@@ -131,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("--final-deals", "deals per pair in the final table", type=positive_int)
     add("--final-simulations", "ismcts and exit-search budget in the final table", type=positive_int)
     add("--workers", "processes for the games and the tables", type=positive_int)
+    add("--expert", "who plays the games and gives the targets: puct, rollouts (the network in search) or ismcts",
+        choices=presets.EXIT_EXPERTS)  # fmt: skip
+    add("--expert-simulations", "ismcts expert: its budget (default: ismcts's); rollouts expert: games per action "
+        "(default 16)", type=positive_int)  # fmt: skip
+    add("--expert-temperature", "rollouts expert: its policy softmax(log prior + Q / this)", type=finite_float)
+    add("--target", "the policy target: the expert's distribution (policy) or its chosen move",
+        choices=presets.EXIT_TARGETS)  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
@@ -294,7 +305,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         policy.optimizer = None
         save_checkpoint(_Model(policy, 0, 0), run.ckpt / "iter_0.zip", network_meta(cfg, spec, 0))
     search = SearchSettings(cfg.simulations, cfg.c_puct, cfg.dirichlet_alpha, cfg.dirichlet_fraction,
-                            cfg.temperature_moves, cfg.value_rows)  # fmt: skip
+                            cfg.temperature_moves, cfg.value_rows, expert=cfg.expert,
+                            expert_simulations=cfg.expert_simulations,
+                            expert_temperature=cfg.expert_temperature, target=cfg.target)  # fmt: skip
     while run.done < cfg.iterations:
         it = run.done + 1
         t0 = time.perf_counter()

@@ -11,6 +11,18 @@ ends, every recorded row gets the final return of its seat as the value target. 
 (games of more than two players) it also records every other seat's input at each decision, as value-only
 rows, since the search asks the network for every seat's value.
 
+With ``expert="ismcts"`` the games are played by the game's ``ismcts`` agent instead (its default settings:
+greedy rollouts and prior in grid and walls; ``expert_simulations`` its budget), one search per position and
+no network: the network then learns to imitate that search (the first expert of Anthony et al. 2017, whose
+apprentice starts by learning from plain MCTS) and the game outcomes under it.
+
+With ``expert="rollouts"`` a policy-rollout search (``agents.rollout_search``) gives the targets: each legal
+action valued by games the network plays on to the end from sampled worlds, the improved policy
+``softmax(log prior + Q / expert_temperature)``.
+
+With ``target="move"`` a decision's policy target is the expert's chosen move (one-hot: the chosen-action
+target of Anthony et al. 2017) instead of its whole distribution.
+
 The move played is drawn from the visit distribution for a seat's first ``temperature_moves`` decisions,
 then the most visited one. Every random draw comes from the task's seeds, so a payload and a task list
 give the same rows on any backend and any number of workers (``local`` process pool or ``ray`` tasks,
@@ -28,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.puct import SearchResult
 from experiments.backends import Backend, map_chunks
 
 
@@ -42,6 +55,10 @@ class SearchSettings:
     temperature_moves: int
     value_rows: str
     engine: str = "auto"  # agents.compiled_search.make_puct: compiled where the game has row kernels, else Python
+    expert: str = "puct"  # who plays and gives the targets: "puct", "rollouts" (the network in search), "ismcts"
+    expert_simulations: int | None = None  # "ismcts": its budget (None: its default); "rollouts": games per action
+    expert_temperature: float = 0.1  # "rollouts": the returns' scale against the prior's log-probabilities
+    target: str = "policy"  # the policy target: the expert's distribution ("policy") or its chosen move ("move")
 
 
 @dataclasses.dataclass
@@ -120,10 +137,19 @@ class _Worker:
         seed_seq = np.random.SeedSequence([int(s) for s in seeds])
         rng = np.random.default_rng(seed_seq)
         states = [rules.initial_state(np.random.default_rng(int(s))) for s in seeds]
-        search = make_puct(
-            rules, self.evaluator, st.simulations, st.c_puct, st.value_rows, rng, st.dirichlet_alpha,
-            st.dirichlet_fraction, st.engine,
-        )  # fmt: skip
+        search: Any
+        if st.expert == "ismcts":
+            search = _ISMCTSExpert(self.game_id, self.options, st.expert_simulations, rng)
+        elif st.expert == "rollouts":
+            from agents.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
+
+            count = st.expert_simulations if st.expert_simulations is not None else DEFAULT_ROLLOUTS
+            search = PolicyRolloutSearch(rules, self.evaluator, count, st.expert_temperature, rng)
+        else:
+            search = make_puct(
+                rules, self.evaluator, st.simulations, st.c_puct, st.value_rows, rng, st.dirichlet_alpha,
+                st.dirichlet_fraction, st.engine,
+            )  # fmt: skip
         per_game: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]]] = [[] for _ in seeds]
         decisions = np.zeros((len(seeds), n_players), dtype=np.int64)
         live = [k for k, s in enumerate(states) if not rules.is_terminal(s)]
@@ -136,7 +162,12 @@ class _Worker:
             features = self.evaluator.features(obs, masks)
             for j, (k, p, res) in enumerate(zip(live, movers, results, strict=True)):
                 target = res.policy(num_actions)
-                per_game[k].append((features[j], masks[j], target, p, True))
+                if st.target == "move":  # the chosen-action target of Anthony et al. (2017)
+                    learned = np.zeros(num_actions, dtype=np.float32)
+                    learned[res.best()] = 1.0
+                else:
+                    learned = target
+                per_game[k].append((features[j], masks[j], learned, p, True))
                 if st.value_rows == "all":
                     others = [q for q in range(n_players) if q != p]
                     o_obs = np.stack([rules.observe(states[k], q) for q in others])
@@ -176,6 +207,37 @@ class _Worker:
             len(states),
             moves,
         )
+
+
+@dataclasses.dataclass
+class _Chosen(SearchResult):
+    """An ``ismcts`` search's root as a ``SearchResult`` whose ``best`` is the move ``ismcts`` chose."""
+
+    action: int = -1
+
+    def best(self) -> int:
+        return self.action
+
+
+class _ISMCTSExpert:
+    """The game's ``ismcts`` agent (its defaults: greedy rollouts and prior where the game has them) as the
+    expert of the ``"ismcts"`` setting: one search per position, from the mover's information state."""
+
+    def __init__(self, game_id: str, options: dict[str, Any], simulations: int | None, rng: np.random.Generator):
+        from agents.ismcts import ISMCTSAgent
+
+        agent = ISMCTSAgent(game_id, seed=int(rng.integers(2**62)), simulations=simulations, **options)
+        self.search_one, self.rules = agent.search, agent.rules
+
+    def search(self, states: Sequence[Any], movers: Sequence[int]) -> list[SearchResult]:
+        out = []
+        for state, p in zip(states, movers, strict=True):
+            action = int(self.search_one.search(state, p))  # determinizes from p's information state only
+            legal = [int(a) for a in self.rules.legal_actions(state)]
+            seen = self.search_one.last_visits
+            visits = np.array([seen.get(a, 0) for a in legal], dtype=np.int64)
+            out.append(_Chosen(legal, visits, np.zeros(len(legal)), 0.0, np.zeros(len(legal)), action))
+        return out
 
 
 _worker: _Worker | None = None

@@ -319,12 +319,19 @@ EXIT: dict[str, dict[str, Any]] = {
         "final_deals": 250,  # deals per pair in the final table
         "final_simulations": None,  # exit-search and ismcts in the final table (None: ismcts's default budget)
         "workers": 2,
+        "expert": "puct",  # who plays the games and gives the targets: "puct", "rollouts" (the network in
+        # search: PUCT, or its own games played on from every action), "ismcts" (the game's ismcts, no network)
+        "expert_simulations": None,  # "ismcts": its budget (None: its default); "rollouts": games per action (16)
+        "expert_temperature": 0.1,  # "rollouts": its policy softmax(log prior + Q / this)
+        "target": "policy",  # what the network learns at a decision: the expert's distribution, or its "move"
     },
     "grid": {},
     "walls": {},
     "castles": {},
 }
 EXIT_STARTS = ("ppo", "prior", "scratch")
+EXIT_EXPERTS = ("puct", "rollouts", "ismcts")
+EXIT_TARGETS = ("policy", "move")
 
 
 def exit_preset(game_id: str) -> dict[str, Any]:
@@ -346,6 +353,7 @@ EXIT_NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     "learning_rate": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
     "weight_decay": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "value_weight": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "expert_temperature": (False, lambda v: 0 < v < math.inf, "a finite number above 0"),
 }
 
 
@@ -365,6 +373,13 @@ def resolve_exit(game_id: str, given: Mapping[str, Any], options: Mapping[str, A
     fs = values["final_simulations"]
     if fs is not None and (isinstance(fs, bool) or not isinstance(fs, int) or fs < 1):
         raise ValueError(f"final_simulations (--final-simulations) must be a whole number >= 1, got {fs!r}")
+    es = values["expert_simulations"]
+    if es is not None and (isinstance(es, bool) or not isinstance(es, int) or es < 1):
+        raise ValueError(f"expert_simulations (--expert-simulations) must be a whole number >= 1, got {es!r}")
+    if values["target"] not in EXIT_TARGETS:
+        raise ValueError(f"--target takes one of {', '.join(EXIT_TARGETS)}, got {values['target']!r}")
+    if values["expert"] not in EXIT_EXPERTS:
+        raise ValueError(f"--expert takes one of {', '.join(EXIT_EXPERTS)}, got {values['expert']!r}")
     if values["start"] not in EXIT_STARTS:
         raise ValueError(f"--start takes one of {', '.join(EXIT_STARTS)}, got {values['start']!r}")
     if values["policy"] != "auto":

@@ -104,6 +104,11 @@ def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> s
         ("ismcts=100,uct_c=-1", "uct_c=-1.0 is not allowed"),
         ("ismcts=100,seed=-1", "seed=-1 is not allowed"),
         ("ismcts=nan", "bad ismcts setting 'nan'"),
+        ("exit-search=path=x.zip,depth=3", "'depth=3' is not a setting"),
+        ("exit-search=simulations=many", "simulations takes int"),
+        ("exit-search=search=magic", "search='magic' is not allowed"),
+        ("exit-search=search=rollouts,temperature=0", "temperature must be a finite number above 0"),
+        ("exit-search=search=rollouts,simulations=0", "simulations must be a whole number >= 1"),
     ],
 )
 def test_ismcts_specs_on_the_command_line_are_refused_before_any_game(

@@ -70,12 +70,8 @@ def test_exit_agents_play_whole_games_with_legal_moves(
     assert env.rules.is_terminal(env.state) and steps > 0 and len(returns) == n
 
 
-@pytest.mark.parametrize(("game", "options"), GAMES)
-def test_exit_search_choice_is_unchanged_when_hidden_cards_are_swapped(
-    game: str, options: dict[str, Any], networks: dict[str, Path]
-) -> None:
-    """Two envs that differ only in cards the mover cannot see: the same view, the same choice (same seeds)."""
-    compared = 0
+def _hidden_twins(game: str, options: dict[str, Any]) -> Any:
+    """Mid-game envs with a choice to make, each with a twin that differs only in cards the mover cannot see."""
     for seed in range(4):
         env = _mid_game(game, options, 9 + seed, seed=30 + seed)
         rules = env.rules
@@ -86,8 +82,17 @@ def test_exit_search_choice_is_unchanged_when_hidden_cards_are_swapped(
         twin.reset(seed=30 + seed)
         twin.state = rules.determinize(env.state, seat, np.random.default_rng(77 + seed))
         twin.agent_selection, twin._mask = env.agent_selection, None
-        if rules.to_dict(twin.state) == rules.to_dict(env.state):
-            continue
+        if rules.to_dict(twin.state) != rules.to_dict(env.state):
+            yield env, twin, seat
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_exit_search_choice_is_unchanged_when_hidden_cards_are_swapped(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    """Two envs that differ only in cards the mover cannot see: the same view, the same choice (same seeds)."""
+    compared = 0
+    for env, twin, seat in _hidden_twins(game, options):
         choices, visits = [], []
         for e in (env, twin):
             e._view_rng = np.random.default_rng(5)
@@ -142,6 +147,21 @@ def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str,
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("expert", ["rollouts", "ismcts"])
+def test_the_loop_runs_with_other_experts_and_move_targets(expert: str, tmp_path: Path) -> None:
+    ppo = fresh_network("castles", {}, "prior", tmp_path)
+    out = tmp_path / "run"
+    argv = ["castles", "--start", "prior", "--ppo", str(ppo), "--out", str(out), *TINY]
+    argv += ["--expert", expert, "--expert-simulations", "3", "--target", "move"]
+    assert exit_cli.main(argv) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert (config["expert"], config["expert_simulations"], config["target"]) == (expert, 3, "move")
+    buffer = np.load(out / "buffer_1.npz", allow_pickle=False)
+    targets = buffer["targets"][buffer["policy"]]
+    assert len(targets) and np.all(targets.max(axis=1) == 1.0)  # one-hot: the expert's chosen moves
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["first", "games", "evaluation"])
 def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
     where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -188,6 +208,27 @@ def test_local_workers_give_the_rows_of_one_process(networks: dict[str, Path]) -
     assert one.games == 5 and len(one) > 5
 
 
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_the_ismcts_expert_gives_rows_over_legal_moves_the_same_on_any_worker_count(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    search = SearchSettings(6, 1.5, 0.5, 0.25, 2, "mover", expert="ismcts", expert_simulations=8)
+    payload = {"game_id": game, "options": options, "search": search.__dict__,
+               "network": network_payload(networks[game])}  # fmt: skip
+    tasks = [[21], [22, 23]]
+    one = generate(payload, tasks, exit_cli.LOCAL, workers=1)
+    two = generate(payload, tasks, exit_cli.LOCAL, workers=2)
+    for field in ("features", "masks", "targets", "values", "policy"):
+        assert np.array_equal(getattr(one, field), getattr(two, field))
+    movers = one.policy
+    assert one.games == 3 and movers.sum() == one.moves
+    t = one.targets[movers]
+    assert np.allclose(t.sum(axis=1), 1.0) and not (t[~one.masks[movers]] > 0).any()
+    searched = (one.masks[movers].sum(axis=1) > 1) & (t.max(axis=1) < 1.0)
+    assert searched.any()  # the visits of a search, not one-hot moves
+    assert np.all(np.abs(one.values) <= 1.0) and (one.values != 0).any()
+
+
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) -> None:
     from experiments.backends import Backend
@@ -214,6 +255,8 @@ def _payload(game: str, options: dict[str, Any], path: Path) -> dict[str, Any]:
         (["--start", "magic"], "--start"),
         (["--temperature-moves", "-1"], "temperature-moves"),
         (["--seed", "-1"], "--seed"),
+        (["--expert", "magic"], "--expert"),
+        (["--expert-simulations", "0"], "--expert-simulations"),
     ],
 )
 def test_bad_flags_are_named_before_any_work(flags: list[str], match: str, tmp_path: Path, capsys: Any) -> None:
@@ -224,12 +267,14 @@ def test_bad_flags_are_named_before_any_work(flags: list[str], match: str, tmp_p
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize("search", ["puct", "rollouts"])
 @pytest.mark.parametrize(("game", "options"), GAMES)
 def test_exit_search_batch_policy_searches_rows_at_once_with_legal_moves(
-    game: str, options: dict[str, Any], networks: dict[str, Path]
+    game: str, options: dict[str, Any], search: str, networks: dict[str, Path]
 ) -> None:
     """The tournament's hook (``batch_policy``): legal moves for many rows; one row plays as ``act`` does."""
-    agent = agents.make("exit-search", game, path=str(networks[game]), simulations=10, **options)
+    budget = 10 if search == "puct" else 2
+    agent = agents.make("exit-search", game, path=str(networks[game]), simulations=budget, search=search, **options)
     envs = [_mid_game(game, options, steps, seed) for seed, steps in enumerate((0, 3, 7, 11, 15))]
     envs = [env for env in envs if not env.rules.is_terminal(env.state)]
     views = [env.information_view(env.agent_selection) for env in envs]
@@ -247,3 +292,73 @@ def test_exit_search_batch_policy_searches_rows_at_once_with_legal_moves(
     env = envs[-1]
     agent.observe_view(views[-1])
     assert batched == agent.act(env.observe(env.agent_selection))
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_rollout_search_values_legal_actions_and_reads_only_the_view(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    """The policy-rollout expert: an improved policy over the legal actions only, values within the returns,
+    and the same result from two envs that differ only in cards the mover cannot see (same view, same seeds)."""
+    from agents.checkpoint import load_policy
+    from agents.rollout_search import PolicyRolloutSearch
+
+    policy, _ = load_policy(networks[game])
+    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    compared = 0
+    for env, twin, seat in _hidden_twins(game, options):
+        rules = env.rules
+        results = []
+        for e in (env, twin):
+            e._view_rng = np.random.default_rng(5)
+            view = e.information_view(e.possible_agents[seat])
+            search = PolicyRolloutSearch(rules, evaluator, 3, 0.1, np.random.default_rng(9))
+            (res,) = search.search([view], [seat])
+            results.append(res)
+            assert res.legal == rules.legal_actions(view) and res.best() in res.legal
+            pi = res.policy(rules.info.num_actions)
+            assert np.isclose(pi.sum(), 1.0) and set(np.flatnonzero(pi)) <= set(res.legal)
+            assert np.all(np.abs(res.q) <= 1.0) and (res.visits == 3).all()
+        assert results[0].q.tolist() == results[1].q.tolist() and results[0].best() == results[1].best()
+        compared += 1
+    assert compared >= 2
+
+
+def test_rollout_search_prefers_what_its_rollouts_win() -> None:
+    """Q is the mean return of the rollouts; with a flat prior the improved policy follows Q."""
+    from agents.rollout_search import PolicyRolloutSearch
+
+    rules = JerichoEnv("castles").rules
+
+    class Flat:  # a uniform prior and first-legal-action rollouts, without a network
+        policy = None
+
+        def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
+
+    search = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    search._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
+    state = _mid_game("castles", {}, 5, seed=3).state
+    (res,) = search.search([state], [rules.current_player(state)])
+    assert len(res.legal) > 1
+    order = np.argsort(-res.q, kind="stable")
+    assert res.best() == res.legal[int(order[0])]
+    assert np.all(np.diff(res.improved[order]) <= 1e-12)  # the improved policy ranks actions as Q does
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_exit_search_with_rollouts_plays_whole_games_with_legal_moves(
+    game: str, options: dict[str, Any], networks: dict[str, Path]
+) -> None:
+    env = JerichoEnv(game, **options)
+    n = env.rules.info.num_players
+    spec = f"exit-search=path={networks[game]},search=rollouts,simulations=2"
+    from agents.registry import parse_spec
+
+    _, name, kwargs = parse_spec(spec)
+    seats = [agents.make(name, game, **kwargs, **options)] + [
+        agents.make("random", game, **options) for _ in range(n - 1)
+    ]
+    returns, steps = play_game(env, seats, env_seed=6, agent_seeds=list(range(n)))
+    assert env.rules.is_terminal(env.state) and steps > 0 and len(returns) == n
+    assert type(seats[0].search).__name__ == "PolicyRolloutSearch"

@@ -1,0 +1,197 @@
+"""Policy-rollout search: one step of policy improvement by Monte-Carlo rollouts of a network's own play.
+
+For a position and the seat to move, each legal action ``a`` is valued by ``rollouts`` games played to the
+end from it: the seat's information state is determinized (``BatchedGame.determinize``: what the seat cannot
+see redealt), ``a`` is played, then every seat plays the network's most probable legal move from its own
+observation until the game ends. The same determinizations serve every action (common random numbers, so
+the differences between actions are not drowned by the deals'). ``Q(a)`` is the mean final return of the
+seat; the improved policy is ``softmax(log prior + Q / temperature)`` over the legal actions, the prior
+being the network's own policy at the position (a KL-regularised improvement step, as MPO's or Gumbel
+MuZero's targets, on Monte-Carlo values).
+
+This is the rollout algorithm of Bertsekas, Tsitsiklis and Wu (1997) and Tesauro and Galperin (1996),
+and, for hidden information, SPARTA's single-agent search (Lerer et al. 2020): the base policy plays on
+from each action in sampled worlds. The rollout players act on their own observations, never on the
+determinized cards of others, so the search does not assume a seat knows what it cannot see beyond the
+one determinization of the searching seat's information state (the posterior over hidden cards is the
+uniform one of ``Rules.determinize``).
+
+Many positions are searched at once: their rollouts run in lockstep in one array of game rows
+(``jericho_env.envs.batched.batched_game``: compiled kernels where the game has them, else the Python
+rules), and each round asks the network once for every row still playing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from jericho_env.core.kernels import row_seeds
+from jericho_env.core.rules import Rules
+
+DEFAULT_ROLLOUTS = 16  # games per legal action when none is given
+
+
+@dataclasses.dataclass
+class RolloutResult:
+    """One position: its legal actions, the rollouts' mean return per action, the improved policy, the move."""
+
+    legal: list[int]
+    q: np.ndarray  # mean final return of the seat per legal action (zeros when not searched)
+    improved: np.ndarray  # the improved policy over ``legal``
+    visits: np.ndarray  # rollouts per legal action (zeros when there is one legal action: not searched)
+    prior: np.ndarray  # the network's policy over ``legal``
+
+    def policy(self, num_actions: int) -> np.ndarray:
+        """The improved policy over all ``num_actions`` (float32, zeros off the legal actions)."""
+        out = np.zeros(num_actions, dtype=np.float32)
+        out[self.legal] = self.improved
+        return out
+
+    def best(self) -> int:
+        """The most probable action of the improved policy (ties: the lower action)."""
+        return int(self.legal[int(np.argmax(self.improved))])
+
+
+class PolicyRolloutSearch:
+    """Policy-rollout search over a batch of positions; see the module docstring.
+
+    ``evaluator`` is ``agents.exit.NetworkEvaluator``: its priors at the positions searched, its network's
+    most probable legal action (``agents.batch``'s masked logits) for every rollout move; ``rollouts`` games
+    per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
+    """
+
+    def __init__(
+        self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator
+    ) -> None:
+        from jericho_env.envs.batched import batched_game
+
+        if not isinstance(rollouts, int) or isinstance(rollouts, bool) or rollouts < 1:
+            raise ValueError(f"rollouts must be an int >= 1, got {rollouts!r}")
+        if not (isinstance(temperature, (int, float)) and np.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+        self.rules, self.evaluator = rules, evaluator
+        self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
+        self.game = batched_game(rules)
+        self.rows_played = 0  # rollout moves asked of the network (profiling)
+
+    def search(self, states: Sequence[Any], movers: Sequence[int]) -> list[RolloutResult]:
+        """The improved policy of each position (``movers[j]`` to move in ``states[j]``)."""
+        rules, m = self.rules, self.rollouts
+        legal = [[int(a) for a in rules.legal_actions(s)] for s in states]
+        for j, (s, p) in enumerate(zip(states, movers, strict=True)):
+            if rules.current_player(s) != p or not legal[j]:
+                raise ValueError(f"rollout search: seat {p} is not to move in position {j}")
+        obs = np.stack([rules.observe(s, p) for s, p in zip(states, movers, strict=True)]).astype(np.float32)
+        masks = np.stack([rules.legal_mask(s).astype(bool) for s in states])
+        priors, _ = self.evaluator(obs, masks, np.ones(len(states), dtype=bool))
+        searched = [j for j in range(len(states)) if len(legal[j]) > 1]
+        q = {j: np.zeros(len(legal[j])) for j in range(len(states))}
+        if searched:
+            self._rollouts(states, movers, legal, searched, q)
+        out = []
+        for j in range(len(states)):
+            n = len(legal[j])
+            prior = priors[j, legal[j]].astype(np.float64)
+            if n == 1:
+                out.append(RolloutResult(legal[j], q[j], np.ones(1), np.zeros(1, dtype=np.int64), prior))
+                continue
+            z = np.log(np.maximum(prior, 1e-12)) + q[j] / self.temperature
+            improved = np.exp(z - z.max())
+            out.append(RolloutResult(legal[j], q[j], improved / improved.sum(), np.full(n, m, dtype=np.int64), prior))
+        return out
+
+    def _rollouts(
+        self, states: Sequence[Any], movers: Sequence[int], legal: list[list[int]], searched: list[int],
+        q: dict[int, np.ndarray],
+    ) -> None:  # fmt: skip
+        game, m = self.game, self.rollouts
+        roots = game.new_states(len(searched))
+        for k, j in enumerate(searched):
+            game.to_batched(states[j], roots, k)
+        # m determinizations of each searched position, shared by all its actions
+        det_src = np.repeat(np.arange(len(searched), dtype=np.int64), m)
+        seats = np.repeat(np.array([movers[j] for j in searched], dtype=np.int64), m)
+        dets = game.new_states(len(det_src))
+        game.determinize(roots, det_src, seats, row_seeds(self.rng, len(det_src)), dets)
+        # one row per (position, determinization, action)
+        src: list[int] = []
+        acts: list[int] = []
+        owner: list[int] = []
+        col: list[int] = []
+        seat_of: list[int] = []
+        for k, j in enumerate(searched):
+            n = len(legal[j])
+            for d in range(m):
+                src.extend([k * m + d] * n)
+                acts.extend(legal[j])
+                owner.extend([j] * n)
+                col.extend(range(n))
+                seat_of.extend([movers[j]] * n)
+        src_a = np.array(src, dtype=np.int64)
+        rows = game.new_states(len(src_a))
+        if game.compiled:
+            rows[:] = dets[src_a]
+        else:
+            for r, i in enumerate(src_a.tolist()):
+                game.to_batched(dets[i], rows, r)
+        everyone = np.arange(len(rows), dtype=np.int64)
+        game.apply(rows, everyone, np.array(acts, dtype=np.int64))
+        final = self._play_out(rows)
+        seat_a = np.array(seat_of, dtype=np.int64)
+        mine = final[everyone, seat_a]
+        owner_a, col_a = np.array(owner, dtype=np.int64), np.array(col, dtype=np.int64)
+        for j in searched:
+            sel = owner_a == j
+            sums = np.bincount(col_a[sel], weights=mine[sel], minlength=len(legal[j]))
+            q[j] = sums / m
+
+    def _moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's most probable legal action per row (its policy alone: no value pass)."""
+        import torch
+
+        from agents.batch import _masked_logits
+
+        features = self.evaluator.features(obs, masks)
+        with torch.no_grad():
+            logits, numbers = _masked_logits(self.evaluator.policy, features, masks)
+            choice = logits.argmax(dim=1)
+            if numbers is not None:
+                choice = numbers.gather(1, choice[:, None]).squeeze(1)
+        return choice.numpy().astype(np.int64)
+
+    def _play_out(self, rows: np.ndarray) -> np.ndarray:
+        """Every row played to the end by the network's most probable moves; the final returns (rows, seats)."""
+        game, info = self.game, self.rules.info
+        n = len(rows)
+        final = np.zeros((n, info.num_players), dtype=np.float64)
+        live = np.arange(n, dtype=np.int64)
+        current = np.empty(n, dtype=np.int64)
+        returns = np.zeros((n, info.num_players), dtype=np.float64)
+        masks8 = np.zeros((n, info.num_actions), dtype=np.int8)
+        obs = np.zeros((n, info.observation_size), dtype=np.float32)
+        while len(live):
+            k = len(live)
+            game.status(rows, live, current[:k], returns[:k])
+            over = current[:k] < 0
+            if over.any():
+                final[live[over]] = returns[:k][over]
+                keep = ~over
+                live, seats = live[keep], current[:k][keep].copy()
+            else:
+                seats = current[:k].copy()
+            k = len(live)
+            if not k:
+                break
+            game.masks(rows, live, masks8[:k])
+            game.observe(rows, live, seats, obs[:k])
+            actions = self._moves(obs[:k], masks8[:k].astype(bool))
+            self.rows_played += k
+            game.apply(rows, live, actions)
+        return final
+
+
+__all__ = ["PolicyRolloutSearch", "RolloutResult"]
