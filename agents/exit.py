@@ -23,6 +23,7 @@ evaluator: one forward pass for a batch of observations, priors for the movers' 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -144,17 +145,15 @@ class ExitSearchAgent(BaseAgent):
         check_engine(engine, "exit-search")
         if search not in SEARCHES:
             raise ValueError(f"exit-search: search={search!r} is not allowed; use one of {', '.join(SEARCHES)}")
-        for key, v in (("simulations", simulations), ("c_puct", c_puct), ("temperature", temperature)):
-            whole = key == "simulations"
-            if v is not None and (
-                isinstance(v, bool)
-                or not isinstance(v, int if whole else (int, float))
-                or not np.isfinite(v)
-                or v < (1 if whole else 0)
-                or (not whole and v == 0)
-            ):
+        for key, v, whole in (("simulations", simulations, True), ("c_puct", c_puct, False),
+                              ("temperature", temperature, False)):  # fmt: skip
+            ok = v is None or (
+                not isinstance(v, bool) and isinstance(v, int if whole else (int, float))
+                and (v >= 1 if whole else 0 < v < math.inf)
+            )  # fmt: skip
+            if not ok:
                 allowed = "a whole number >= 1" if whole else "a finite number above 0"
-                raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")  # fmt: skip
+                raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")
 
         shipped: tuple[Any, dict[str, Any], Path] | None = None
         if path is None and model is None:  # the network shipped in the package (agents.pretrained)

@@ -114,7 +114,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
         if name == "exit-search" and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
             return label or name, name, parse_search_settings(arg)
         kwargs["path"] = arg
-    return label or name, name, kwargs
+    return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
 
 EXIT_SEARCH_SETTINGS = {"path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float}
@@ -136,4 +136,4 @@ def parse_search_settings(text: str) -> dict[str, Any]:
             kwargs[key] = kind(value.strip())
         except ValueError:
             raise ValueError(f"exit-search: {key} takes {kind.__name__}, got {value!r}") from None
-    return kwargs  # ppo alone: the shipped network, or make's error saying none is
+    return kwargs

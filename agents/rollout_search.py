@@ -60,7 +60,7 @@ class PolicyRolloutSearch:
     """Policy-rollout search over a batch of positions; see the module docstring.
 
     ``evaluator`` is ``agents.exit.NetworkEvaluator``: its priors at the positions searched, its network's
-    most probable legal action (``agents.batch``'s masked logits) for every rollout move; ``rollouts`` games
+    most probable legal action for every rollout move; ``rollouts`` games
     per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
     """
 
@@ -77,6 +77,7 @@ class PolicyRolloutSearch:
         self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
         self.game = batched_game(rules)
         self.rows_played = 0  # rollout moves asked of the network (profiling)
+        self._greedy: Any = None  # the network's most probable moves (made on first use)
 
     def search(self, states: Sequence[Any], movers: Sequence[int]) -> list[RolloutResult]:
         """The improved policy of each position (``movers[j]`` to move in ``states[j]``)."""
@@ -150,18 +151,12 @@ class PolicyRolloutSearch:
             q[j] = sums / m
 
     def _moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The network's most probable legal action per row (its policy alone: no value pass)."""
-        import torch
+        """The network's most probable legal action per row (``agents.batch.NetworkBatchPolicy``: no value pass)."""
+        if self._greedy is None:
+            from agents.batch import NetworkBatchPolicy
 
-        from agents.batch import _masked_logits
-
-        features = self.evaluator.features(obs, masks)
-        with torch.no_grad():
-            logits, numbers = _masked_logits(self.evaluator.policy, features, masks)
-            choice = logits.argmax(dim=1)
-            if numbers is not None:
-                choice = numbers.gather(1, choice[:, None]).squeeze(1)
-        return choice.numpy().astype(np.int64)
+            self._greedy = NetworkBatchPolicy(self.evaluator.policy, deterministic=True, hint=self.evaluator.hint)
+        return np.asarray(self._greedy(obs, masks), dtype=np.int64)
 
     def _play_out(self, rows: np.ndarray) -> np.ndarray:
         """Every row played to the end by the network's most probable moves; the final returns (rows, seats)."""
@@ -180,9 +175,9 @@ class PolicyRolloutSearch:
             if over.any():
                 final[live[over]] = returns[:k][over]
                 keep = ~over
-                live, seats = live[keep], current[:k][keep].copy()
+                live, seats = live[keep], current[:k][keep]
             else:
-                seats = current[:k].copy()
+                seats = current[:k]
             k = len(live)
             if not k:
                 break

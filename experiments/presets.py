@@ -370,12 +370,10 @@ def resolve_exit(game_id: str, given: Mapping[str, Any], options: Mapping[str, A
         number = isinstance(v, int) if whole else isinstance(v, (int, float))
         if isinstance(v, bool) or not number or (not whole and math.isnan(float(v))) or not ok(float(v)):
             raise ValueError(f"{key} (--{key.replace('_', '-')}) must be {allowed}, got {v!r}")
-    fs = values["final_simulations"]
-    if fs is not None and (isinstance(fs, bool) or not isinstance(fs, int) or fs < 1):
-        raise ValueError(f"final_simulations (--final-simulations) must be a whole number >= 1, got {fs!r}")
-    es = values["expert_simulations"]
-    if es is not None and (isinstance(es, bool) or not isinstance(es, int) or es < 1):
-        raise ValueError(f"expert_simulations (--expert-simulations) must be a whole number >= 1, got {es!r}")
+    for key in ("final_simulations", "expert_simulations"):  # None: the default budget
+        v = values[key]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError(f"{key} (--{key.replace('_', '-')}) must be a whole number >= 1, got {v!r}")
     if values["target"] not in EXIT_TARGETS:
         raise ValueError(f"--target takes one of {', '.join(EXIT_TARGETS)}, got {values['target']!r}")
     if values["expert"] not in EXIT_EXPERTS:
