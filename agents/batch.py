@@ -149,7 +149,10 @@ class NetworkBatchPolicy:
     ``deterministic=False`` samples from the masked distribution (self-play opponents), ``True`` takes
     the most probable legal action (evaluation). The policy is used as given: pass a frozen copy
     (``copy.deepcopy(model.policy)``) for a snapshot. ``hint`` appends a prior's hint floats to the
-    observations first, for policies trained on a prior (``agents.prior.prior_hint``).
+    observations first, for policies trained on a prior (``agents.prior.prior_hint``). A sampling policy
+    whose network is a plain MLP acts in numpy (``agents.nets.numpy_mlp``: self-play asks it for a few
+    rows at a time, where torch's cost per call outweighs the arithmetic), drawing from a numpy
+    generator; the others act through torch with a torch generator, both seeded from ``seed``.
 
     ``joint=True`` lets the batched self-play env ask this policy together with the other joint ones
     waiting in the same round (``jericho_env.envs.selfplay``): policies of one architecture run in one
@@ -178,6 +181,7 @@ class NetworkBatchPolicy:
         self.hint = hint
         self.seed = seed
         self.generator = self._generator(seed)
+        self._plan: tuple[Any, ...] | None = None  # (parameters, their versions, numpy plan or None)
         self._joint = bool(joint)
         self._stack_key = None
         if self._joint:  # the architecture does not change: its key once
@@ -195,7 +199,9 @@ class NetworkBatchPolicy:
         return self._stack_key
 
     def _generator(self, entropy: Any) -> Any:
-        return self._torch.Generator().manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+        """(torch generator, numpy generator) seeded from ``entropy``: draws by torch, or by the numpy plan."""
+        state = np.random.SeedSequence(entropy).generate_state(1)[0]
+        return self._torch.Generator().manual_seed(int(state)), np.random.default_rng(int(state))
 
     def for_shard(self, shard: int) -> NetworkBatchPolicy:
         """This policy with a generator of its own for shard ``shard`` (``ShardedVecEnv``); the network is shared."""
@@ -203,9 +209,31 @@ class NetworkBatchPolicy:
         other.generator = self._generator(None if self.seed is None else [int(self.seed), int(shard)])
         return other
 
+    def numpy_plan(self) -> Any:
+        """The network as ``agents.nets.numpy_mlp.MlpPlan`` when this policy samples (not ``deterministic``)
+        and the network is a plain MLP; else None (torch acts). Read again when the network is trained."""
+        if self.deterministic:
+            return None
+        if self._plan is None:
+            self._plan = (list(self.policy.parameters()), None, None)
+        params, versions, plan = self._plan
+        now = _versions([params])
+        if versions != now:
+            from agents.nets.numpy_mlp import mlp_plan
+
+            plan = mlp_plan(self.policy)
+            self._plan = (params, now, plan)
+        return plan
+
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.hint is not None:
             observations = np.concatenate([observations, self.hint(observations, masks)], axis=1)
+        plan = self.numpy_plan()
+        if plan is not None:  # a few rows at a time in self-play: numpy, without torch's cost per call
+            from agents.nets import numpy_mlp
+
+            uniforms = self.generator[1].random(len(masks))
+            return numpy_mlp.draw(numpy_mlp.logits(plan, observations), masks, uniforms)
         with self._torch.no_grad():
             logits, numbers = _masked_logits(self.policy, observations, masks)
             return self.choose(logits, numbers)
@@ -218,7 +246,7 @@ class NetworkBatchPolicy:
         if self.deterministic:
             choice = logits.argmax(dim=1)
         else:
-            choice = sample_rows(torch.softmax(logits, dim=1), self.generator)
+            choice = sample_rows(torch.softmax(logits, dim=1), self.generator[0])
         return (choice if numbers is None else numbers.gather(1, choice[:, None]).squeeze(1)).numpy()  # type: ignore[no-any-return]
 
 
@@ -242,11 +270,14 @@ class JointNetworks:
 
     Called by the batched self-play env with ``[(policy, observations, masks), ...]``; returns one action
     array per policy. Policies whose networks stack (``agents.nets.stacked.stack_key``) are padded to the
-    same number of rows and run through one stacked copy of their architecture (``StackedPolicies``,
-    made once), loaded with the weights of the networks asked (stacked once per set of networks, again
-    when a network's weights change); hints with the same ``key`` (deterministic ones,
-    ``agents.prior.PriorHint.key``) are computed once for all rows. Each policy then chooses from its own rows with its
-    own generator. Anything else is asked on its own.
+    same number of rows and run together through one stacked torch copy of their architecture
+    (``StackedPolicies``, made once), loaded with the weights of the networks asked (stacked once per set
+    of networks, again when a network's weights change); a group's members are ordered by network, so
+    each set of networks is stacked once whichever games wait first. Sampling plain MLPs
+    (``NetworkBatchPolicy.numpy_plan``) run in numpy instead, each on its own rows, with one draw for all
+    of them. Hints with the same ``key`` (deterministic ones, ``agents.prior.PriorHint.key``) are computed
+    once for all rows. Each policy then chooses from its own rows with its own generator, as it would
+    alone. Anything else is asked on its own.
     """
 
     def __init__(self, cache_size: int = 32) -> None:
@@ -261,13 +292,16 @@ class JointNetworks:
             key = policy.stack_key() if isinstance(policy, NetworkBatchPolicy) else None
             if key is None:
                 answers[k] = policy(parts[k][1], parts[k][2])
-            else:
-                groups.setdefault(key, []).append(k)
+                continue
+            plan = policy.numpy_plan()  # sampling plain MLPs in numpy, the others stacked in torch
+            groups.setdefault(("torch", key) if plan is None else ("numpy", None), []).append(k)
         for members in groups.values():
             if len(members) == 1:
                 k = members[0]
                 answers[k] = parts[k][0](parts[k][1], parts[k][2])
                 continue
+            # one order per set of networks, whichever games wait first: the set's stacked weights are reused
+            members.sort(key=lambda k: id(parts[k][0].policy))
             for k, actions in zip(members, self._stacked([parts[k] for k in members]), strict=True):
                 answers[k] = actions
         return answers  # type: ignore[return-value]
@@ -275,9 +309,18 @@ class JointNetworks:
     def _stacked(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         import torch
 
+        from agents.nets import numpy_mlp
+
         policies = [p for p, _, _ in parts]
         sizes = [len(m) for _, _, m in parts]
         rows = max(sizes)
+        plans = [p.numpy_plan() for p in policies]
+        if plans[0] is not None:  # numpy plans (__call__ groups them apart): each on its own rows, one draw
+            observations = self._with_hints(parts)
+            logits = np.concatenate([numpy_mlp.logits(plan, o) for plan, o in zip(plans, observations, strict=True)])
+            uniforms = np.concatenate([p.generator[1].random(n) for p, n in zip(policies, sizes, strict=True)])
+            chosen = numpy_mlp.draw(logits, np.concatenate([m for _, _, m in parts]), uniforms)
+            return np.split(chosen, np.cumsum(sizes)[:-1])
         obs = np.concatenate([_pad(o, rows) for o in self._with_hints(parts)])
         masks = np.concatenate([_pad(m, rows) for _, _, m in parts])
         stacked = self._stack(policies, rows)

@@ -13,8 +13,9 @@ forward passes, buffer and updates allow when the games and the opponents cost n
 gives training's share of it ("training / alone").
 
 On a machine that other work shares, wall clock undercounts both; the "per CPU s" columns count learner
-steps per CPU second of the process that trains (the critical path: the shard workers play their games
-while it plays shard 0), which load distorts far less.
+steps per CPU second of every process of the run (the training process and its shard workers, which
+play the games while it computes the learner's moves), which load distorts far less. On two cores a run
+that keeps both busy is bound by that CPU time: it is the figure to lower.
 
 Examples:
     python -m experiments.bench_training
@@ -54,9 +55,9 @@ def training_speed(game: str, timesteps: int, folder: Path) -> dict[str, Any]:
         "steps": steps,
         "steps_per_second": float(summary["steps_per_second"]),
         "cpu_seconds": cpu,
-        # the training process is the critical path (shard 0's games, the learner's passes and its updates;
-        # the workers play their shards meanwhile): its CPU time is the wall time of an unloaded machine
-        "steps_per_cpu_second": steps / max(cpu["training_process"], 1e-9),
+        # every process of the run: the training process (the learner's passes and updates) and the shard
+        # workers (the games and opponents), which share the cores
+        "steps_per_cpu_second": steps / max(cpu["training_process"] + cpu.get("shard_workers", 0.0), 1e-9),
     }
 
 
@@ -171,8 +172,8 @@ def table(results: dict[str, Any], ceiling: bool) -> str:
             )
         lines.append(line)
     lines.append(
-        "\n(per CPU s: learner steps per CPU second of the training process, the critical path; the shard "
-        "workers' CPU time is in --json)"
+        "\n(per CPU s: learner steps per CPU second of all the run's processes, the training process and its "
+        "shard workers; each one's CPU time is in --json)"
     )
     return "\n".join(lines)
 

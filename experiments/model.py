@@ -11,6 +11,7 @@ checkpoint in (``agents.ppo.start_from``). ``resume_model`` reloads a run's chec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -105,3 +106,100 @@ def update_with_threads(model: Any, threads: int) -> None:
             torch.set_num_threads(1)
 
     model.train = train
+
+
+def pipeline_rollouts(model: Any) -> bool:
+    """Collect ``model``'s rollouts shard by shard when its env allows it (``ShardedVecEnv(local=False)``).
+
+    MaskablePPO's own ``collect_rollouts`` asks the policy for every game at once, then waits while
+    the games and opponents play. Here the policy's moves are computed for one shard's games at a
+    time and sent to it at once, so while this process computes one shard's moves the other shards
+    play theirs: on two cores the learner's forward passes and the games overlap. The rollout holds
+    the same samples as MaskablePPO's (each step's observations, moves, rewards, starts, values,
+    log-probabilities and masks); the moves of a step are drawn shard by shard, so the random draws
+    differ from one call for all the games. Returns whether the env allowed it (else nothing changes).
+    """
+    env = model.env
+    try:
+        parts = env.parts
+    except (AttributeError, RuntimeError):
+        return False
+    if len(parts) < 2:
+        return False
+    model.collect_rollouts = functools.partial(_collect_pipelined, model)
+    return True
+
+
+def _collect_pipelined(
+    model: Any, env: Any, callback: Any, rollout_buffer: Any, n_rollout_steps: int, use_masking: bool = True
+) -> bool:
+    """sb3-contrib's ``MaskablePPO.collect_rollouts``, the policy asked shard by shard (``pipeline_rollouts``)."""
+    import numpy as np
+    import torch as th
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    assert model._last_obs is not None, "No previous observation was provided"
+    policy = model.policy
+    policy.set_training_mode(False)
+    rollout_buffer.reset()
+    callback.on_rollout_start()
+    parts, n = env.parts, env.num_envs
+    obs, masks = model._last_obs, env.action_masks()
+
+    def act(k: int, obs: np.ndarray, masks: np.ndarray, out: tuple[np.ndarray, Any, Any]) -> None:
+        """Shard ``k``'s moves from ``obs`` and ``masks`` into ``out`` (actions, values, log-probs), sent to it."""
+        part = parts[k]
+        with th.no_grad():
+            actions, values, log_probs = policy(obs_as_tensor(obs[part], model.device), action_masks=masks[part])
+        chosen = actions.cpu().numpy()
+        env.step_part_async(k, chosen)
+        out[0][part], out[1][part], out[2][part] = chosen, values, log_probs
+
+    def fresh() -> tuple[np.ndarray, Any, Any]:
+        return np.empty(n, dtype=np.int64), th.empty((n, 1)), th.empty(n)
+
+    now = fresh()
+    for k in range(len(parts)):
+        act(k, obs, masks, now)
+    for step in range(n_rollout_steps):
+        new_obs, new_masks = np.empty_like(obs), np.empty_like(masks)
+        rewards, dones = np.empty(n, dtype=np.float32), np.empty(n, dtype=bool)
+        infos: list[dict[str, Any]] = [{}] * n
+        after = fresh() if step + 1 < n_rollout_steps else None
+        for k, part in enumerate(parts):
+            o, r, d, i, m = env.step_part_wait(k)
+            new_obs[part], rewards[part], dones[part], infos[part], new_masks[part] = o, r, d, i, m
+            if after is not None:  # this shard's next moves while the other shards finish this step
+                act(k, new_obs, new_masks, after)
+        model.num_timesteps += n
+        actions, values, log_probs = now
+        callback.update_locals(locals())
+        if not callback.on_step():  # stopped: the next step's moves are played; the games go on from there
+            if after is not None:
+                for k, part in enumerate(parts):
+                    o, r, d, i, m = env.step_part_wait(k)
+                    new_obs[part], dones[part] = o, d
+            model._last_obs, model._last_episode_starts = new_obs, dones
+            return False
+        model._update_info_buffer(infos, dones)
+        for idx in np.flatnonzero(dones):  # a timeout bootstraps with the value function, as MaskablePPO
+            if infos[idx].get("terminal_observation") is not None and infos[idx].get("TimeLimit.truncated", False):
+                terminal_obs = policy.obs_to_tensor(infos[idx]["terminal_observation"])[0]
+                with th.no_grad():
+                    rewards[idx] += model.gamma * policy.predict_values(terminal_obs)[0]
+        rollout_buffer.add(
+            model._last_obs,
+            actions.reshape(-1, 1),
+            rewards,
+            model._last_episode_starts,
+            values,
+            log_probs,
+            action_masks=masks,
+        )
+        model._last_obs, model._last_episode_starts = new_obs, dones
+        obs, masks, now = new_obs, new_masks, after  # type: ignore[assignment]
+    with th.no_grad():
+        values = policy.predict_values(obs_as_tensor(obs, model.device))
+    rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+    callback.on_rollout_end()
+    return True

@@ -5,9 +5,11 @@ lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of e
 drawn per game from the opponent pool (``experiments.pool.OpponentPool``): each opponent policy is asked
 once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
 forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
-building its own opponents and hint (``pool.policies(k)``, ``hint.for_shard(k)``). ``hint`` is the
-prior's (``agents.prior.prior_hint``), appended to the learner's observations; ``shaping`` weighs the
-potential-based shaping reward (``Rules.potential``).
+building its own opponents and hint (``pool.policies(k)``, ``hint.for_shard(k)``), and the training
+process plays none: it computes one shard's moves while the others play
+(``experiments.model.pipeline_rollouts``). ``hint`` is the prior's (``agents.prior.prior_hint``),
+appended to the learner's observations; ``shaping`` weighs the potential-based shaping reward
+(``Rules.potential``).
 
 ``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
@@ -34,10 +36,12 @@ def make_vec_env(
     shaping: float = 0.0,
     options: dict[str, Any] | None = None,
 ) -> Any:
-    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` processes.
+    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes.
 
-    Game ``i`` is seeded with ``seed + i`` whatever shard holds it; shard 0 (this process) uses ``hint``
-    and ``pool.policies(0)``, shard ``k`` builds ``hint.for_shard(k)`` and ``pool.policies(k)`` in its worker.
+    Game ``i`` is seeded with ``seed + i`` whatever shard holds it; with one shard the games are played
+    in this process with ``hint`` and ``pool.policies(0)``; with more, shard ``k`` builds
+    ``hint.for_shard(k)`` (``hint`` itself for shard 0) and ``pool.policies(k)`` in a worker of its own,
+    and this process plays none (``ShardedVecEnv(local=False)``: its rollouts go shard by shard).
     """
     from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
 
@@ -47,14 +51,19 @@ def make_vec_env(
     sizes = shard_sizes(n_envs, shards)
     offsets = [sum(sizes[:k]) for k in range(shards)]
 
-    def make_shard(k: int) -> Any:
-        if k:  # a worker process: one torch thread, as the training process during rollouts
-            import torch
+    def make_shard(k: int) -> Any:  # in a worker process: one thread, as the training process's rollouts
+        import torch
+        from threadpoolctl import threadpool_limits
 
-            torch.set_num_threads(1)
+        torch.set_num_threads(1)
+        # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
+        # cores the other shards and the learner need
+        threadpool_limits(1, user_api="blas")
         return _shard(game_id, pool, hint, seed + offsets[k], shaping, options, k, sizes[k])
 
-    return ShardedVecEnv(make_shard, sizes)
+    # every shard in a worker, none here: the learner computes one shard's moves while the others play
+    # (experiments.model.pipeline_rollouts)
+    return ShardedVecEnv(make_shard, sizes, local=False)
 
 
 def _shard(

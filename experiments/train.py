@@ -111,7 +111,14 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     from agents.checkpoint import PolicySpec, save_checkpoint
     from agents.prior import prior_hint
     from experiments.callbacks import Every, TrainCallback, eval_text
-    from experiments.model import PPO_SETTINGS, make_model, resume_model, training_meta, update_with_threads
+    from experiments.model import (
+        PPO_SETTINGS,
+        make_model,
+        pipeline_rollouts,
+        resume_model,
+        training_meta,
+        update_with_threads,
+    )
     from experiments.pool import opponent_pool
     from experiments.selfplay import evaluate, make_vec_env
 
@@ -134,6 +141,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     else:  # its own hyperparameters and tensors (the meta: for an SB3 zip of an earlier version)
         model = resume_model(checkpoint, vec, done, training_meta(cfg.game, cfg.options, network, ppo, cfg.seed), trust)
     update_with_threads(model, cfg.update_threads)
+    pipeline_rollouts(model)  # with shards in workers: one shard's moves computed while the others play
     model.set_logger(run.logger(done))
     run.begin_session(done)
 

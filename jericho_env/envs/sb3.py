@@ -29,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from jericho_env.core.rules import IllegalActionError
 from jericho_env.envs.selfplay import SelfPlayVector, checked_actions
 
 
@@ -199,7 +200,7 @@ def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = N
     except BaseException:  # reported to the parent, which raises
         conn.send(("error", traceback.format_exc()))
         return
-    conn.send(("ok", None))
+    conn.send(("ok", (venv.num_envs, venv.observation_space, venv.action_space)))
     while True:
         try:
             if not _parent_waits(conn, parent):
@@ -228,6 +229,9 @@ def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = N
                     policy = policy.for_shard(index)
                 venv.add_opponent(policy, max_added)
                 conn.send(("ok", None))
+            elif cmd == "describe":
+                describe = getattr(getattr(venv, "rules", None), "describe_action", None)
+                conn.send(("ok", describe(arg) if describe is not None else f"action {arg}"))
             elif cmd == "call":
                 name, args, kwargs = arg
                 conn.send(("ok", getattr(venv, name)(*args, **kwargs)))
@@ -247,29 +251,42 @@ class ShardedVecEnv(_MaskedVecEnv):
     so on two cores the games and opponents of a step run side by side; the learner's forward pass and
     update stay in this process. With one shard nothing is started and this is shard 0.
 
+    ``local=False`` puts every shard in a worker of its own, this process playing none, and opens the
+    shards to stepping one at a time (``parts``, ``step_part_async``, ``step_part_wait``): the learner
+    can then compute the moves of one shard while the others play theirs (``experiments.model``'s
+    pipelined rollouts). Any other command first collects the answers of the shards still playing
+    (``step_part_wait`` then returns them).
+
     Seeding keeps the numbering: ``seed(s)`` seeds game ``i`` with ``s + i`` whatever shard holds it, so
     build shard ``k`` with ``seed + sum(sizes[:k])`` (``SelfPlayVecEnv`` seeds game ``j`` with ``seed + j``),
     and with deterministic opponents the sharded games are those of one ``SelfPlayVecEnv`` of all the games.
 
     Actions are checked against the masks of every shard before any shard moves: an illegal action
-    raises ``IllegalActionError`` and no game changes. An error in a worker is raised here with the
-    worker's traceback. ``add_opponent`` sends the policy to every shard (with cloudpickle); a policy
-    with a ``for_shard(k)`` method is replaced by what it returns in shard ``k`` > 0 (so copies do not
-    share one random stream). Workers start with ``start_method`` (``fork`` where the platform has it) and
-    end with this process, however it ends (``kill -9`` included: ``PARENT_DEATH_SIGNAL``,
-    ``PARENT_POLL_SECONDS``).
+    raises ``IllegalActionError`` and no game changes (``step_part_async`` checks its own shard's). An
+    error in a worker is raised here with the worker's traceback. ``add_opponent`` sends the policy to
+    every shard (with cloudpickle); a policy with a ``for_shard(k)`` method is replaced by what it
+    returns in shard ``k`` > 0 (so copies do not share one random stream). Workers start with
+    ``start_method`` (``fork`` where the platform has it) and end with this process, however it ends
+    (``kill -9`` included: ``PARENT_DEATH_SIGNAL``, ``PARENT_POLL_SECONDS``).
     """
 
-    def __init__(self, make_shard: Callable[[int], Any], sizes: Sequence[int], start_method: str | None = None) -> None:
+    def __init__(
+        self,
+        make_shard: Callable[[int], Any],
+        sizes: Sequence[int],
+        start_method: str | None = None,
+        local: bool = True,
+    ) -> None:
         import multiprocessing as mp
 
         self.sizes = [int(s) for s in sizes]
         if not self.sizes or min(self.sizes) < 1:
             raise ValueError(f"sizes must be one positive number of games per shard, got {list(sizes)!r}")
-        self.local = make_shard(0)
-        if self.local.num_envs != self.sizes[0]:
+        self.local: Any = make_shard(0) if local else None
+        if self.local is not None and self.local.num_envs != self.sizes[0]:
             raise ValueError(f"make_shard(0) built {self.local.num_envs} games, sizes[0] is {self.sizes[0]}")
         self.offsets = np.cumsum([0, *self.sizes]).tolist()
+        self.first_worker = 1 if local else 0  # the shard of self._conns[0]
         if start_method is None:
             start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         ctx: Any = mp.get_context(start_method)
@@ -277,8 +294,10 @@ class ShardedVecEnv(_MaskedVecEnv):
         self._conns: list[Any] = []
         self._procs: list[Any] = []
         self._closed = False
+        self._pending: dict[int, Any] = {}  # shard -> None (its step's answer not read yet) or the answer
+        spaces = None
         try:
-            for k in range(1, len(self.sizes)):
+            for k in range(self.first_worker, len(self.sizes)):
                 parent, child = ctx.Pipe()
                 work = (child, payload, k, os.getpid())
                 proc = ctx.Process(target=_shard_worker, args=work, daemon=True, name=f"shard-{k}")
@@ -286,12 +305,18 @@ class ShardedVecEnv(_MaskedVecEnv):
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
-            for conn in self._conns:
-                self._receive(conn)
+            for k, conn in enumerate(self._conns, start=self.first_worker):
+                built = self._receive(conn)  # (games, observation space, action space)
+                if built[0] != self.sizes[k]:
+                    raise ValueError(f"make_shard({k}) built {built[0]} games, sizes[{k}] is {self.sizes[k]}")
+                spaces = spaces or built[1:]
         except BaseException:
             self.close()
             raise
-        super().__init__(sum(self.sizes), self.local.observation_space, self.local.action_space)
+        if self.local is not None:
+            spaces = (self.local.observation_space, self.local.action_space)
+        assert spaces is not None
+        super().__init__(sum(self.sizes), *spaces)
         assert isinstance(self.action_space, gym.spaces.Discrete)
         self._masks = np.zeros((self.num_envs, int(self.action_space.n)), dtype=np.bool_)
         self._actions: np.ndarray | None = None
@@ -313,15 +338,28 @@ class ShardedVecEnv(_MaskedVecEnv):
             raise RuntimeError(f"a shard's worker failed:\n{value}")
         return value
 
+    def _conn(self, shard: int) -> Any:
+        return self._conns[shard - self.first_worker]
+
+    def _settle(self) -> None:
+        """Read the answers of the shards still playing a step (kept for ``step_part_wait``)."""
+        for k in [k for k, answer in self._pending.items() if answer is None]:
+            try:
+                self._pending[k] = ("ok", self._receive(self._conn(k)))
+            except BaseException as e:  # raised by step_part_wait(k)
+                self._pending[k] = ("error", e)
+
     def _gather(self, local: Callable[[], Any]) -> list[Any]:
         """Run ``local`` here while the workers work, then every worker's answer: [local, shard 1, ...].
 
-        Every answer is read even when one fails, so no stale answer is left for the next command; then
-        the first error is raised.
+        Without a local shard the list holds the workers' answers only. Every answer is read even when
+        one fails, so no stale answer is left for the next command; then the first error is raised.
         """
         results: list[Any] = []
         error: BaseException | None = None
-        jobs: list[Callable[[], Any]] = [local, *(functools.partial(self._receive, conn) for conn in self._conns)]
+        jobs: list[Callable[[], Any]] = [functools.partial(self._receive, conn) for conn in self._conns]
+        if self.local is not None:
+            jobs.insert(0, local)
         for job in jobs:
             try:
                 results.append(job())
@@ -333,8 +371,15 @@ class ShardedVecEnv(_MaskedVecEnv):
             raise error
         return results
 
-    def _all(self, cmd: str, arg: Any, local: Callable[[], Any]) -> list[Any]:
-        """Send ``cmd`` to every worker, run ``local`` here meanwhile, then gather: [local, shard 1, ...]."""
+    def _all(self, cmd: str, arg: Any, local: Callable[[], Any], keep: bool = True) -> list[Any]:
+        """Send ``cmd`` to every worker, run ``local`` here meanwhile, then gather: [local, shard 1, ...].
+
+        The answers of shards still playing a step are read first and kept for ``step_part_wait``, or
+        dropped unless ``keep`` (a reset starts every game again).
+        """
+        self._settle()
+        if not keep:
+            self._pending.clear()
         for conn in self._conns:
             self._send(conn, (cmd, arg))
         return self._gather(local)
@@ -348,15 +393,25 @@ class ShardedVecEnv(_MaskedVecEnv):
         def here() -> tuple[np.ndarray, np.ndarray]:
             return self.local.reset(), self.local.action_masks()
 
-        parts = self._all("reset", None, here)
+        parts = self._all("reset", None, here, keep=False)
         self._masks = np.concatenate([m for _, m in parts])
         return np.concatenate([o for o, _ in parts])
 
+    def _describe(self) -> Callable[[int], str] | None:
+        if self.local is not None:
+            return getattr(getattr(self.local, "rules", None), "describe_action", None)
+        return self._remote_describe
+
+    def _remote_describe(self, action: int) -> str:
+        self._settle()
+        self._send(self._conns[0], ("describe", action))
+        return str(self._receive(self._conns[0]))
+
     def step_async(self, actions: np.ndarray) -> None:
-        acts = checked_actions(
-            actions, self._masks, getattr(getattr(self.local, "rules", None), "describe_action", None)
-        )
-        for k, conn in enumerate(self._conns, start=1):
+        if self._pending:
+            raise RuntimeError(f"shards {sorted(self._pending)} are playing a step of their own: step_part_wait first")
+        acts = checked_actions(actions, self._masks, self._describe())
+        for k, conn in enumerate(self._conns, start=self.first_worker):
             self._send(conn, ("step", acts[self.offsets[k] : self.offsets[k + 1]]))
         self._actions = acts
 
@@ -379,11 +434,50 @@ class ShardedVecEnv(_MaskedVecEnv):
             infos,
         )
 
+    # ------------------------------------------------------------------ one shard at a time (local=False)
+    @property
+    def parts(self) -> list[slice]:
+        """The games of each shard (``local=False``): ``step_part_async(k, ...)`` steps ``parts[k]``."""
+        if self.local is not None:
+            raise RuntimeError("parts are stepped one at a time only without a local shard (local=False)")
+        return [slice(self.offsets[k], self.offsets[k + 1]) for k in range(len(self.sizes))]
+
+    def step_part_async(self, k: int, actions: np.ndarray) -> None:
+        """Send shard ``k`` its games' actions (checked against their masks first); it plays them meanwhile."""
+        part = self.parts[k]
+        if k in self._pending:
+            raise RuntimeError(f"shard {k} is still playing its last step: step_part_wait({k}) first")
+        if self._actions is not None:
+            raise RuntimeError("a whole step is under way: step_wait() first")
+        try:
+            acts = checked_actions(actions, self._masks[part], self._describe())
+        except IllegalActionError as e:  # its games numbered as in the whole vec env
+            raise IllegalActionError(
+                f"shard {k} (games {part.start}..{part.stop - 1}, counted from 0 here): {e}"
+            ) from None
+        self._send(self._conn(k), ("step", acts))
+        self._pending[k] = None
+
+    def step_part_wait(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]], np.ndarray]:
+        """Shard ``k``'s answer to its step: (observations, rewards, dones, infos, masks) of its games."""
+        if k not in self._pending:
+            raise RuntimeError(f"shard {k} has no step under way: step_part_async({k}, actions) first")
+        answer = self._pending.pop(k)
+        if answer is None:
+            answer = ("ok", self._receive(self._conn(k)))
+        if answer[0] == "error":
+            raise answer[1]
+        obs, rewards, dones, infos, masks = answer[1]
+        self._masks[self.parts[k]] = masks
+        return obs, rewards, dones, infos, masks
+
     def seed(self, seed: int | None = None) -> Sequence[int | None]:  # type: ignore[override]
         """Seed game ``i`` with ``seed + i`` at the next reset, whatever shard holds it."""
         if seed is None:
             seed = int(np.random.randint(0, 2**31 - 1))
-        for k, conn in enumerate(self._conns, start=1):
+        self._settle()
+        self._pending.clear()  # the games start again at the next reset
+        for k, conn in enumerate(self._conns, start=self.first_worker):
             self._send(conn, ("seed", seed + self.offsets[k]))
         self._gather(lambda: self.local.seed(seed))
         return [seed + i for i in range(self.num_envs)]
@@ -392,17 +486,21 @@ class ShardedVecEnv(_MaskedVecEnv):
         if self._closed:
             return
         self._closed = True
-        for conn in self._conns:
+        for k, conn in enumerate(self._conns, start=self.first_worker):
             try:
+                if self._pending.get(k, ()) is None:
+                    conn.recv()  # its step's answer, unread
                 conn.send(("close", None))
                 conn.recv()
             except (EOFError, OSError, BrokenPipeError):
                 pass
+        self._pending.clear()
         for proc in self._procs:
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.terminate()
-        self.local.close()
+        if self.local is not None:
+            self.local.close()
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions of every shard, (num_envs, num_actions) bool."""
@@ -414,14 +512,19 @@ class ShardedVecEnv(_MaskedVecEnv):
         self._all("add_opponent", (payload, max_added), lambda: self.local.add_opponent(policy, max_added))
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        value = self.local.get_attr(attr_name, [0])[0]
+        if self.local is not None:
+            value = self.local.get_attr(attr_name, [0])[0]
+        else:
+            value = self._all("call", ("get_attr", (attr_name, [0]), {}), lambda: None)[0][0]
         return [value] * len(self._get_indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         self._all("call", ("set_attr", (attr_name, value), {}), lambda: self.local.set_attr(attr_name, value))
 
     def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or self.local.has_attr(attr_name)
+        if self.local is not None:
+            return attr_name == "action_masks" or self.local.has_attr(attr_name)
+        return attr_name == "action_masks" or bool(self._all("call", ("has_attr", (attr_name,), {}), lambda: None)[0])
 
     def __del__(self) -> None:
         if not getattr(self, "_closed", True):
