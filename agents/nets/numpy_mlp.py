@@ -18,7 +18,6 @@ numpy a matrix product per policy costs little, unlike torch's, so nothing is ga
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,7 +47,6 @@ def mlp_plan(policy: Any) -> MlpPlan | None:
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
     from agents.nets.common import PriorMlpPolicy, SharedLinearExtractor
-
     from agents.nets.stacked import stack_key
 
     if type(policy) not in (ActorCriticPolicy, MaskableActorCriticPolicy, PriorMlpPolicy) or policy.training:
