@@ -288,13 +288,22 @@ class JointNetworks:
     def __call__(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         answers: list[np.ndarray | None] = [None] * len(parts)
         groups: dict[Any, list[int]] = {}
+        plans: dict[int, Any] = {}  # the numpy plans of sampling plain MLPs, by part
         for k, (policy, _, _) in enumerate(parts):
             key = policy.stack_key() if isinstance(policy, NetworkBatchPolicy) else None
             if key is None:
                 answers[k] = policy(parts[k][1], parts[k][2])
                 continue
-            plan = policy.numpy_plan()  # sampling plain MLPs in numpy, the others stacked in torch
-            groups.setdefault(("torch", key) if plan is None else ("numpy", None), []).append(k)
+            plan = policy.numpy_plan()
+            if plan is None:
+                groups.setdefault(key, []).append(k)
+            else:
+                plans[k] = plan
+        if plans:
+            members = list(plans)
+            chosen = self._numpy([parts[k] for k in members], [plans[k] for k in members])
+            for k, actions in zip(members, chosen, strict=True):
+                answers[k] = actions
         for members in groups.values():
             if len(members) == 1:
                 k = members[0]
@@ -306,21 +315,23 @@ class JointNetworks:
                 answers[k] = actions
         return answers  # type: ignore[return-value]
 
+    def _numpy(self, parts: list[tuple[Any, np.ndarray, np.ndarray]], plans: list[Any]) -> list[np.ndarray]:
+        """Sampling plain MLPs through their numpy ``plans``: each on its own rows, one draw for all."""
+        from agents.nets import numpy_mlp
+
+        sizes = [len(m) for _, _, m in parts]
+        observations = self._with_hints(parts)
+        logits = np.concatenate([numpy_mlp.logits(plan, o) for plan, o in zip(plans, observations, strict=True)])
+        uniforms = np.concatenate([p.generator[1].random(n) for (p, _, _), n in zip(parts, sizes, strict=True)])
+        chosen = numpy_mlp.draw(logits, np.concatenate([m for _, _, m in parts]), uniforms)
+        return np.split(chosen, np.cumsum(sizes)[:-1])
+
     def _stacked(self, parts: list[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         import torch
-
-        from agents.nets import numpy_mlp
 
         policies = [p for p, _, _ in parts]
         sizes = [len(m) for _, _, m in parts]
         rows = max(sizes)
-        plans = [p.numpy_plan() for p in policies]
-        if plans[0] is not None:  # numpy plans (__call__ groups them apart): each on its own rows, one draw
-            observations = self._with_hints(parts)
-            logits = np.concatenate([numpy_mlp.logits(plan, o) for plan, o in zip(plans, observations, strict=True)])
-            uniforms = np.concatenate([p.generator[1].random(n) for p, n in zip(policies, sizes, strict=True)])
-            chosen = numpy_mlp.draw(logits, np.concatenate([m for _, _, m in parts]), uniforms)
-            return np.split(chosen, np.cumsum(sizes)[:-1])
         obs = np.concatenate([_pad(o, rows) for o in self._with_hints(parts)])
         masks = np.concatenate([_pad(m, rows) for _, _, m in parts])
         stacked = self._stack(policies, rows)

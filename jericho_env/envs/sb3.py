@@ -287,6 +287,7 @@ class ShardedVecEnv(_MaskedVecEnv):
             raise ValueError(f"make_shard(0) built {self.local.num_envs} games, sizes[0] is {self.sizes[0]}")
         self.offsets = np.cumsum([0, *self.sizes]).tolist()
         self.first_worker = 1 if local else 0  # the shard of self._conns[0]
+        self._parts = [slice(self.offsets[k], self.offsets[k + 1]) for k in range(len(self.sizes))]
         if start_method is None:
             start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         ctx: Any = mp.get_context(start_method)
@@ -438,13 +439,16 @@ class ShardedVecEnv(_MaskedVecEnv):
     @property
     def parts(self) -> list[slice]:
         """The games of each shard (``local=False``): ``step_part_async(k, ...)`` steps ``parts[k]``."""
+        return [self._part(k) for k in range(len(self._parts))]
+
+    def _part(self, k: int) -> slice:
         if self.local is not None:
             raise RuntimeError("parts are stepped one at a time only without a local shard (local=False)")
-        return [slice(self.offsets[k], self.offsets[k + 1]) for k in range(len(self.sizes))]
+        return self._parts[k]
 
     def step_part_async(self, k: int, actions: np.ndarray) -> None:
         """Send shard ``k`` its games' actions (checked against their masks first); it plays them meanwhile."""
-        part = self.parts[k]
+        part = self._part(k)
         if k in self._pending:
             raise RuntimeError(f"shard {k} is still playing its last step: step_part_wait({k}) first")
         if self._actions is not None:
@@ -468,7 +472,7 @@ class ShardedVecEnv(_MaskedVecEnv):
         if answer[0] == "error":
             raise answer[1]
         obs, rewards, dones, infos, masks = answer[1]
-        self._masks[self.parts[k]] = masks
+        self._masks[self._parts[k]] = masks
         return obs, rewards, dones, infos, masks
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:  # type: ignore[override]
