@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--expert-simulations", "ismcts expert: its budget (default: ismcts's); rollouts expert: games per action "
         "(default 16)", type=positive_int)  # fmt: skip
     add("--expert-temperature", "rollouts expert: its policy softmax(log prior + Q / this)", type=finite_float)
-    add("--target", "the policy target: the expert's distribution (policy) or its chosen move",
+    add("--target", "the policy target: the expert's distribution (policy), its chosen move (move), or "
+        "(rollouts expert) its improved logits by squared error (advantage)",
         choices=presets.EXIT_TARGETS)  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")
@@ -288,7 +289,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     torch.set_num_threads(1)
     run = ExitRun(cfg, folder, backend, quiet)
     ppo_path = ppo_checkpoint(cfg, folder, quiet, backend)
-    learn_settings = LearnSettings(cfg.learning_rate, cfg.weight_decay, cfg.batch_size, cfg.updates, cfg.value_weight)
+    learn_settings = LearnSettings(
+        cfg.learning_rate, cfg.weight_decay, cfg.batch_size, cfg.updates, cfg.value_weight, cfg.target
+    )
     if resume:
         policy, spec, buffer = run.restore()
         optimizer = make_optimizer(policy, learn_settings)

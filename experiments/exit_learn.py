@@ -75,6 +75,7 @@ class LearnSettings:
     batch_size: int
     updates: int  # minibatches per iteration
     value_weight: float
+    target: str = "policy"  # "advantage": the policy part is the squared error of centred logits (``losses``)
 
 
 def make_optimizer(policy: Any, settings: LearnSettings) -> Any:
@@ -85,9 +86,14 @@ def make_optimizer(policy: Any, settings: LearnSettings) -> Any:
 
 
 def losses(
-    policy: Any, features: Any, masks: np.ndarray, targets: Any, values: Any, has_policy: Any
+    policy: Any, features: Any, masks: np.ndarray, targets: Any, values: Any, has_policy: Any, target: str = "policy"
 ) -> tuple[Any, Any]:
-    """(policy cross-entropy, value squared error), each a mean over its rows (tensors with gradients)."""
+    """(policy loss, value squared error), each a mean over its rows (tensors with gradients).
+
+    The policy loss is the cross-entropy to the target distributions, or with ``target="advantage"`` the
+    squared error between the network's logits and the target logits, both centred on their mean over the
+    row's legal actions (softmax ignores a shift), averaged over the legal actions of all policy rows.
+    """
     import torch
 
     from agents.exit import logits_and_values
@@ -98,10 +104,19 @@ def losses(
     value_loss = torch.mean((predicted.reshape(-1) - values) ** 2)
     if not movers.any():
         return torch.zeros((), dtype=value_loss.dtype), value_loss
-    logp = torch.log_softmax(logits[has_policy], dim=1)
     t = targets[has_policy]
     if numbers is not None:  # a compact distribution over some actions (grid-cells): its columns' targets
         t = t.gather(1, numbers[has_policy])
+    if target == "advantage":
+        lg = logits[has_policy]
+        legal = torch.isfinite(lg)
+        lg = torch.where(legal, lg, torch.zeros_like(lg))
+        count = legal.sum(dim=1, keepdim=True).clamp(min=1)
+        centred = lg - lg.sum(dim=1, keepdim=True) / count
+        t = torch.where(legal, t, torch.zeros_like(t))
+        err = torch.where(legal, centred - (t - t.sum(dim=1, keepdim=True) / count), torch.zeros_like(centred))
+        return (err**2).sum() / legal.sum().clamp(min=1), value_loss
+    logp = torch.log_softmax(logits[has_policy], dim=1)
     policy_loss = -torch.where(t > 0, t * logp, torch.zeros_like(logp)).sum(dim=1).mean()
     return policy_loss, value_loss
 
@@ -122,7 +137,7 @@ def learn(
             features = torch.as_tensor(r.features[idx])
             p_loss, v_loss = losses(
                 policy, features, r.masks[idx], torch.as_tensor(r.targets[idx]), torch.as_tensor(r.values[idx]),
-                torch.as_tensor(r.policy[idx]),
+                torch.as_tensor(r.policy[idx]), settings.target,
             )  # fmt: skip
             loss = p_loss + settings.value_weight * v_loss
             optimizer.zero_grad()

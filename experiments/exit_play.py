@@ -21,7 +21,11 @@ action valued by games the network plays on to the end from sampled worlds, the 
 ``softmax(log prior + Q / expert_temperature)``.
 
 With ``target="move"`` a decision's policy target is the expert's chosen move (one-hot: the chosen-action
-target of Anthony et al. 2017) instead of its whole distribution.
+target of Anthony et al. 2017) instead of its whole distribution. With ``target="advantage"`` (rollouts
+only) it is the improved policy's logits, ``log prior + Q / expert_temperature`` over the legal actions,
+centred on their mean: ``experiments.exit_learn`` regresses the network's centred logits on them by squared
+error, whose minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of
+sharpening each row's softmax at random.
 
 The move played is drawn from the visit distribution for a seat's first ``temperature_moves`` decisions,
 then the most visited one. Every random draw comes from the task's seeds, so a payload and a task list
@@ -58,7 +62,8 @@ class SearchSettings:
     expert: str = "puct"  # who plays and gives the targets: "puct", "rollouts" (the network in search), "ismcts"
     expert_simulations: int | None = None  # "ismcts": its budget (None: its default); "rollouts": games per action
     expert_temperature: float = 0.1  # "rollouts": the returns' scale against the prior's log-probabilities
-    target: str = "policy"  # the policy target: the expert's distribution ("policy") or its chosen move ("move")
+    target: str = "policy"  # the policy target: the expert's distribution ("policy"), its chosen move ("move"),
+    # or the improved policy's centred logits ("advantage", rollouts only)
 
 
 @dataclasses.dataclass
@@ -109,6 +114,14 @@ def network_from_payload(data: dict[str, Any], game_id: str, options: dict[str, 
         policy, _ = load_policy(path, game_id=game_id, options=options)
     policy.set_training_mode(False)
     return policy
+
+
+def advantage_target(res: Any, num_actions: int, temperature: float) -> np.ndarray:
+    """A rollout result's improved logits ``log prior + Q / temperature``, centred over its legal actions."""
+    z = np.log(np.maximum(np.asarray(res.prior, np.float64), 1e-12)) + np.asarray(res.q, np.float64) / temperature
+    out = np.zeros(num_actions, dtype=np.float32)
+    out[res.legal] = z - z.mean()
+    return out
 
 
 class _Worker:
@@ -165,6 +178,8 @@ class _Worker:
                 if st.target == "move":  # the chosen-action target of Anthony et al. (2017)
                     learned = np.zeros(num_actions, dtype=np.float32)
                     learned[res.best()] = 1.0
+                elif st.target == "advantage":
+                    learned = advantage_target(res, num_actions, st.expert_temperature)
                 else:
                     learned = target
                 per_game[k].append((features[j], masks[j], learned, p, True))

@@ -323,7 +323,8 @@ EXIT: dict[str, dict[str, Any]] = {
         # search: PUCT, or its own games played on from every action), "ismcts" (the game's ismcts, no network)
         "expert_simulations": None,  # "ismcts": its budget (None: its default); "rollouts": games per action (16)
         "expert_temperature": 0.1,  # "rollouts": its policy softmax(log prior + Q / this)
-        "target": "policy",  # what the network learns at a decision: the expert's distribution, or its "move"
+        "target": "policy",  # what the network learns at a decision: the expert's distribution, its "move", or
+        # ("advantage", rollouts only) its logits regressed on log prior + centred Q / expert_temperature
     },
     "grid": {},
     "walls": {},
@@ -331,7 +332,7 @@ EXIT: dict[str, dict[str, Any]] = {
 }
 EXIT_STARTS = ("ppo", "prior", "scratch")
 EXIT_EXPERTS = ("puct", "rollouts", "ismcts")
-EXIT_TARGETS = ("policy", "move")
+EXIT_TARGETS = ("policy", "move", "advantage")
 
 
 def exit_preset(game_id: str) -> dict[str, Any]:
@@ -378,6 +379,10 @@ def resolve_exit(game_id: str, given: Mapping[str, Any], options: Mapping[str, A
         raise ValueError(f"--target takes one of {', '.join(EXIT_TARGETS)}, got {values['target']!r}")
     if values["expert"] not in EXIT_EXPERTS:
         raise ValueError(f"--expert takes one of {', '.join(EXIT_EXPERTS)}, got {values['expert']!r}")
+    if values["target"] == "advantage" and values["expert"] != "rollouts":
+        raise ValueError(
+            f"--target advantage needs the action values of --expert rollouts, got --expert {values['expert']}"
+        )
     if values["start"] not in EXIT_STARTS:
         raise ValueError(f"--start takes one of {', '.join(EXIT_STARTS)}, got {values['start']!r}")
     if values["policy"] != "auto":

@@ -161,6 +161,77 @@ def test_the_loop_runs_with_other_experts_and_move_targets(expert: str, tmp_path
     assert len(targets) and np.all(targets.max(axis=1) == 1.0)  # one-hot: the expert's chosen moves
 
 
+def test_advantage_targets_are_the_improved_logits_centred_over_the_legal_actions() -> None:
+    from agents.rollout_search import RolloutResult
+    from experiments.exit_play import advantage_target
+
+    prior, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, -0.4, 1.0])
+    z = np.log(prior) + q / 0.5
+    res = RolloutResult([1, 4, 6], q, np.exp(z) / np.exp(z).sum(), np.full(3, 8), prior)
+    t = advantage_target(res, 8, 0.5)
+    assert np.allclose(t[[1, 4, 6]], z - z.mean(), atol=1e-6)
+    assert np.all(t[[0, 2, 3, 5, 7]] == 0) and abs(float(t.sum())) < 1e-5
+    assert int(np.argmax(np.where(t != 0, t, -np.inf))) == res.best() == 6  # the expert's move leads
+
+
+def test_advantage_loss_is_the_squared_error_of_centred_logits_and_ignores_a_shift(
+    networks: dict[str, Path],
+) -> None:
+    import torch
+
+    from agents.checkpoint import load_policy
+    from agents.exit import logits_and_values
+    from experiments.exit_learn import losses
+
+    policy, _ = load_policy(networks["castles"], game_id="castles")
+    env = _mid_game("castles", {}, 5, 3)
+    obs = np.stack([env.rules.observe(env.state, env.rules.current_player(env.state))] * 2).astype(np.float32)
+    masks = np.stack([env.rules.legal_mask(env.state).astype(bool)] * 2)
+    features = torch.as_tensor(NetworkEvaluator(policy, network_hint(policy, "castles", {})).features(obs, masks))
+    with torch.no_grad():
+        logits, _, _ = logits_and_values(policy, features, masks)
+    lg = logits.numpy().astype(np.float64)
+    legal = masks[0]
+    centred = np.where(legal, lg - lg[:, legal].mean(axis=1, keepdims=True), 0.0)
+    has_policy = torch.ones(2, dtype=torch.bool)
+    values = torch.zeros(2)
+    for shift in (0.0, 1.5):  # the target: the network's own centred logits, one legal action moved by `shift`
+        target = centred.copy()
+        a = int(np.flatnonzero(legal)[0])
+        target[:, a] -= shift
+        target = np.where(legal, target - target[:, legal].mean(axis=1, keepdims=True), 0.0)
+        with torch.no_grad():
+            p_loss, _ = losses(policy, features, masks, torch.as_tensor(target, dtype=torch.float32), values,
+                               has_policy, "advantage")  # fmt: skip
+        err = centred - target
+        assert float(p_loss) == pytest.approx((err[:, legal] ** 2).mean(), abs=1e-5)
+        assert (float(p_loss) == pytest.approx(0.0, abs=1e-8)) == (shift == 0.0)
+    with torch.no_grad():  # adding a constant to every target logit changes nothing
+        base, _ = losses(policy, features, masks, torch.as_tensor(target, dtype=torch.float32), values, has_policy,
+                         "advantage")  # fmt: skip
+        moved = torch.as_tensor(np.where(legal, target + 3.0, 0.0), dtype=torch.float32)
+        moved_loss, _ = losses(policy, features, masks, moved, values, has_policy, "advantage")
+    assert float(moved_loss) == pytest.approx(float(base), abs=1e-5)
+
+
+@pytest.mark.slow
+def test_the_loop_learns_advantage_targets_from_the_rollouts_expert(tmp_path: Path) -> None:
+    ppo = fresh_network("castles", {}, "prior", tmp_path)
+    out = tmp_path / "run"
+    argv = ["castles", "--start", "prior", "--ppo", str(ppo), "--out", str(out), *TINY]
+    argv += ["--expert", "rollouts", "--expert-simulations", "3", "--target", "advantage"]
+    assert exit_cli.main(argv) == 0
+    assert json.loads((out / "config.json").read_text())["target"] == "advantage"
+    buffer = np.load(out / "buffer_1.npz", allow_pickle=False)
+    rows = buffer["policy"]
+    targets, masks = buffer["targets"][rows], buffer["masks"][rows]
+    assert len(targets) and np.all(targets[~masks] == 0)  # nothing off the legal actions
+    assert np.allclose(targets.sum(axis=1), 0.0, atol=1e-4)  # centred over the legal actions
+    assert np.any(np.abs(targets) > 0)  # the rollouts' values reached the targets
+    history = json.loads((out / "exit.json").read_text())["history"]
+    assert np.isfinite(history[0]["policy_loss"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["first", "games", "evaluation"])
 def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
@@ -257,6 +328,7 @@ def _payload(game: str, options: dict[str, Any], path: Path) -> dict[str, Any]:
         (["--seed", "-1"], "--seed"),
         (["--expert", "magic"], "--expert"),
         (["--expert-simulations", "0"], "--expert-simulations"),
+        (["--target", "advantage"], "--expert rollouts"),
     ],
 )
 def test_bad_flags_are_named_before_any_work(flags: list[str], match: str, tmp_path: Path, capsys: Any) -> None:
