@@ -110,11 +110,13 @@ def losses(
     if target == "advantage":
         lg = logits[has_policy]
         legal = torch.isfinite(lg)
-        lg = torch.where(legal, lg, torch.zeros_like(lg))
         count = legal.sum(dim=1, keepdim=True).clamp(min=1)
-        centred = lg - lg.sum(dim=1, keepdim=True) / count
-        t = torch.where(legal, t, torch.zeros_like(t))
-        err = torch.where(legal, centred - (t - t.sum(dim=1, keepdim=True) / count), torch.zeros_like(centred))
+
+        def centred(x: Any) -> Any:  # x minus its mean over the legal actions; zero elsewhere
+            x = torch.where(legal, x, torch.zeros_like(x))
+            return torch.where(legal, x - x.sum(dim=1, keepdim=True) / count, torch.zeros_like(x))
+
+        err = centred(lg) - centred(t)
         return (err**2).sum() / legal.sum().clamp(min=1), value_loss
     logp = torch.log_softmax(logits[has_policy], dim=1)
     policy_loss = -torch.where(t > 0, t * logp, torch.zeros_like(logp)).sum(dim=1).mean()
