@@ -35,6 +35,11 @@ from jericho_env.core.rules import Rules
 DEFAULT_ROLLOUTS = 16  # games per legal action when none is given
 
 
+def improved_logits(prior: np.ndarray, q: np.ndarray, temperature: float) -> np.ndarray:
+    """``log prior + Q / temperature`` over one position's legal actions (the improved policy's logits)."""
+    return np.log(np.maximum(np.asarray(prior, np.float64), 1e-12)) + np.asarray(q, np.float64) / temperature
+
+
 @dataclasses.dataclass
 class RolloutResult:
     """One position: its legal actions, the rollouts' mean return per action, the improved policy, the move."""
@@ -100,7 +105,7 @@ class PolicyRolloutSearch:
             if n == 1:
                 out.append(RolloutResult(legal[j], q[j], np.ones(1), np.zeros(1, dtype=np.int64), prior))
                 continue
-            z = np.log(np.maximum(prior, 1e-12)) + q[j] / self.temperature
+            z = improved_logits(prior, q[j], self.temperature)
             improved = np.exp(z - z.max())
             out.append(RolloutResult(legal[j], q[j], improved / improved.sum(), np.full(n, m, dtype=np.int64), prior))
         return out

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from agents.puct import SearchResult
+from agents.rollout_search import improved_logits
 from experiments.backends import Backend, map_chunks
 
 
@@ -118,7 +119,7 @@ def network_from_payload(data: dict[str, Any], game_id: str, options: dict[str, 
 
 def advantage_target(res: Any, num_actions: int, temperature: float) -> np.ndarray:
     """A rollout result's improved logits ``log prior + Q / temperature``, centred over its legal actions."""
-    z = np.log(np.maximum(np.asarray(res.prior, np.float64), 1e-12)) + np.asarray(res.q, np.float64) / temperature
+    z = improved_logits(res.prior, res.q, temperature)
     out = np.zeros(num_actions, dtype=np.float32)
     out[res.legal] = z - z.mean()
     return out
