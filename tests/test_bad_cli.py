@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from experiments import evaluate, imitate, train
+from experiments import evaluate, imitate, teams, train
 
 
 def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -218,6 +218,33 @@ def test_evaluate_agents(
 ) -> None:  # fmt: skip
     monkeypatch.setenv("JERICHO_ENV_ZOO", str(tmp_path))  # no agent shipped (agents.pretrained)
     assert message in refused(evaluate.main, ["castles", "--agents", *agents], capsys)
+
+
+TEAMS = [
+    (["walls", "greedy", "nope"], "unknown agent 'nope'"),
+    (["walls", "greedy", "random", "--option", "num_players=9"], "num_players must be an int in 2..5"),
+    (["chess", "greedy", "random"], "unknown game id 'chess'"),
+    (["walls", "greedy", "random", "--deals", "0"], "--deals: must be at least 1"),
+    (["walls", "greedy", "ppo=/no/such.zip"], "no PPO checkpoint at '/no/such.zip'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), TEAMS, ids=[m for _, m in TEAMS])
+def test_teams_flags(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
+) -> None:
+    def no_game(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a game was played before the bad input was refused")
+
+    monkeypatch.setattr(teams, "play_deals", no_game)
+    assert message in refused(teams.main, argv, capsys)
+
+
+def test_teams_out_is_checked_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    argv = ["walls", "ismcts", "random", "--deals", "50", "--out", str(a_file)]
+    assert f"--out {str(a_file)!r} is a file" in refused(teams.main, argv, capsys)
 
 
 def test_imitate_out_is_checked_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
