@@ -4,15 +4,16 @@
 share is 1/n; a two-player bar ("a score above 55% head to head") has no direct reading there. Here each
 deal is played once for every way to give A ``n // 2`` of the n seats (six ways in a four-player game), B
 taking the others, so every seat and every turn order is A's equally often. A game's score for A is A's
-share of the winning seats (a seat with a positive return wins; a game nobody wins counts one half), and
-the table gives A's mean score with its 95% Wilson interval next to the even share ``(n // 2) / n``: 50% with
+share of the winning seats (a seat with a positive return wins; a game nobody wins counts one half); the
+command prints A's mean score with its 95% Wilson interval next to the even share ``(n // 2) / n``: 50% with
 four players, the same reading as a two-player head to head.
 
 Seeds: deal ``d`` is the env seed ``derive_seed(seed, d)`` and the agent in seat ``s`` is reset with
 ``derive_seed(seed, d, s)`` in every arrangement, whichever side holds the seat: the arrangements of a deal
-differ only in who sits where (common random numbers), and the games are the same for any number of workers. Games are
-played one at a time through the AEC env (``experiments.tournament.play_game``); agents are made once per
-worker from the same specs as ``experiments.evaluate``'s (``agents.registry.parse_spec``).
+differ only in who sits where (common random numbers), and the games are the same for any number of
+workers. Games are played one at a time through the AEC env (``experiments.tournament.play_game``); agents
+are made once per worker from the same specs as ``experiments.evaluate``'s (``agents.registry.parse_spec``);
+checkpoints load through the safe path only (no flag to trust a Stable-Baselines3 zip here).
 
 Examples:
     python -m experiments.teams walls exit-search=agents/zoo/walls-ppo.zip ismcts --deals 250 --workers 2
@@ -44,7 +45,7 @@ from experiments.cli import (
     seed_int,
 )
 from experiments.deals import AgentSpec, derive_seed
-from experiments.tournament import play_game, wilson_interval
+from experiments.tournament import _one_thread, play_game, wilson_interval
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
@@ -86,15 +87,6 @@ def play_deals(
             returns, _ = play_game(env, seats, env_seed, [derive_seed(seed, d, s) for s in range(n)])
             scores.append(team_score(returns, mine))
     return scores
-
-
-def _one_thread() -> None:
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover - torch comes with the agents that need it
-        pass
 
 
 def _play_chunk(args: tuple[Any, ...]) -> list[float]:
