@@ -12,7 +12,7 @@ Seeds: deal ``d`` is the env seed ``derive_seed(seed, d)`` and the agent in seat
 ``derive_seed(seed, d, s)`` in every arrangement, whichever side holds the seat: the arrangements of a deal
 differ only in who sits where (common random numbers), and the games are the same for any number of
 workers. Games are played one at a time through the AEC env (``experiments.tournament.play_game``); agents
-are made once per worker from the same specs as ``experiments.evaluate``'s (``agents.registry.parse_spec``);
+are made once per worker from the same specs as ``experiments.evaluate``'s (``specs_from_args``);
 checkpoints load through the safe path only (no flag to trust a Stable-Baselines3 zip here).
 
 Examples:
@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import parse_spec
 from experiments.cli import (
     cap_workers,
     check_out,
@@ -45,7 +44,8 @@ from experiments.cli import (
     seed_int,
 )
 from experiments.deals import AgentSpec, derive_seed
-from experiments.tournament import _one_thread, play_game, wilson_interval
+from experiments.evaluate import specs_from_args
+from experiments.tournament import _one_thread, outcome, play_game, wilson_interval
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 
@@ -59,7 +59,7 @@ def team_arrangements(n_players: int) -> list[tuple[int, ...]]:
 
 def team_score(returns: Sequence[float], seats: Sequence[int]) -> float:
     """A's share of the winning seats (positive returns) of one game; 0.5 when nobody wins."""
-    winners = [s for s, r in enumerate(returns) if r > 1e-12]
+    winners = [s for s in range(len(returns)) if outcome(returns, s) > 0]
     if not winners:
         return 0.5
     return sum(s in seats for s in winners) / len(winners)
@@ -114,7 +114,8 @@ def head_to_head(
         agents.make(spec.name, game_id, **spec.kwargs, **options)
     per_deal = len(team_arrangements(n))
     workers = cap_workers(workers, deals, "deals to play")
-    chunks = [list(range(i, deals, workers * 4)) for i in range(min(deals, workers * 4))]
+    pieces = min(deals, workers * 4)  # consecutive deals; imap keeps their order
+    chunks = [list(range(deals * i // pieces, deals * (i + 1) // pieces)) for i in range(pieces)]
     bar = progress_bar(deals * per_deal, f"{game_id} head to head", quiet)
     t0 = time.perf_counter()
     parts: list[list[float]] = []
@@ -131,11 +132,7 @@ def head_to_head(
                     bar.update(len(part))
     finally:
         bar.close()
-    by_deal: dict[int, list[float]] = {}
-    for c, part in zip(chunks, parts, strict=True):
-        for i, d in enumerate(c):
-            by_deal[d] = part[i * per_deal : (i + 1) * per_deal]
-    scores = [x for d in range(deals) for x in by_deal[d]]
+    scores = [x for part in parts for x in part]
     total = float(sum(scores))
     lo, hi = wilson_interval(total, len(scores))
     return {
@@ -190,15 +187,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> None:
         check_out(args.out, "--out")
-        specs = []
-        for raw in (args.a, args.b):
-            label, name, kwargs = parse_spec(raw)
-            specs.append(AgentSpec(label, name, kwargs))
-        if specs[0].label == specs[1].label:
-            specs[1] = AgentSpec(specs[1].label + "#2", specs[1].name, specs[1].kwargs)
-        result = head_to_head(
-            args.game, specs[0], specs[1], args.deals, args.seed, args.workers, dict(args.option), args.quiet
-        )
+        a, b = specs_from_args([args.a, args.b])
+        result = head_to_head(args.game, a, b, args.deals, args.seed, args.workers, dict(args.option), args.quiet)
         print(summary_line(result))
         if args.out:
             folder = Path(args.out)
