@@ -5,7 +5,8 @@ the kernels' own deals (turned into Python states by ``from_batched``), half fro
 ``initial_state`` (put into the rows by ``to_batched``). Every step, uniformly random legal actions are
 played through both, and for every game the harness compares, bit for bit: the state (``rules.to_dict``
 of ``from_batched`` against the Python state's), the seat to move, the legal mask (the legal-action set),
-the observation of the seat to move (as uint32 bits), and at the end the returns. The first difference
+the observation of the seat to move (as uint32 bits; with ``all_seats``, every seat's observation, to move or
+not), and at the end the returns. The first difference
 fails with the game, the step, the actions so far and what differs.
 """
 
@@ -29,7 +30,9 @@ def _dict_diff(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {a.get(k)!r} != {b.get(k)!r}" for k in keys if a.get(k) != b.get(k))
 
 
-def play_both(game_id: str, options: dict[str, Any], games: int, seed: int, batch: int = 250) -> dict[str, int]:
+def play_both(
+    game_id: str, options: dict[str, Any], games: int, seed: int, batch: int = 250, all_seats: bool = False
+) -> dict[str, int]:
     """Play ``games`` seeded games through the kernels and the Python rules, comparing every step; counts back."""
     env = BatchedEnv(game_id, batch, compiled=True, check=True, copy=False, **options)
     rules, game = env.rules, env.game
@@ -81,6 +84,8 @@ def play_both(game_id: str, options: dict[str, Any], games: int, seed: int, batc
                     diff = np.flatnonzero(obs[k].view(np.uint32) != want_obs.view(np.uint32))
                     names = [rules.layout.name_of(int(j)) if hasattr(rules.layout, "name_of") else j for j in diff[:5]]
                     _fail("observation", int(i), step, history[i], (diff[:5].tolist(), names), want_obs[diff[:5]])
+            if all_seats:
+                _compare_every_seat(env, python, live, step, history)
             going = live[cur >= 0]
             if not len(going):
                 break
@@ -94,6 +99,31 @@ def play_both(game_id: str, options: dict[str, Any], games: int, seed: int, batc
             step += 1
         played += n
     return {"games": played, "steps": steps}
+
+
+def _compare_every_seat(
+    env: BatchedEnv, python: list[Any], live: np.ndarray, step: int, history: list[list[int]]
+) -> None:
+    """Every seat's observation of every live row, kernels against rules, bit for bit."""
+    rules, game = env.rules, env.game
+    obs = np.empty((len(live), env.observation_size), dtype=np.float32)
+    for seat in range(env.num_players):
+        game.observe(env.states, live, np.full(len(live), seat, dtype=np.int64), obs)
+        for k, i in enumerate(live):
+            want = rules.observe(python[i], seat)
+            if not np.array_equal(obs[k].view(np.uint32), want.view(np.uint32)):
+                diff = np.flatnonzero(obs[k].view(np.uint32) != want.view(np.uint32))
+                where = [(int(j), _field_of(rules.layout, int(j))) for j in diff[:5]]
+                _fail(
+                    f"observation of seat {seat}", int(i), step, history[i], (where, obs[k][diff[:5]]), want[diff[:5]]
+                )
+
+
+def _field_of(layout: Any, index: int) -> str:
+    for name, sl in layout.slices.items():
+        if sl.start <= index < sl.stop:
+            return f"{name}[{index - sl.start}]"
+    return "?"
 
 
 __all__ = ["play_both"]

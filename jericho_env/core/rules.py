@@ -79,6 +79,18 @@ def choice_option(name: str, default: Any, doc: str, choices: Sequence[Any]) -> 
     return Option(name, default, doc, allowed, lambda v: any(v == c and type(v) is type(c) for c in choices))
 
 
+#: The option every game offers to choose its observation version (``obs_version=1``); see ``obs_version_option``.
+OBS_VERSION_OPTION = "obs_version"
+
+
+def obs_version_option(versions: Sequence[int], doc: str) -> Option:
+    """The ``obs_version`` option: which observation layout a game writes (0, the first, by default).
+
+    Checkpoints record the version (``Rules.observation_version``) and refuse observations of another.
+    """
+    return choice_option(OBS_VERSION_OPTION, 0, doc, tuple(versions))
+
+
 def parse_option_text(text: str) -> tuple[str, Any]:
     """``"KEY=VALUE"`` from a command line: VALUE as int, bool (true/false) or text."""
     key, sep, raw = text.partition("=")
@@ -138,8 +150,10 @@ class Rules(ABC, Generic[S]):
     game_id: ClassVar[str]
     version: ClassVar[int]
     # Bumped when the observation's layout or the meaning of a field changes (not when only the rules
-    # do): saved policies record it and refuse to play observations of another version.
-    observation_version: ClassVar[int] = 0
+    # do): saved policies record it and refuse to play observations of another version. A game that
+    # keeps older versions selectable has the option ``obs_version``, and the instance's value is then
+    # the one chosen (set by the constructor).
+    observation_version: int = 0
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     # The game's compiled batched rules as "module:Class" (a ``jericho_env.core.batched.BatchedGame``), or None:
     # ``jericho_env.make_batched`` then runs these Python rules under the batched interface.
@@ -147,6 +161,8 @@ class Rules(ABC, Generic[S]):
 
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = resolve_options(self.game_id, self.OPTIONS, options)
+        if OBS_VERSION_OPTION in self.options:
+            self.observation_version = int(self.options[OBS_VERSION_OPTION])
         self.build_parts()
         self.layout: ObsLayout = self.build_layout()
         self.info: GameInfo = self.build_info()

@@ -23,7 +23,7 @@ from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.games.castles.deck import RANK_LETTERS
-from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW
+from jericho_env.games.castles.observation import BELIEF_FIELDS, HAND_SIZE, NUM_SAVES, SETUP_DRAW
 from jericho_env.games.castles.rules import CastlesRules
 from jericho_env.games.castles.state import EMPTIED, STUCK, CastlesState, Phase
 
@@ -79,7 +79,12 @@ _DECK_SCALE, _PER_SAVE, _BEAT_SCALE = range(3)
     _O_PENDING,
     _O_TO_MOVE,
     _O_FIRST,
-) = range(14)
+    _O_OWN_DECK,
+    _O_OPP_BARRED,
+    _O_OPP_NEED,
+    _O_OPP_NEED_RANK,
+    _O_OPP_EXPECTED,
+) = range(19)
 _FIELDS = (
     "own_hand",
     "own_saves",
@@ -95,6 +100,7 @@ _FIELDS = (
     "pending",
     "to_move",
     "first_player",
+    *BELIEF_FIELDS,  # observation version 1 only: their offsets are -1 under version 0
 )
 
 
@@ -283,7 +289,15 @@ def _legal(s: Any, cfg: np.ndarray, answers: np.ndarray, out: np.ndarray) -> int
 
 @njit(cache=True, inline="always")
 def _observe_row(
-    s: Any, seat: int, out: np.ndarray, j: int, ranks: int, off: np.ndarray, per_copy: np.ndarray, scales: np.ndarray
+    s: Any,
+    seat: int,
+    out: np.ndarray,
+    j: int,
+    ranks: int,
+    off: np.ndarray,
+    per_copy: np.ndarray,
+    scales: np.ndarray,
+    comp: np.ndarray,
 ) -> None:
     """``ObsEncoder.encode`` into ``out[j]``: the same float64 operations, each value cast to float32 once.
 
@@ -318,6 +332,39 @@ def _observe_row(
         out[j, off[_O_PENDING]] = s.pending / HAND_SIZE
         out[j, off[_O_TO_MOVE] + (0 if s.to_move == seat else 1)] = 1.0
     out[j, off[_O_FIRST] + (0 if s.first == seat else 1)] = 1.0
+    if off[_O_OWN_DECK] >= 0:
+        _belief_row(s, seat, out, j, k, off, per_copy, comp)
+
+
+@njit(cache=True, inline="always")
+def _belief_row(
+    s: Any, seat: int, out: np.ndarray, j: int, k: int, off: np.ndarray, per_copy: np.ndarray, comp: np.ndarray
+) -> None:
+    """``ObsEncoder.encode_belief`` into ``out[j]`` (its fields already zero: they follow ``to_beat``)."""
+    opp = 1 - seat
+    b = off[_O_OWN_DECK]
+    for r in range(k):
+        n = comp[r] - s.hands[seat, r] - s.saves[seat, r] - s.pile[seat, r] - s.discard[seat, r]
+        out[j, b + r] = n * per_copy[r]
+    barred = s.barred[opp]
+    b = off[_O_OPP_BARRED]
+    for r in range(k):
+        if barred >> r & 1:
+            out[j, b + r] = 1.0
+    if s.need_n[opp] > 0 and s.need_beat[opp] >= 0:
+        out[j, off[_O_OPP_NEED]] = s.need_n[opp] / HAND_SIZE
+        out[j, off[_O_OPP_NEED_RANK] + s.need_beat[opp]] = 1.0
+    total = 0
+    for r in range(k):
+        if not barred >> r & 1:
+            total += comp[r] - s.pile[opp, r] - s.discard[opp, r]
+    hand_n = np.int64(s.hand_n[opp])
+    if total > 0 and hand_n > 0:
+        b = off[_O_OPP_EXPECTED]
+        for r in range(k):
+            if not barred >> r & 1:
+                unseen = comp[r] - s.pile[opp, r] - s.discard[opp, r]
+                out[j, b + r] = np.float64(hand_n * unseen) / total * per_copy[r]
 
 
 @njit(cache=True, inline="always")
@@ -422,11 +469,12 @@ def _observe(
     off: np.ndarray,
     per_copy: np.ndarray,
     scales: np.ndarray,
+    comp: np.ndarray,
 ) -> None:
     """Observations into ``out[k]``, or into ``out[rows[k]]`` when ``at_row``."""
     for k in range(rows.shape[0]):
         i = rows[k]
-        _observe_row(states[i], seats[k], out, i if at_row else k, ranks, off, per_copy, scales)
+        _observe_row(states[i], seats[k], out, i if at_row else k, ranks, off, per_copy, scales, comp)
 
 
 @njit(cache=True)
@@ -618,7 +666,8 @@ def _apply_fn(states: np.ndarray, row: int, params: np.ndarray, action: int) -> 
 @njit(_SIG and _SIG.observe, cache=True)
 def _observe_fn(states: np.ndarray, row: int, params: np.ndarray, seat: int, out: np.ndarray) -> None:
     p = params[0]
-    _observe_row(states[row], seat, out.reshape((1, out.shape[0])), 0, p.cfg[_RANKS], p.off, p.per_copy, p.scales)
+    out2 = out.reshape((1, out.shape[0]))
+    _observe_row(states[row], seat, out2, 0, p.cfg[_RANKS], p.off, p.per_copy, p.scales, p.comp)
 
 
 @njit(_SIG and _SIG.determinize, cache=True)
@@ -655,7 +704,7 @@ class CastlesBatched(BatchedGame[CastlesState]):
         self.answers = np.array(rules._answers, dtype=np.int64)  # ranks (joker included) that go on each rank
         self.comp = np.array(d.composition(), dtype=np.int64)
         self.ordered = np.array(d.ordered_cards(), dtype=np.int8)
-        self.off = np.array([enc.off[name] for name in _FIELDS], dtype=np.int64)
+        self.off = np.array([enc.off.get(name, -1) for name in _FIELDS], dtype=np.int64)
         self.per_copy = np.array(enc.per_copy, dtype=np.float64)
         self.scales = np.array([enc.deck_scale, enc.per_save, enc.beat_scale], dtype=np.float64)
         self.params = np.zeros(1, dtype=PARAMS)  # the same tables for search's row functions (row_kernels)
@@ -732,11 +781,11 @@ class CastlesBatched(BatchedGame[CastlesState]):
 
     def observe(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe`` of each row from its seat, into ``out[k]``."""
-        _observe(states, rows, seats, out, False, self.ranks, self.off, self.per_copy, self.scales)
+        _observe(states, rows, seats, out, False, self.ranks, self.off, self.per_copy, self.scales, self.comp)
 
     def observe_rows(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """As ``observe``, written straight into ``out[rows[k]]``."""
-        _observe(states, rows, seats, out, True, self.ranks, self.off, self.per_copy, self.scales)
+        _observe(states, rows, seats, out, True, self.ranks, self.off, self.per_copy, self.scales, self.comp)
 
     def determinize(
         self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, stream: np.ndarray, out: np.ndarray

@@ -1,4 +1,9 @@
-"""Observation of a castles state from one seat: own cards, the opponent's public counts, the table."""
+"""Observation of a castles state from one seat: own cards, the opponent's public counts, the table.
+
+Version 1 (option ``obs_version=1``) appends what the seat can infer (``BELIEF_FIELDS``): its own deck's
+contents, and what the opponent's forced moves revealed about its hand (the state's ``barred``,
+``need_n`` and ``need_beat``, which ``determinize`` enforces too).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +18,37 @@ HAND_SIZE = 5
 NUM_SAVES = 3
 
 
-def build_layout(deck: DeckSpec) -> ObsLayout:
-    """The observation layout for ``deck`` (``K = ranks + 1`` rank slots: A.. top rank, then joker)."""
+OBS_VERSIONS = (0, 1)
+BELIEF_FIELDS = ("own_deck", "opp_barred", "opp_need", "opp_need_rank", "opp_hand_expected")
+
+
+def build_layout(deck: DeckSpec, version: int = 0) -> ObsLayout:
+    """The observation layout for ``deck`` (``K = ranks + 1`` rank slots: A.. top rank, then joker).
+
+    ``version`` 1 appends ``BELIEF_FIELDS`` to version 0's fields.
+    """
     k = deck.ranks + 1
+    belief = [
+        Field("own_deck", (k,), "own deck's cards of each rank (known, their order not) / copies of that rank"),
+        Field(
+            "opp_barred",
+            (k,),
+            "1 for each rank the opponent's hand cannot hold (it was stuck with an empty deck and kept its hand)",
+        ),
+        Field(
+            "opp_need",
+            (1,),
+            f"at least this many opponent hand cards cannot answer `opp_need_rank` (it was stuck with a short "
+            f"deck) / {HAND_SIZE}",
+        ),
+        Field("opp_need_rank", (k,), "one-hot rank those cards could not answer (all 0 when `opp_need` is 0)"),
+        Field(
+            "opp_hand_expected",
+            (k,),
+            "expected opponent hand cards of each rank, its hand drawn uniformly from its unseen cards of ranks "
+            "not barred / copies of that rank",
+        ),
+    ]
     return ObsLayout(
         [
             Field("own_hand", (k,), "own hand: cards of each rank (A.., joker last) / copies of that rank in a deck"),
@@ -44,6 +77,7 @@ def build_layout(deck: DeckSpec) -> ObsLayout:
             ),
             Field("to_move", (2,), "who is to move: [self, opponent] (all 0 once the game is over)"),
             Field("first_player", (2,), "who went first: [self, opponent]"),
+            *(belief if version >= 1 else []),
         ]
     )
 
@@ -61,6 +95,8 @@ class ObsEncoder:
         self.beat_scale = 1.0 / deck.copies
         self.joker = deck.joker
         self.over = Phase.OVER
+        self.composition = deck.composition()
+        self.belief = "own_deck" in self.off
 
     def encode(self, s: CastlesState, seat: int) -> np.ndarray:
         """A new float32 observation of ``s`` from ``seat``'s point of view."""
@@ -98,4 +134,35 @@ class ObsEncoder:
             o[off["pending"]] = s.pending / HAND_SIZE
             o[off["to_move"] + (0 if s.to_move == seat else 1)] = 1.0
         o[off["first_player"] + (0 if s.first == seat else 1)] = 1.0
+        if self.belief:
+            self.encode_belief(o, s, seat)
         return np.array(o, dtype=np.float32)
+
+    def encode_belief(self, o: list[float], s: CastlesState, seat: int) -> None:
+        """Version 1's fields into ``o`` (zeros there): own deck, what the opponent's hand is known to hold."""
+        off, k, pc, comp = self.off, self.k, self.per_copy, self.composition
+        opp = 1 - seat
+        hand, saves, pile, disc = s.hands[seat], s.saves[seat], s.pile[seat], s.discard[seat]
+        b = off["own_deck"]
+        for r in range(k):
+            o[b + r] = (comp[r] - hand[r] - saves[r] - pile[r] - disc[r]) * pc[r]
+        barred = s.barred[opp]
+        b = off["opp_barred"]
+        for r in range(k):
+            if barred >> r & 1:
+                o[b + r] = 1.0
+        if s.need_n[opp] > 0 and s.need_beat[opp] >= 0:
+            o[off["opp_need"]] = s.need_n[opp] / HAND_SIZE
+            o[off["opp_need_rank"] + s.need_beat[opp]] = 1.0
+        # the opponent's unseen cards (hand, saves, deck) of ranks its hand may hold
+        pile, disc = s.pile[opp], s.discard[opp]
+        total = 0
+        for r in range(k):
+            if not barred >> r & 1:
+                total += comp[r] - pile[r] - disc[r]
+        hand_n = s.hand_n[opp]
+        if total > 0 and hand_n > 0:
+            b = off["opp_hand_expected"]
+            for r in range(k):
+                if not barred >> r & 1:
+                    o[b + r] = float(hand_n * (comp[r] - pile[r] - disc[r])) / total * pc[r]

@@ -9,12 +9,19 @@ import numpy as np
 
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand, shuffled
-from jericho_env.core.rules import GameInfo, Rules, choice_option
+from jericho_env.core.rules import GameInfo, Rules, choice_option, obs_version_option
 from jericho_env.core.validate import require_generator
 from jericho_env.games.castles import serialize
 from jericho_env.games.castles.actions import CastlesActions
 from jericho_env.games.castles.deck import OWNER_STRIDE, DeckSpec
-from jericho_env.games.castles.observation import HAND_SIZE, NUM_SAVES, SETUP_DRAW, ObsEncoder, build_layout
+from jericho_env.games.castles.observation import (
+    HAND_SIZE,
+    NUM_SAVES,
+    OBS_VERSIONS,
+    SETUP_DRAW,
+    ObsEncoder,
+    build_layout,
+)
 from jericho_env.games.castles.render import render, render_image
 from jericho_env.games.castles.state import EMPTIED, STUCK, CastlesState, Phase
 
@@ -41,6 +48,7 @@ class CastlesRules(Rules[CastlesState]):
         choice_option(
             "reversed_order", False, "reversed order: A highest, top rank lowest (and playable on an A)", (False, True)
         ),
+        obs_version_option(OBS_VERSIONS, "observation version: 0 (the first) or 1 (0 plus what the seat can infer)"),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -65,7 +73,7 @@ class CastlesRules(Rules[CastlesState]):
 
     def build_layout(self) -> ObsLayout:
         """The observation layout for the deck."""
-        return build_layout(self.deck)
+        return build_layout(self.deck, self.options["obs_version"])
 
     def build_info(self) -> GameInfo:
         """Metadata; ``max_game_length`` is a proven bound (see ``seeds/castles.md``)."""

@@ -44,7 +44,7 @@ from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.core.rules import StateFormatError
 from jericho_env.games.grid.knowledge import DRAW, MAX_TRIES, NONE, PLACE, SOME, entries, from_entries
-from jericho_env.games.grid.observation import MAX_DRAW
+from jericho_env.games.grid.observation import BELIEF_FIELDS, MAX_DRAW, MAX_UNSEEN
 from jericho_env.games.grid.state import BASE, COMPAT, EMPTY, HAND_SIZE, POINTS, TOTAL_POINTS, GridState
 
 # Each seat's history holds at most 3 entries per card it placed (the placement, and per placing turn one
@@ -62,11 +62,13 @@ ALL = (1 << NUM_CARDS) - 1
 (
     O_HAND, O_SLOT, O_OWN_CAP, O_OWN_SCORE, O_OPP_HAND, O_OPP_CAP, O_OPP_SCORE, O_OPP_PASSED,
     O_OCC, O_BASE, O_SUIT, O_RANK, O_TABLE_CARDS, O_DISCARD, O_DRAW_SIZE, O_IN_CHAIN, O_TO_MOVE,
-) = range(17)  # fmt: skip
+    O_UNSEEN, O_UNSEEN_SUIT, O_UNSEEN_RANK, O_UNSEEN_COUNT, O_LACKED, O_LACKED_ROOM, O_FITS, O_FITS_CAPTURE,
+) = range(25)  # fmt: skip
 LAYOUT_FIELDS = (
     "hand", "hand_slots", "own_captured", "own_score", "opp_hand_size", "opp_captured", "opp_score",
     "opp_passed", "table_occupied", "table_base", "table_suit", "table_rank", "table_cards", "discard",
     "draw_size", "in_chain", "to_move",
+    *BELIEF_FIELDS,  # observation version 1 only (the last fields): offsets -1 under version 0
 )  # fmt: skip
 
 
@@ -478,6 +480,62 @@ def _observe_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, cells: int,
 
 
 @njit(cache=True)
+def _belief_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, nb: np.ndarray, nbn: np.ndarray) -> None:
+    """``Encoder._belief_ones`` and ``_belief_counts``: version 1's fields into ``o`` (zeros there)."""
+    seen = 0
+    for i in range(s.hand_len[seat]):
+        seen |= np.int64(1) << np.int64(s.hands[seat, i])
+    for c in range(NUM_CARDS):
+        if s.card_cell[c] >= 0:
+            seen |= np.int64(1) << c
+    for i in range(s.discard_len):
+        seen |= np.int64(1) << np.int64(s.discard[i])
+    for p in range(2):
+        for i in range(s.cap_len[p]):
+            seen |= np.int64(1) << np.int64(s.captured[p, i])
+    unseen = ALL & ~seen
+    opp = 1 - seat
+    lacked = 0
+    drawn = 0
+    for i in range(s.hist_len[opp] - 1, -1, -1):  # newest first, as ``latest_lack`` walks
+        kind = s.hist_kind[opp, i]
+        if kind == DRAW:
+            drawn += s.hist_val[opp, i]
+        elif kind == NONE and s.hist_val[opp, i] != 0:
+            lacked = s.hist_val[opp, i]
+            break
+    fits = 0
+    capture = 0
+    for i in range(s.front_len):
+        fits |= s.allowed[i]
+        if _captures_at(s, s.front[i], nb, nbn):
+            capture |= s.allowed[i]
+    suits = np.zeros(4, dtype=np.int64)
+    ranks = np.zeros(13, dtype=np.int64)
+    count = 0
+    for c in range(NUM_CARDS):
+        bit = np.int64(1) << c
+        if unseen & bit:
+            o[offs[O_UNSEEN] + c] = 1.0
+            suits[c // 13] += 1
+            ranks[c % 13] += 1
+            count += 1
+            if lacked & bit:
+                o[offs[O_LACKED] + c] = 1.0
+        if fits & bit:
+            o[offs[O_FITS] + c] = 1.0
+        if capture & bit:
+            o[offs[O_FITS_CAPTURE] + c] = 1.0
+    for k in range(4):
+        o[offs[O_UNSEEN_SUIT] + k] = suits[k] / 13
+    for k in range(13):
+        o[offs[O_UNSEEN_RANK] + k] = ranks[k] / 4
+    o[offs[O_UNSEEN_COUNT]] = count / MAX_UNSEEN
+    if lacked:
+        o[offs[O_LACKED_ROOM]] = min(drawn, np.int64(s.hand_len[opp])) / HAND_SIZE
+
+
+@njit(cache=True)
 def _put(o: np.ndarray, nz: np.ndarray, n: int, at: int, value: float) -> int:
     o[at] = value
     nz[n] = at
@@ -869,14 +927,16 @@ def _masks(states, rows, out, cells, nb, nbn):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _observe(states, rows, seats, out, offs, cells, center):  # type: ignore[no-untyped-def]
+def _observe(states, rows, seats, out, offs, cells, center, nb, nbn):  # type: ignore[no-untyped-def]
     for k in range(rows.shape[0]):
         out[k, :] = 0.0
         _observe_row(states[rows[k]], seats[k], out[k], offs, cells, center)
+        if offs[O_UNSEEN] >= 0:
+            _belief_row(states[rows[k]], seats[k], out[k], offs, nb, nbn)
 
 
 @njit(cache=True)
-def _observe_rows(states, rows, seats, out, shown, nz, nz_len, fresh, offs, cells, center):  # type: ignore[no-untyped-def]
+def _observe_rows(states, rows, seats, out, shown, nz, nz_len, fresh, offs, cells, center, nb, nbn):  # type: ignore[no-untyped-def]
     for k in range(rows.shape[0]):
         r = rows[k]
         o = out[r]
@@ -888,6 +948,9 @@ def _observe_rows(states, rows, seats, out, shown, nz, nz_len, fresh, offs, cell
             nz_len[r] = 0
             fresh[r] = False
         _observe_changes(states[r], r, seats[k], o, shown, nz, nz_len, offs, cells, center)
+        if offs[O_UNSEEN] >= 0:  # version 1's fields, the last ones: rewritten whole
+            o[offs[O_UNSEEN] :] = 0.0
+            _belief_row(states[r], seats[k], o, offs, nb, nbn)
 
 
 @njit(cache=True)
@@ -960,6 +1023,8 @@ def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None
     p = params[0]
     out[:] = 0.0
     _observe_row(states[row], seat, out, p.offs, p.cells, p.center)
+    if p.offs[O_UNSEEN] >= 0:
+        _belief_row(states[row], seat, out, p.offs, p.nb, p.nbn)
 
 
 def _determinize_fn(
@@ -1013,7 +1078,7 @@ class GridBatched(BatchedGame[GridState]):
         self.compat = np.array(COMPAT, dtype=np.int64)
         self.points = np.array(POINTS, dtype=np.int64)
         slices = rules.layout.slices
-        self.offs = np.array([slices[name].start for name in LAYOUT_FIELDS], dtype=np.int64)
+        self.offs = np.array([slices[name].start if name in slices else -1 for name in LAYOUT_FIELDS], dtype=np.int64)
         # observe_rows' record of what it wrote into the rows of one buffer (see _observe_changes)
         self._written: tuple[int, tuple[int, ...]] | None = None
         self._shown = np.empty((0, NUM_CARDS), dtype=np.int16)
@@ -1133,7 +1198,7 @@ class GridBatched(BatchedGame[GridState]):
 
     def observe(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe`` of each row for its seat, whole rows written."""
-        _observe(states, rows, _seats(seats), out, self.offs, self.cells, self.center)
+        _observe(states, rows, _seats(seats), out, self.offs, self.cells, self.center, self.nb, self.nbn)
 
     def observe_rows(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """As ``observe`` into ``out[rows]``, rewriting only what changed since this object last wrote each row.
@@ -1161,6 +1226,8 @@ class GridBatched(BatchedGame[GridState]):
             self.offs,
             self.cells,
             self.center,
+            self.nb,
+            self.nbn,
         )
 
     def potential(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:

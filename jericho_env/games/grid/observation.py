@@ -3,6 +3,10 @@
 Encoding is one fancy-index write: the indices of every 1 are gathered in a Python list (from tables
 precomputed per card and per (cell, card)) and set in a single numpy call, which is several times
 faster than per-element writes.
+
+Version 1 (option ``obs_version=1``) appends what the seat can infer and a summary of the table
+(``BELIEF_FIELDS``): the cards it has not seen, what the opponent's latest self-ended chain showed its
+hand lacked, and which cards fit the table's open cells and its capturing cells.
 """
 
 from __future__ import annotations
@@ -11,13 +15,60 @@ import numpy as np
 
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.core.layout import Field, ObsLayout
-from jericho_env.games.grid.state import HAND_SIZE, TOTAL_POINTS, Board, GridState
+from jericho_env.games.grid.knowledge import DRAW, NONE, History
+from jericho_env.games.grid.state import ALL_CARDS_MASK, HAND_SIZE, TOTAL_POINTS, Board, GridState, capturing_cells
 
 MAX_DRAW = NUM_CARDS - 1 - 2 * HAND_SIZE  # 41 cards in the draw pile after the deal
+MAX_UNSEEN = NUM_CARDS - HAND_SIZE  # a seat sees its own 5 cards from the deal on, and every card placed since
+OBS_VERSIONS = (0, 1)
+BELIEF_FIELDS = (
+    "unseen", "unseen_suit", "unseen_rank", "unseen_count", "opp_lacked", "opp_lacked_room", "fits", "fits_capture",
+)  # fmt: skip
 
 
-def build_layout(size: int) -> ObsLayout:
-    """The observation layout of a ``size x size`` table."""
+def belief_fields() -> list[Field]:
+    """Version 1's fields, appended to version 0's."""
+    return [
+        Field(
+            "unseen",
+            (NUM_CARDS,),
+            "1 per card this seat has not seen: in the opponent's hand, the draw pile or the base",
+        ),
+        Field("unseen_suit", (4,), "unseen cards of each suit c d h s / 13"),
+        Field("unseen_rank", (13,), "unseen cards of each rank A..K / 4"),
+        Field("unseen_count", (1,), f"unseen cards / {MAX_UNSEEN}"),
+        Field(
+            "opp_lacked",
+            (NUM_CARDS,),
+            "1 per unseen card of a capturing cell the opponent's hand held none of, when its latest chain "
+            "ended by itself",
+        ),
+        Field(
+            "opp_lacked_room",
+            (1,),
+            "how many of `opp_lacked` the opponent's hand can hold now: cards it drew since, at most its hand size / 5",
+        ),
+        Field(
+            "fits", (NUM_CARDS,), "1 per card that matches some empty cell beside the table (where it could be placed)"
+        ),
+        Field("fits_capture", (NUM_CARDS,), "1 per card that matches some cell where a placement captures"),
+    ]
+
+
+def latest_lack(history: History) -> tuple[int, int]:
+    """(mask, cards drawn since) of the latest chain in ``history`` ended with no capturing card; (0, 0): none."""
+    drawn = 0
+    while history is not None:
+        (kind, value), history = history
+        if kind == DRAW:
+            drawn += value
+        elif kind == NONE and value:
+            return value, drawn
+    return 0, 0
+
+
+def build_layout(size: int, version: int = 0) -> ObsLayout:
+    """The observation layout of a ``size x size`` table; ``version`` 1 appends ``BELIEF_FIELDS``."""
     n = (size, size)
     return ObsLayout(
         [
@@ -38,18 +89,20 @@ def build_layout(size: int) -> ObsLayout:
             Field("draw_size", (1,), "draw-pile size / 41"),
             Field("in_chain", (1,), "1 if this seat is to move in the middle of a capture chain"),
             Field("to_move", (1,), "1 if this seat is to move"),
+            *(belief_fields() if version >= 1 else []),
         ]
     )
 
 
-_ENCODERS: dict[int, Encoder] = {}
+_ENCODERS: dict[tuple[int, int], Encoder] = {}
 
 
 def encoder_for(layout: ObsLayout, board: Board) -> Encoder:
-    """The encoder of ``board``'s size, built once per process (it holds only read-only tables)."""
-    encoder = _ENCODERS.get(board.size)
-    if encoder is None or encoder.layout.size != layout.size:
-        encoder = _ENCODERS[board.size] = Encoder(layout, board)
+    """The encoder of ``board``'s size and ``layout``'s version, built once per process (read-only tables)."""
+    key = (board.size, layout.size)
+    encoder = _ENCODERS.get(key)
+    if encoder is None:
+        encoder = _ENCODERS[key] = Encoder(layout, board)
     return encoder
 
 
@@ -86,6 +139,16 @@ class Encoder:
             )
             for cell in range(cells)
         ]
+        self.belief = "unseen" in sl
+        if self.belief:
+            self.unseen = sl["unseen"].start
+            self.unseen_suit = sl["unseen_suit"].start
+            self.unseen_rank = sl["unseen_rank"].start
+            self.unseen_count = sl["unseen_count"].start
+            self.opp_lacked = sl["opp_lacked"].start
+            self.opp_lacked_room = sl["opp_lacked_room"].start
+            self.fits = sl["fits"].start
+            self.fits_capture = sl["fits_capture"].start
         self.slot_card: list[tuple[tuple[int, int], ...]] = [
             tuple((self.slot + i * 17 + c // 13, self.slot + i * 17 + 4 + c % 13) for c in range(NUM_CARDS))
             for i in range(HAND_SIZE)
@@ -110,8 +173,12 @@ class Encoder:
         cc = self.cell_card
         for cell, c in s.faceup.items():
             ext(cc[cell][c])
+        if self.belief:
+            unseen = self._belief_ones(s, seat, idx)
         obs = np.zeros(self.layout.size, dtype=np.float32)
         obs[np.array(idx, dtype=np.intp)] = 1.0  # an explicit dtype converts the list ~40% faster
+        if self.belief:
+            self._belief_counts(s, seat, unseen, obs)
         obs[self.own_score] = s.points[seat] / TOTAL_POINTS
         obs[self.opp_score] = s.points[opp] / TOTAL_POINTS
         obs[self.opp_hand_size] = len(s.hands[opp]) / HAND_SIZE
@@ -123,3 +190,53 @@ class Encoder:
             if s.in_chain:
                 obs[self.in_chain] = 1.0
         return obs
+
+    def _belief_ones(self, s: GridState, seat: int, idx: list[int]) -> list[int]:
+        """The 1s of version 1's card fields into ``idx``; the unseen cards back, ascending."""
+        seen = 0
+        for c in s.hands[seat]:
+            seen |= 1 << c
+        for c in s.faceup.values():
+            seen |= 1 << c
+        for pile in (s.discard, s.captured[0], s.captured[1]):
+            for c in pile:
+                seen |= 1 << c
+        unseen_mask = ALL_CARDS_MASK & ~seen
+        unseen = [c for c in range(NUM_CARDS) if unseen_mask >> c & 1]
+        o = self.unseen
+        idx += [o + c for c in unseen]
+        lacked, _ = latest_lack(s.hist[1 - seat])
+        lacked &= unseen_mask
+        o = self.opp_lacked
+        idx += [o + c for c in range(NUM_CARDS) if lacked >> c & 1]
+        fits = 0
+        allowed = s.allowed
+        for cell in s.frontier:
+            fits |= allowed[cell]
+        o = self.fits
+        idx += [o + c for c in range(NUM_CARDS) if fits >> c & 1]
+        capture = 0
+        for cell in capturing_cells(self.board, s):
+            capture |= allowed[cell]
+        o = self.fits_capture
+        idx += [o + c for c in range(NUM_CARDS) if capture >> c & 1]
+        return unseen
+
+    def _belief_counts(self, s: GridState, seat: int, unseen: list[int], obs: np.ndarray) -> None:
+        """The counts of version 1's fields into ``obs``."""
+        suits = [0] * 4
+        ranks = [0] * 13
+        for c in unseen:
+            suits[c // 13] += 1
+            ranks[c % 13] += 1
+        for k in range(4):
+            if suits[k]:
+                obs[self.unseen_suit + k] = suits[k] / 13
+        for k in range(13):
+            if ranks[k]:
+                obs[self.unseen_rank + k] = ranks[k] / 4
+        obs[self.unseen_count] = len(unseen) / MAX_UNSEEN
+        opp = 1 - seat
+        lacked, drawn = latest_lack(s.hist[opp])
+        if lacked:
+            obs[self.opp_lacked_room] = min(drawn, len(s.hands[opp])) / HAND_SIZE

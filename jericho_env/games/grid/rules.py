@@ -11,12 +11,12 @@ import numpy as np
 from jericho_env.core.cards import NUM_CARDS, card_to_str
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import shuffled
-from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.core.rules import GameInfo, Rules, int_option, obs_version_option
 from jericho_env.core.validate import require_generator
 from jericho_env.games.grid import serialize
 from jericho_env.games.grid.actions import GridActions
 from jericho_env.games.grid.knowledge import DRAW, NONE, PLACE, SOME, HandFacts, redeal_hand
-from jericho_env.games.grid.observation import build_layout, encoder_for
+from jericho_env.games.grid.observation import OBS_VERSIONS, build_layout, encoder_for
 from jericho_env.games.grid.render import render, render_image
 from jericho_env.games.grid.state import (
     BASE,
@@ -33,7 +33,7 @@ from jericho_env.games.grid.state import (
     remove,
 )
 
-DEFAULT_BOARD_SIZE = 21  # chosen by experiments/grid_edge_study.py (see the game page)
+DEFAULT_BOARD_SIZE = 21  # chosen by experiments/studies/grid_edge_study.py (see the game page)
 # A true bound on agent steps, whatever the board size. Every placement uses up a card that entered a
 # hand, and only the 51 non-base cards ever do: at most 51 placements, hence at most 51 turns with a
 # placement. Each such turn has at most one explicit "end" (only after a capture). Two passes in a
@@ -60,6 +60,9 @@ class GridRules(Rules[GridState]):
             "an odd int in 3..101",
             _odd_size,
         ),
+        obs_version_option(
+            OBS_VERSIONS, "observation version: 0 (the first) or 1 (0 plus what the seat can infer, a table summary)"
+        ),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -77,7 +80,7 @@ class GridRules(Rules[GridState]):
 
     def build_layout(self) -> ObsLayout:
         """Observation layout for the chosen board size."""
-        return build_layout(self.options["board_size"])
+        return build_layout(self.options["board_size"], self.options["obs_version"])
 
     def build_info(self) -> GameInfo:
         """Metadata: 2 players, ``5 * size**2 + 1`` actions, at most 155 steps."""

@@ -25,9 +25,9 @@ import numpy as np
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix, uniform
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_SCORING, SCORING, TRUMPET, TYPE_VALUE, VALUES
-from jericho_env.games.walls.observation import WINDOW_SCALE, build_scale
+from jericho_env.games.walls.observation import OBS_VERSIONS, WINDOW_SCALE, build_scale
 from jericho_env.games.walls.rules import HAND_SIZE, WallsRules
-from jericho_env.games.walls.state import WALL_SIZE, Phase, WallsState
+from jericho_env.games.walls.state import TRUMPETS_AT, WALL_SIZE, WALL_STRIDE, Phase, WallsState
 
 MAX_SEATS = 5
 MAX_DECK = NUM_CARDS - HAND_SIZE * 2  # the draw pile of the 2-player variant: 96 cards
@@ -66,6 +66,7 @@ OPEN_WALL, OPEN_SUPPLY, PLAY, DONATE, OVER = (int(p) for p in Phase)
 _TYPE_VALUE = np.array(TYPE_VALUE, dtype=np.int64)
 _VALUES = np.array(VALUES, dtype=np.int64)
 #: the 107 cards shuffled at the deal, in card order (``rules.initial_state``'s list)
+_COPIES = np.array(COPIES, dtype=np.int64)
 _DEAL_CARDS = np.array([c for c, k in enumerate(COPIES) if c != SCORING for _ in range(k)], dtype=np.int8)
 
 
@@ -456,8 +457,8 @@ def _masks(states: Any, rows: Any, out: Any) -> None:
 
 
 @njit(cache=True)
-def _raw_counts(s: Any, seat: int, windows: Any, deck_size: int, raw: Any) -> None:
-    """``observation.raw_counts`` of ``seat`` into ``raw`` (uint8, layout order)."""
+def _raw_counts(s: Any, seat: int, windows: Any, deck_size: int, raw: Any, belief: bool) -> None:
+    """``observation.raw_counts`` of ``seat`` into ``raw`` (uint8, layout order); ``belief``: version 1's too."""
     n = np.int64(s.n)
     hands, hidden, walls, won = s.hands, s.supply_hidden, s.walls, s.won
     hand_size, opening, hidden_count, public = s.hand_size, s.opening, s.hidden_count, s.supply_public
@@ -513,11 +514,45 @@ def _raw_counts(s: Any, seat: int, windows: Any, deck_size: int, raw: Any) -> No
         if mover < 0:
             mover += n
         raw[j + 7 + mover] = 1
+    if belief:
+        _belief_counts(s, seat, raw, j + 7 + n)
+
+
+@njit(cache=True)
+def _belief_counts(s: Any, seat: int, raw: Any, j: int) -> None:
+    """``observation.belief_counts`` of ``seat`` into ``raw[j:]``."""
+    n = np.int64(s.n)
+    total = 0
+    for t in range(26):
+        u = _COPIES[t] - s.hands[seat, t] - s.supply_hidden[seat, t]
+        if s.opening[seat] == t:
+            u -= 1
+        if t < 25:
+            u -= s.supply_public[t]
+            for o in range(n):
+                u -= s.won[o, t] + s.walls[o, (t // 5) * WALL_STRIDE + t % 5]
+        else:
+            u -= s.discard + s.supply_trumpets
+            for o in range(n):
+                for c in range(5):
+                    u -= s.walls[o, c * WALL_STRIDE + TRUMPETS_AT]
+        raw[j + t] = u
+        total += u
+    raw[j + 26] = total
+    j += 27
+    for q in range(1, n):
+        o = seat + q
+        if o >= n:
+            o -= n
+        known, in_supply = _trumpet_floor(s, o, seat)
+        raw[j] = max(known, 0)
+        raw[j + 1] = max(in_supply, 0)
+        j += 2
 
 
 @njit(cache=True)
 def _observe(
-    states: Any, rows: Any, seats: Any, scale: Any, windows: Any, deck_size: int, out: Any, by_row: bool
+    states: Any, rows: Any, seats: Any, scale: Any, windows: Any, deck_size: int, out: Any, by_row: bool, belief: bool
 ) -> None:
     """Row ``k``'s observation into ``out[rows[k]]`` (``by_row``) or ``out[k]``: raw counts times ``scale``.
 
@@ -526,7 +561,7 @@ def _observe(
     size = scale.shape[0]
     raw = np.empty(size, dtype=np.uint8)
     for k in range(rows.shape[0]):
-        _raw_counts(states[rows[k]], seats[k], windows, deck_size, raw)
+        _raw_counts(states[rows[k]], seats[k], windows, deck_size, raw, belief)
         row = out[rows[k] if by_row else np.int64(k)]
         for j in range(size):
             row[j] = np.float32(raw[j]) * scale[j]
@@ -744,13 +779,14 @@ def _determinize(out: Any, seats: Any, stream: Any, deck_size: int, windows: Any
 
 
 # ---------------------------------------------------------------------------------------------- one row, for search
-MAX_OBSERVATION = len(build_scale(MAX_SEATS))  # the largest observation (five players)
+MAX_OBSERVATION = len(build_scale(MAX_SEATS, max(OBS_VERSIONS)))  # the largest observation (five players)
 # The option set's tables as one record (``RowKernels.params``); the scale padded to the largest observation.
 PARAMS = np.dtype(
     [
         ("scale", np.float32, (MAX_OBSERVATION,)),
         ("windows", np.int64, (NUM_SCORING, 2)),
         ("deck_size", np.int64),
+        ("belief", np.int64),  # 1 under observation version 1
     ]
 )
 _SIG = row_signatures(DTYPE, PARAMS)  # None without Numba (njit then leaves the functions as Python)
@@ -780,7 +816,7 @@ def _apply_fn(states: Any, row: int, params: Any, action: int) -> None:
 def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None:
     p = params[0]
     raw = np.empty(MAX_OBSERVATION, dtype=np.uint8)
-    _raw_counts(states[row], seat, p.windows, p.deck_size, raw)
+    _raw_counts(states[row], seat, p.windows, p.deck_size, raw, p.belief != 0)
     for j in range(out.shape[0]):  # ``_observe``'s float32 products
         out[j] = np.float32(raw[j]) * p.scale[j]
 
@@ -803,13 +839,15 @@ class WallsBatched(BatchedGame[WallsState]):
     def __init__(self, rules: WallsRules) -> None:
         super().__init__(rules)
         self.n = rules.n
-        self.scale = build_scale(self.n)
+        self.belief = rules.observation_version >= 1
+        self.scale = build_scale(self.n, rules.observation_version)
         self.piles = np.array(rules.piles, dtype=np.int64)
         self.deck_size = int(rules.deck_size)
         self.windows = np.array(rules.scoring_piles, dtype=np.int64)
         self.params = np.zeros(1, dtype=PARAMS)  # the same tables for search's row functions (row_kernels)
         self.params[0]["scale"][: len(self.scale)] = self.scale
         self.params[0]["windows"], self.params[0]["deck_size"] = self.windows, self.deck_size
+        self.params[0]["belief"] = int(self.belief)
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -926,11 +964,11 @@ class WallsBatched(BatchedGame[WallsState]):
 
     def observe(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe`` of each row into ``out[k]``."""
-        _observe(states, rows, seats, self.scale, self.windows, self.deck_size, out, False)
+        _observe(states, rows, seats, self.scale, self.windows, self.deck_size, out, False, self.belief)
 
     def observe_rows(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
         """``rules.observe`` of each row straight into ``out[rows[k]]`` (no scratch copy)."""
-        _observe(states, rows, seats, self.scale, self.windows, self.deck_size, out, True)
+        _observe(states, rows, seats, self.scale, self.windows, self.deck_size, out, True, self.belief)
 
     def determinize(
         self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, stream: np.ndarray, out: np.ndarray

@@ -2,6 +2,9 @@
 
 Built as a Python list of raw counts in layout order, then scaled by a fixed vector: one numpy
 allocation per call, no per-element numpy writes.
+
+Version 1 (option ``obs_version=1``) appends what the seat can infer (``BELIEF_FIELDS``): the cards it
+has not seen, by type, and the trumpets the others are known to hold (``trumpet_floor``).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import numpy as np
 
 from jericho_env.core.layout import Field, ObsLayout
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_TRUMPETS
-from jericho_env.games.walls.state import WALL_SIZE, Phase, WallsState
+from jericho_env.games.walls.state import TRUMPETS_AT, WALL_SIZE, WALL_STRIDE, Phase, WallsState, trumpet_floor
 
 MAX_HAND = 7
 MAX_WALL_LENGTH = 57 + 2 * NUM_TRUMPETS  # every card of one colour and every trumpet: 101
@@ -20,8 +23,28 @@ _ZERO_26 = [0] * 26
 _OVER = Phase.OVER  # a module global: cheaper to read per call than the enum attribute
 
 
-def build_layout(n: int) -> ObsLayout:
-    """The observation layout for ``n`` players."""
+OBS_VERSIONS = (0, 1)
+BELIEF_FIELDS = ("unseen", "unseen_count", "known_trumpets")
+SEVEN_TRUMPETS = 7  # the hand of a player seen to open with a trumpet
+
+
+def build_layout(n: int, version: int = 0) -> ObsLayout:
+    """The observation layout for ``n`` players; ``version`` 1 appends ``BELIEF_FIELDS``."""
+    belief = [
+        Field(
+            "unseen",
+            (26,),
+            "cards of each type this seat has not seen (in others' hands, face-down openings and supply cards, "
+            "or the draw pile) / copies",
+        ),
+        Field("unseen_count", (1,), f"cards this seat has not seen, scoring cards aside / {NUM_CARDS}"),
+        Field(
+            "known_trumpets",
+            (n - 1, 2),
+            "each other seat, (seat+k)%n for k >= 1: trumpets it is known to hold in hand and face-down supply "
+            "cards / 7, and 1 if one of them is known to be in the supply (only a seat seen to open with a trumpet)",
+        ),
+    ]
     return ObsLayout(
         [
             Field("hand", (26,), "own hand: count of each card type (25 wall cards colour-major, then T) / copies"),
@@ -51,12 +74,13 @@ def build_layout(n: int) -> ObsLayout:
             Field("round", (3,), "round 1, 2, 3 (one-hot)"),
             Field("phase", (4,), "opening wall card, opening supply card, play, donation (one-hot)"),
             Field("to_move", (n,), "seat to move, self first then (seat+k)%n (one-hot)"),
+            *(belief if version >= 1 else []),
         ]
     )
 
 
-def build_scale(n: int) -> np.ndarray:
-    """Per-entry divisors turning raw counts into [0, 1], in layout order."""
+def build_scale(n: int, version: int = 0) -> np.ndarray:
+    """Per-entry divisors turning raw counts into [0, 1], in layout order (``version`` as ``build_layout``)."""
     per_type = [1.0 / c for c in COPIES[:26]]
     wall = []
     for _ in range(5):
@@ -75,14 +99,21 @@ def build_scale(n: int) -> np.ndarray:
         + [1.0 / WINDOW_SCALE] * 2
         + [1.0] * (3 + 4 + n)
     )
+    if version >= 1:
+        scale += per_type + [1.0 / NUM_CARDS] + [1.0 / SEVEN_TRUMPETS, 1.0] * (n - 1)
     assert len(wall) == WALL_SIZE
     return np.array(scale, dtype=np.float32)
 
 
-def encode(s: WallsState, seat: int, order: list[int], scale: np.ndarray, window: tuple[int, int]) -> np.ndarray:
-    """The observation of ``seat`` (``order`` lists the seats self first, ``window`` the scoring window)."""
+def encode(
+    s: WallsState, seat: int, order: list[int], scale: np.ndarray, window: tuple[int, int], belief: bool = False
+) -> np.ndarray:
+    """The observation of ``seat`` (``order`` lists the seats self first, ``window`` the scoring window).
+
+    ``belief``: version 1, with ``BELIEF_FIELDS`` (``scale`` must then be version 1's).
+    """
     # every raw count is below 256, so bytearray() converts the list in one C loop (faster than np.array)
-    return np.frombuffer(bytearray(raw_counts(s, seat, order, window)), dtype=np.uint8) * scale
+    return np.frombuffer(bytearray(raw_counts(s, seat, order, window, belief)), dtype=np.uint8) * scale
 
 
 def encode_into(out: np.ndarray, raw: list[int], scale: np.ndarray) -> None:
@@ -93,8 +124,8 @@ def encode_into(out: np.ndarray, raw: list[int], scale: np.ndarray) -> None:
     np.multiply(np.frombuffer(bytearray(raw), dtype=np.uint8).reshape(out.shape), scale, out=out)
 
 
-def raw_counts(s: WallsState, seat: int, order: list[int], window: tuple[int, int]) -> list[int]:
-    """The unscaled counts of ``seat``'s observation, in layout order (each below 256)."""
+def raw_counts(s: WallsState, seat: int, order: list[int], window: tuple[int, int], belief: bool = False) -> list[int]:
+    """The unscaled counts of ``seat``'s observation, in layout order (each below 256); ``belief`` as ``encode``."""
     raw = s.hands[seat][:]
     op = s.opening[seat]
     raw += _ONE_HOT_26[op] if op >= 0 else _ZERO_26
@@ -118,4 +149,39 @@ def raw_counts(s: WallsState, seat: int, order: list[int], window: tuple[int, in
     raw += rnd
     raw += phase
     raw += to_move
+    if belief:
+        raw += belief_counts(s, seat, order)
     return raw
+
+
+def belief_counts(s: WallsState, seat: int, order: list[int]) -> list[int]:
+    """The unscaled counts of version 1's fields: ``unseen``, ``unseen_count``, ``known_trumpets``.
+
+    A card is seen when it lies in the seat's hand, its face-down opening or its face-down supply cards,
+    in any wall, among any seat's won cards, in the public supply, or among the trumpets out of the game
+    or face up in the supply; every other card of the type is unseen.
+    """
+    unseen = list(COPIES[:26])
+    hand, hidden = s.hands[seat], s.supply_hidden[seat]
+    for t in range(26):
+        unseen[t] -= hand[t] + hidden[t]
+    if s.opening[seat] >= 0:
+        unseen[s.opening[seat]] -= 1
+    for t in range(25):
+        unseen[t] -= s.supply_public[t]
+    trumpets = s.discard + s.supply_trumpets
+    for o in order:
+        wall, won = s.walls[o], s.won[o]
+        for t in range(25):
+            unseen[t] -= won[t]
+        for c in range(5):
+            b = c * WALL_STRIDE
+            for i in range(5):
+                unseen[c * 5 + i] -= wall[b + i]
+            trumpets += wall[b + TRUMPETS_AT]
+    unseen[25] -= trumpets
+    out = [*unseen, sum(unseen)]
+    for o in order[1:]:
+        floor = trumpet_floor(s.trumpet_log[o], seat)
+        out += [floor[0], floor[1]] if floor is not None else [0, 0]
+    return out

@@ -13,7 +13,7 @@ import numpy as np
 
 from jericho_env.core.layout import ObsLayout
 from jericho_env.core.redeal import draw_hand
-from jericho_env.core.rules import GameInfo, Rules, int_option
+from jericho_env.core.rules import GameInfo, Rules, int_option, obs_version_option
 from jericho_env.core.validate import require_generator
 from jericho_env.games.walls import render, serialize
 from jericho_env.games.walls.actions import NUM_ACTIONS, SUPPLY_BASE, TRUMPET_BASE, WallsActions
@@ -29,8 +29,15 @@ from jericho_env.games.walls.cards import (
     card_to_str,
     counts_to_cards,
 )
-from jericho_env.games.walls.observation import build_layout, build_scale, encode, encode_into, raw_counts
-from jericho_env.games.walls.state import LENGTH_AT, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
+from jericho_env.games.walls.observation import (
+    OBS_VERSIONS,
+    build_layout,
+    build_scale,
+    encode,
+    encode_into,
+    raw_counts,
+)
+from jericho_env.games.walls.state import LENGTH_AT, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState, trumpet_floor
 
 HAND_SIZE = 7
 NUM_PILES = 6
@@ -70,12 +77,14 @@ class WallsRules(Rules[WallsState]):
             "an int in 2..5 (3-5 published, 2 a variant)",
             lambda v: 2 <= v <= 5,
         ),
+        obs_version_option(OBS_VERSIONS, "observation version: 0 (the first) or 1 (0 plus what the seat can infer)"),
     )
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         n = self.n = int(self.options["num_players"])
-        self._scale = build_scale(n)
+        self._belief = self.observation_version >= 1
+        self._scale = build_scale(n, self.observation_version)
         self._orders = [[(seat + k) % n for k in range(n)] for seat in range(n)]
         self.piles = pile_sizes(n)
         self.deck_size = sum(self.piles)
@@ -90,7 +99,7 @@ class WallsRules(Rules[WallsState]):
 
     def build_layout(self) -> ObsLayout:
         """The observation layout for the chosen number of players."""
-        return build_layout(int(self.options["num_players"]))
+        return build_layout(int(self.options["num_players"]), self.options["obs_version"])
 
     def build_info(self) -> GameInfo:
         """Metadata; the length bound counts opening, donations and one draw per play turn."""
@@ -437,14 +446,14 @@ class WallsRules(Rules[WallsState]):
     # ----------------------------------------------------------------- observation
     def observe(self, state: WallsState, seat: int) -> np.ndarray:
         """The observation of ``seat`` (see the layout table on the game page)."""
-        return encode(state, seat, self._orders[seat], self._scale, self.scoring_window(state))
+        return encode(state, seat, self._orders[seat], self._scale, self.scoring_window(state), self._belief)
 
     def observe_into(self, out: np.ndarray, states: Sequence[WallsState], seats: Sequence[int]) -> None:
         """Row ``j`` of ``out``: the observation of ``seats[j]`` in ``states[j]`` (one conversion for all rows)."""
         raw: list[int] = []
-        orders, window = self._orders, self.scoring_window
+        orders, window, belief = self._orders, self.scoring_window, self._belief
         for state, seat in zip(states, seats, strict=True):
-            raw += raw_counts(state, seat, orders[seat], window(state))
+            raw += raw_counts(state, seat, orders[seat], window(state), belief)
         encode_into(out, raw, self._scale)
 
     def scoring_window(self, state: WallsState) -> tuple[int, int]:
@@ -517,25 +526,8 @@ class WallsRules(Rules[WallsState]):
 
     @staticmethod
     def _trumpet_floor(s: WallsState, player: int, observer: int) -> tuple[int, int] | None:
-        """(T, S) for a player dealt seven trumpets, as ``observer`` knows them; ``None`` for any other player.
-
-        After the opening it held 5 in hand and 1 in the supply (T=6, S=1). Blowing one may use a
-        known trumpet (T-1, never below S). At a scoring its supply cards leave: at most
-        min(its supply cards, T, trumpets in the whole supply less those ``observer`` put there) of the
-        known ones went with them, and none is known to be in the supply any more (S=0).
-        """
-        log = s.trumpet_log[player]
-        if log is None:
-            return None
-        total, in_supply = 6, 1
-        for event in log:
-            if event[0] == "blow":
-                total = max(in_supply, total - 1)
-            else:
-                _, supplied, trumpets, each = event
-                total -= min(supplied, total, trumpets - each[observer])
-                in_supply = 0
-        return max(0, total), in_supply
+        """(T, S) for a player dealt seven trumpets, as ``observer`` knows them (``state.trumpet_floor``)."""
+        return trumpet_floor(s.trumpet_log[player], observer)
 
     def _restack(self, s: WallsState, cards: list[int], rng: np.random.Generator) -> list[int]:
         """A draw pile of ``cards`` whose scoring cards lie anywhere in the undrawn part of their piles."""

@@ -110,3 +110,24 @@ class WallsState:
         new.deck = self.deck[:]
         new.trumpet_log = self.trumpet_log[:]
         return new
+
+
+def trumpet_floor(log: tuple[tuple[Any, ...], ...] | None, observer: int) -> tuple[int, int] | None:
+    """(T, S) for a player dealt seven trumpets whose ``trumpet_log`` is ``log``, as ``observer`` knows them.
+
+    ``None`` for any other player (``log`` None). After the opening it held 5 in hand and 1 in the supply
+    (T=6, S=1). Blowing one may use a known trumpet (T-1, never below S). At a scoring its supply cards
+    leave: at most min(its supply cards, T, trumpets in the whole supply less those ``observer`` put there)
+    of the known ones went with them, and none is known to be in the supply any more (S=0).
+    """
+    if log is None:
+        return None
+    total, in_supply = 6, 1
+    for event in log:
+        if event[0] == "blow":
+            total = max(in_supply, total - 1)
+        else:
+            _, supplied, trumpets, each = event
+            total -= min(supplied, total, trumpets - each[observer])
+            in_supply = 0
+    return max(0, total), in_supply
