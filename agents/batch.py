@@ -2,9 +2,8 @@
 
 A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)``.
 ``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent: ``random`` reads
-only the masks, walls ``greedy`` is vectorised over the batch (``agents.greedy_walls_batch``), grid
-``greedy`` scores the batch in one compiled call (``BatchGreedyGrid``), castles ``greedy`` chooses for the
-batch in one compiled call (``agents.greedy_castles_batch``), any other agent is asked row by row
+only the masks, ``greedy`` plays its twin over the batch (``agents.greedy.batch_twin``: compiled in every
+game where Numba is installed), any other agent is asked row by row
 (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
 batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass); a
 network trained on a prior gets the prior's hint (``agents.prior.prior_hint``) for its batch.
@@ -22,7 +21,6 @@ from jericho_env.envs.selfplay import RandomBatchPolicy
 
 __all__ = [
     "AgentBatchPolicy",
-    "BatchGreedyGrid",
     "JointNetworks",
     "NetworkBatchPolicy",
     "RandomBatchPolicy",
@@ -93,54 +91,15 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
         agents.make(name, game_id, **options)  # the usual errors for an unknown game or option
         return RandomBatchPolicy(seed)
     agent = agents.make(name, game_id, seed=seed, **options)
-    if name == "greedy" and game_id == "walls":
-        from agents.greedy_walls_batch import BatchGreedyWalls
+    if name == "greedy":
+        from agents.greedy import batch_twin
 
-        batch = BatchGreedyWalls(game_id, **options)
-        if batch._kernel is not None:  # compiled, one row costs less than the agent's own loop too
-            return batch
-        return _SmallBatchFallback(batch, agent)  # in numpy, the agent is cheaper on one or two rows
-    if name == "greedy" and game_id == "grid" and getattr(agent, "kernel", False):
-        return BatchGreedyGrid(agent)
-    if name == "greedy" and game_id == "castles":
-        from agents.greedy_castles_batch import KERNEL, BatchGreedyCastles
-
-        if KERNEL:  # compiled; without Numba the agent row by row is the faster Python
-            return BatchGreedyCastles(game_id, **options)
+        twin = batch_twin(agent, game_id, **options)
+        if getattr(twin, "_kernel", True) is None:  # walls in numpy: the agent is cheaper on one or two rows
+            return _SmallBatchFallback(twin, agent)
+        if twin is not None:
+            return twin
     return AgentBatchPolicy(agent)
-
-
-class BatchGreedyGrid:
-    """grid's ``GreedyAgent`` as a batch policy: the candidates of every row in one compiled call.
-
-    ``greedy_grid_kernel.best_rows`` gives each row's best-scoring actions as ``act`` collects them; a
-    row with several draws one with the agent's own generator, row after row, as ``act`` would: the
-    actions equal those of asking ``agent`` row by row (a test checks it).
-    """
-
-    name = "greedy"
-    uses_observation = True
-
-    def __init__(self, agent: Any) -> None:
-        from agents import greedy_grid_kernel
-
-        self.agent = agent
-        self.tables = greedy_grid_kernel.tables_for(agent)
-
-    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        from agents import greedy_grid_kernel
-
-        agent, tables = self.agent, self.tables
-        rows = np.ascontiguousarray(observations, dtype=np.float32)
-        legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        weigh, soft = bool(agent.allow_pass), bool(agent.soft_setup)
-        ties, counts = greedy_grid_kernel.best_rows(rows, legal, weigh, tables.weights(agent), soft, *tables.args)
-        if (counts == 0).any():
-            raise ValueError(f"{self.name}: row {int(np.argmin(counts))} of the masks has no legal action")
-        out = ties[:, 0].copy()
-        for j in np.flatnonzero(counts > 1):
-            out[j] = ties[j, int(agent.rng.integers(counts[j]))]
-        return out
 
 
 class NetworkBatchPolicy:
@@ -426,8 +385,8 @@ def play_matches(
     """``learner`` alone against copies of ``opponent`` (batch policies), on ``deals`` deals in every seat.
 
     Returns (score, wins, draws, games), the score counting a draw as half a win and a shared win as a win,
-    as the tournament tables do (``experiments.tournament``). The same deals are
-    played with the learner in each seat, so seat and card luck cancel as in ``experiments.tournament``.
+    as the tournament tables do (``experiments.play.tournament``). The same deals are
+    played with the learner in each seat, so seat and card luck cancel as in ``experiments.play.tournament``.
     """
     from jericho_env.envs.selfplay import SelfPlayVector
 

@@ -24,8 +24,9 @@ A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhe
 ``trust=True`` (``--trust-checkpoint`` on the command lines): say so only for files you trust.
 
 The API: ``save_checkpoint(model, path, meta)`` (written to a temporary file, then renamed, so a
-kill never leaves half a file), ``load_policy(path, trust=False)``, ``load_model_for_resume(path,
-env)``, ``read_meta(path)`` and ``check_game(meta, game_id, options)``.
+kill never leaves half a file), ``load_policy(path, trust=False)``, ``read_meta(path)`` and
+``check_game(meta, game_id, options)``; resuming a training run from one is the trainer's
+(``experiments.training.model.load_model_for_resume``).
 """
 
 from __future__ import annotations
@@ -170,8 +171,13 @@ def meta_json(model: Any, meta: CheckpointMeta) -> dict[str, Any]:
     }
 
 
-def save_checkpoint(model: Any, path: str | Path, meta: CheckpointMeta | None = None) -> Path:
+def save_checkpoint(
+    model: Any, path: str | Path, meta: CheckpointMeta | None = None, run: Mapping[str, Any] | None = None
+) -> Path:
     """Write ``model``'s policy and optimizer tensors and ``meta`` (else the attached one) to ``path``.
+
+    ``run``: a training run's state (steps, snapshots, evaluations, sessions), recorded as the meta's
+    ``training["run"]`` (what ``--resume`` reads back).
 
     Written to ``path`` + ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves
     either the old file or the new one, never a torn one.
@@ -180,6 +186,8 @@ def save_checkpoint(model: Any, path: str | Path, meta: CheckpointMeta | None = 
 
     meta = meta or model_meta(model)
     data = meta_json(model, meta)
+    if run is not None:
+        data["training"]["run"] = dict(run)
     weights = io.BytesIO()
     state: dict[str, Any] = {"policy": model.policy.state_dict()}
     optimizer = getattr(model.policy, "optimizer", None)
@@ -515,117 +523,6 @@ def linear_to_zero(rate: float) -> Callable[[float], float]:
 def learning_rate(rate: float, schedule: str) -> Any:
     """The learning rate MaskablePPO gets: ``rate``, or a linear decay to 0 (``linear_to_zero``)."""
     return linear_to_zero(rate) if schedule == "linear" else rate
-
-
-def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> Any:
-    """A MaskablePPO on ``env`` rebuilt from the checkpoint's hyperparameters, its tensors and counters loaded.
-
-    The policy and optimizer state dicts are copied in; ``num_timesteps`` and the update count are
-    restored from ``meta.json``'s ``training``. An SB3 zip needs ``trust`` (it is unpickled).
-    """
-    from sb3_contrib import MaskablePPO
-
-    p = resolve_path(path)
-    if kind(p) == "sb3":
-        if not trust:
-            raise UnsafeCheckpointError(_sb3_refusal(p))
-        return load_sb3(p, env=env)
-    meta = read_meta(p)
-    training = meta.get("training") or {}
-    hyper = training.get("hyperparameters")
-    if not isinstance(hyper, dict) or any(k not in hyper for k in (*PPO_KEYS, "learning_rate", "lr_schedule")):
-        raise CheckpointError(f"{str(p)!r} records no training hyperparameters: it cannot resume training")
-    check_hyperparameters(hyper, str(p))
-    spec = PolicySpec.from_json(meta["policy"], str(p))
-    obs_space, act_space = _spaces(meta)
-    if env.observation_space.shape != obs_space.shape or env.action_space != act_space:
-        raise CheckpointError(
-            f"{str(p)!r} holds a policy for observations {obs_space.shape} and {act_space}; this run's env gives "
-            f"{env.observation_space.shape} and {env.action_space}"
-        )
-    check_rollout_memory(hyper["n_steps"], getattr(env, "num_envs", 1), obs_space.shape[0], act_space.n, str(p))
-    policy_class, kwargs = spec.build(meta["game_id"], meta["options"])
-    rate = learning_rate(float(hyper["learning_rate"]), str(hyper["lr_schedule"]))
-    ppo = {k: hyper[k] for k in PPO_KEYS}
-    from agents.rollout import FlatRolloutBuffer
-    from jericho_env.core.validate import seed32
-
-    seed = hyper.get("seed")
-    model = MaskablePPO(
-        policy_class,
-        env,
-        rate,
-        **ppo,
-        policy_kwargs=kwargs,
-        seed=None if seed is None else seed32(seed),  # SB3 seeds numpy's legacy 32-bit generator
-        device="cpu",
-        rollout_buffer_class=FlatRolloutBuffer,
-    )
-    state = _weights(p, weights_limit(model.policy))
-    try:
-        model.policy.load_state_dict(state["policy"])
-        if "optimizer" in state:
-            model.policy.optimizer.load_state_dict(state["optimizer"])
-    except (ValueError, RuntimeError, KeyError) as e:
-        raise CheckpointError(f"{str(p)!r}: its tensors do not fit the rebuilt network: {e}") from None
-    model.num_timesteps = int(training.get("num_timesteps", 0))
-    model._n_updates = int(training.get("n_updates", 0))  # SB3 keeps the count private
-    options = dict(meta["options"])
-    return attach_meta(model, CheckpointMeta(meta["game_id"], options, spec, dict(training)))
-
-
-# what each resumed hyperparameter must be: (test, allowed)
-_HYPER: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "n_steps": (lambda v: _int_in(v, 1, 2**24), "an int in 1..2**24"),
-    "batch_size": (lambda v: _int_in(v, 1, 2**30), "an int in 1..2**30"),
-    "n_epochs": (lambda v: _int_in(v, 1, 10**4), "an int in 1..10000"),
-    "gamma": (lambda v: _real(v) and 0 <= v <= 1, "a number in 0..1"),
-    "gae_lambda": (lambda v: _real(v) and 0 <= v <= 1, "a number in 0..1"),
-    "ent_coef": (lambda v: _real(v) and v >= 0, "a finite number >= 0"),
-    "learning_rate": (lambda v: _real(v) and v > 0, "a finite number > 0"),
-    "lr_schedule": (lambda v: v in ("constant", "linear"), "'constant' or 'linear'"),
-    "seed": (lambda v: v is None or _int_in(v, 0, 2**63 - 1), "null or an int in 0..2**63-1"),
-}
-
-
-def _int_in(v: Any, lo: int, hi: int) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
-
-
-def _real(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def check_hyperparameters(hyper: Mapping[str, Any], where: str) -> None:
-    """``CheckpointError`` naming the first hyperparameter of ``meta.json`` that is not what PPO takes (``_HYPER``)."""
-    for key, (ok, allowed) in _HYPER.items():
-        if key in hyper and not ok(hyper[key]):
-            raise CheckpointError(
-                f"{where}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}"
-            )
-
-
-def physical_memory() -> int | None:
-    """This machine's memory in bytes, where the system tells it (``os.sysconf``), else None."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def check_rollout_memory(n_steps: int, n_envs: int, obs_size: int, num_actions: int, where: str) -> None:
-    """``CheckpointError`` if the rollout buffer of ``n_steps`` steps of ``n_envs`` envs would not fit in memory.
-
-    The buffer holds, per step and env, the observation and the action mask as float32 plus a few
-    numbers; it is allocated when the model is built, so this is checked before.
-    """
-    need = 4 * n_steps * n_envs * (obs_size + num_actions + 8)
-    memory = physical_memory()
-    if memory is not None and need > memory:
-        raise CheckpointError(
-            f"{where}: its n_steps={n_steps} with {n_envs} env(s) needs a rollout buffer of {need / 2**30:.1f} GiB, "
-            f"more than this machine's {memory / 2**30:.1f} GiB"
-        )
 
 
 def is_loadable(path: str | Path) -> bool:

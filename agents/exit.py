@@ -11,9 +11,9 @@ Without ``path``, both play the network shipped in the package for the game (``a
   policy as the prior and its value at the leaves (``simulations`` per move; the game's ``ismcts``
   budget by default), and plays the most visited action. Like ``ismcts`` it takes the seat's information
   view through ``observe_view`` before each ``act`` (the front ends hand it over). ``engine`` picks the
-  search as ``ismcts``'s does: ``agents.compiled_search.CompiledPUCT`` where the game has compiled row
-  kernels (``"auto"``, ``"compiled"``), else ``agents.puct.PUCTSearch`` (``"python"``, the reference).
-  ``search="rollouts"`` plays policy-rollout search instead (``agents.rollout_search``): every legal action
+  search as ``ismcts``'s does: ``agents.search.compiled.CompiledPUCT`` where the game has compiled row
+  kernels (``"auto"``, ``"compiled"``), else ``agents.search.puct.PUCTSearch`` (``"python"``, the reference).
+  ``search="rollouts"`` plays policy-rollout search instead (``agents.search.rollout_search``): every legal action
   valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
   view, the move the most probable of ``softmax(log prior + Q / temperature)``.
 
@@ -37,7 +37,7 @@ SEARCHES = ("puct", "rollouts")  # exit-search's searches: information-set PUCT,
 
 
 class NetworkEvaluator:
-    """A policy network as ``agents.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
+    """A policy network as ``agents.search.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
     ``hint`` appends the prior's hint floats (``agents.prior.prior_hint``) to the observations first,
     for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
@@ -138,8 +138,8 @@ class ExitSearchAgent(BaseAgent):
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
-        from agents.compiled_search import check_engine, make_puct
-        from agents.ismcts import FALLBACK, GAME_DEFAULTS
+        from agents.search.compiled import check_engine, make_puct
+        from agents.search.ismcts import FALLBACK, GAME_DEFAULTS
         from jericho_env.registry import make_rules
 
         check_engine(engine, "exit-search")
@@ -171,7 +171,7 @@ class ExitSearchAgent(BaseAgent):
         evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
         self.search: Any
         if search == "rollouts":
-            from agents.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
+            from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
 
             count = DEFAULT_ROLLOUTS if simulations is None else simulations
             self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng)
@@ -184,7 +184,7 @@ class ExitSearchAgent(BaseAgent):
             rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
             self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
         self._view: Any = None
-        self.last: Any = None  # the last search's result (agents.puct.SearchResult)
+        self.last: Any = None  # the last search's result (agents.search.puct.SearchResult)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""
@@ -197,7 +197,7 @@ class ExitSearchAgent(BaseAgent):
         self._view = view
 
     def batch_policy(self) -> ExitSearchBatchPolicy:
-        """A batch policy that searches all its rows' positions at once (``experiments.batched_games``' hook)."""
+        """A batch policy that searches all its rows' positions at once (``experiments.play.batched_games``' hook)."""
         return ExitSearchBatchPolicy(self)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:

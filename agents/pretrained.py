@@ -33,7 +33,7 @@ from typing import Any
 ZOO_ENV = "JERICHO_ENV_ZOO"
 PACKAGE_FOLDER = Path(__file__).resolve().parent / "zoo"
 # the kind of network of an entry -> the agent names that play it
-KINDS: dict[str, tuple[str, ...]] = {"ppo": ("ppo",), "exit": ("exit", "exit-search")}
+KINDS: dict[str, tuple[str, ...]] = {"ppo": ("ppo",), "exit": ("exit", "exit-search"), "dmc": ("dmc",)}
 CHECKPOINT_AGENTS: tuple[str, ...] = tuple(a for names in KINDS.values() for a in names)
 CARD_VERSION = 1
 

@@ -14,9 +14,9 @@ best-scoring move, 0.37 for a move one point worse, 0 for moves it does not weig
 ``prior_weight`` times it to the logits, so the untrained policy plays a best move by greedy's scoring and
 its other samples fall on near-best moves rather than on any legal move: the departures PPO tries are the
 plausible ones. In grid a pass at the start of a turn is scored too when the points differ, by the risk
-of the table left as it is (``agents.greedy_grid.GreedyAgent.scores``), although greedy itself passes only
+of the table left as it is (``agents.greedy.grid.GreedyAgent.scores``), although greedy itself passes only
 when it must. In walls the score is the cards the seat would hold if a scoring came after the move
-(``agents.greedy_walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
+(``agents.greedy.walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
 
 The hint is computed outside the network (the greedy agents are Python code reading the
 observation), and ``prior_hint`` is the one place that makes it: a ``PriorHint``, a callable from a batch
@@ -45,7 +45,7 @@ Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), m
 PRIORS = ("none", "greedy", "greedy-scores")
 # the baseline agent behind each prior
 PRIOR_AGENTS = {"greedy": "greedy", "greedy-scores": "greedy"}
-# "greedy-scores" needs an agent with a scores(observation) method (agents.greedy_grid / greedy_walls)
+# "greedy-scores" needs an agent with a scores(observation) method (agents.greedy.grid / greedy_walls)
 SCORE_GAMES = ("grid", "walls")
 
 
@@ -84,8 +84,8 @@ class PriorHint:
         import agents
         from jericho_env.registry import make_rules
 
-        if check_prior(name, game_id) == "none":
-            raise ValueError("a prior hint needs a prior agent, not 'none' (prior_hint gives None for it)")
+        if name not in PRIOR_AGENTS:  # checked against the game once, where the config is resolved (check_prior)
+            raise ValueError(f"a prior hint needs one of {', '.join(PRIOR_AGENTS)}, not {name!r}")
         self.name, self.game_id, self.seed, self.options = name, game_id, seed, dict(options)
         self.num_actions = make_rules(game_id, **options).info.num_actions
         self.size = hint_size(name, self.num_actions)
@@ -94,13 +94,15 @@ class PriorHint:
         self._batch: Hint | None = None  # a compiled or vectorised scorer of whole batches
         deterministic = (name, game_id, repr(sorted(options.items())))
         if name == "greedy-scores" and game_id == "walls":
-            from agents.greedy_walls_batch import BatchGreedyWalls
+            from agents.greedy.walls_batch import BatchGreedyWalls
 
             self._batch, self.key = _live_rows(BatchGreedyWalls(game_id, **options).scores), deterministic
             return
         self.agent = agents.make(PRIOR_AGENTS[name], game_id, seed=seed, **options)
         if name == "greedy-scores" and game_id == "grid" and getattr(self.agent, "kernel", False):
-            self._batch, self.key = _grid_scores(self.agent), deterministic
+            from agents.greedy.grid import BatchGreedyGrid
+
+            self._batch, self.key = BatchGreedyGrid(self.agent).scores, deterministic
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self._batch is not None:
@@ -139,8 +141,9 @@ def prior_hint(prior: str, game_id: str, seed: int | None = None, **options: Any
     """The hint of ``prior`` (a name in ``PRIORS``) for ``game_id`` under ``options``; None for ``"none"``.
 
     ``seed`` seeds the baseline agent's random tie-breaks (greedy's move); greedy's scores draw nothing.
+    ``prior`` is checked against the game where the config is resolved (``check_prior``), not here.
     """
-    if check_prior(prior, game_id) == "none":
+    if prior == "none":
         return None
     return PriorHint(prior, game_id, seed=seed, **options)
 
@@ -156,23 +159,6 @@ def _live_rows(scores: Hint) -> Hint:
         return out
 
     return live_scores
-
-
-def _grid_scores(agent: Any) -> Hint:
-    """grid greedy's ``scores`` of a whole batch in one compiled call (``greedy_grid_kernel.scores_rows``)."""
-    from agents import greedy_grid_kernel
-
-    tables = greedy_grid_kernel.tables_for(agent)
-    score_at = np.array(agent._scores, dtype=np.int64)
-
-    def grid_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        rows = np.ascontiguousarray(observations, dtype=np.float32)
-        legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        weights = tables.weights(agent)
-        soft = bool(agent.soft_setup)
-        return greedy_grid_kernel.scores_rows(rows, legal, score_at, weights, soft, *tables.args)  # type: ignore[no-any-return]
-
-    return grid_scores
 
 
 def encode_hint(action: int, num_actions: int) -> float:

@@ -17,9 +17,10 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "greedy": ("agents.greedy", "make_greedy"),
     "greedy-capture": ("agents.greedy", "make_greedy_capture"),
     "ppo": ("agents.ppo", "PPOAgent"),
-    "ismcts": ("agents.ismcts", "ISMCTSAgent"),
+    "ismcts": ("agents.search.ismcts", "ISMCTSAgent"),
     "exit": ("agents.exit", "ExitAgent"),
     "exit-search": ("agents.exit", "ExitSearchAgent"),
+    "dmc": ("agents.dmc", "DmcAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 # the agents that need no checkpoint, weakest first: the opponents of the final table and of training
@@ -61,6 +62,15 @@ def playable_names(game_id: str) -> list[str]:
     return [n for n in AGENT_NAMES if (n in shipped if n in CHECKPOINT_AGENTS else available(n, game_id))]
 
 
+def make_batch_policy(name: str, game_id: str, seed: int | None = None, **kwargs: Any) -> Any:
+    """The agent ``name`` as a batch policy (``agents.batch.make_batch_policy``), for the engine's plugin hook.
+
+    ``SelfPlayVector(game, n, opponents="greedy")`` reaches it through ``jericho_env.agent_plugins``.
+    """
+    batch = importlib.import_module("agents.batch")  # by name, as make does: agents.batch imports this package
+    return batch.make_batch_policy(name, game_id, seed=seed, **kwargs)
+
+
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
 
@@ -86,7 +96,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     (which take ``=PATH`` too).
     A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
     ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
-    (``agents.ismcts.parse_budget``); ``"exit-search=path=a.zip,search=rollouts,simulations=16"``:
+    (``agents.registry.parse_budget``); ``"exit-search=path=a.zip,search=rollouts,simulations=16"``:
     ``exit-search``'s settings (``parse_search_settings``; ``exit-search=a.zip`` is its path alone).
     """
     label = None
@@ -100,8 +110,6 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
         )
     kwargs: dict[str, Any] = {}
     if name == "ismcts":
-        from agents.ismcts import parse_budget
-
         return label or name, name, parse_budget(arg)
     if arg:
         from agents.pretrained import CHECKPOINT_AGENTS
@@ -137,3 +145,44 @@ def parse_search_settings(text: str) -> dict[str, Any]:
         except ValueError:
             raise ValueError(f"exit-search: {key} takes {kind.__name__}, got {value!r}") from None
     return kwargs
+
+
+_BUDGET_KEYS = {
+    "prior": str,
+    "rollout_depth": int,
+    "simulations": int,
+    "time_limit": float,
+    "rollout": str,
+    "uct_c": float,
+    "backend": str,
+    "seed": int,
+    "engine": str,
+}
+
+
+def parse_budget(text: str) -> dict[str, Any]:
+    """The keyword arguments of an ``ismcts=...`` spec: ``300`` (simulations), ``0.5s`` (seconds), ``key=value``.
+
+    Items are comma-separated, e.g. ``"300,rollout=greedy"`` or ``"0.5s,uct_c=1.0"``; keys are
+    ``simulations``, ``time_limit``, ``rollout`` (random, greedy), ``uct_c``, ``backend`` (jericho,
+    openspiel), ``seed``, ``engine`` (auto, python, compiled). An empty text gives the game's defaults.
+    """
+    out: dict[str, Any] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, sep, value = item.partition("=")
+        try:
+            if not sep and item.endswith("s"):
+                out["time_limit"] = float(item[:-1])
+            elif not sep:
+                out["simulations"] = int(item)
+            elif key in _BUDGET_KEYS:
+                out[key] = _BUDGET_KEYS[key](value)
+            else:
+                raise ValueError(f"unknown key {key!r}")
+        except ValueError as e:
+            raise ValueError(
+                f"bad ismcts setting {item!r} ({e}): write ismcts=N (simulations per move), ismcts=Xs (seconds "
+                f"per move) and/or key=value with keys {', '.join(_BUDGET_KEYS)}, comma-separated, "
+                "e.g. ismcts=300,rollout=greedy"
+            ) from None
+    return out

@@ -1,0 +1,35 @@
+"""The commands (``python -m experiments.NAME``) and their library.
+
+The modules at this level are the commands (``train``, ``evaluate``, ``bench``, ``exit``, ``sweep``, ``zoo``,
+``leaderboard``, ``teams``, ``curves``, ``replays``) and ``cli``, their shared flag parsing. Their library
+lives in ``experiments.play`` (playing games: tournaments, deals, backends, reports) and
+``experiments.training`` (the model, the pool, self-play, the run folder, presets, provenance, expert
+iteration); one-off studies and benchmarks in ``experiments.studies``. ``docs/architecture.md`` draws it.
+"""
+
+from agents._moved import keep_old_paths
+
+# the old module paths of the regroup (issue 47), importable for one release (agents._moved)
+EXPERIMENTS_MOVED: dict[str, str] = {
+    "experiments.tournament": "experiments.play.tournament",
+    "experiments.batched_games": "experiments.play.batched_games",
+    "experiments.deals": "experiments.play.deals",
+    "experiments.backends": "experiments.play.backends",
+    "experiments.report": "experiments.play.report",
+    "experiments.grid_edge_study": "experiments.studies.grid_edge_study",
+    "experiments.web_latency": "experiments.studies.web_latency",
+    "experiments.search_bench": "experiments.studies.search_bench",
+    "experiments.tournament_bench": "experiments.studies.tournament_bench",
+    "experiments.bench_training": "experiments.studies.bench_training",
+    "experiments.imitate": "experiments.studies.imitate",
+    "experiments.model": "experiments.training.model",
+    "experiments.pool": "experiments.training.pool",
+    "experiments.selfplay": "experiments.training.selfplay",
+    "experiments.callbacks": "experiments.training.callbacks",
+    "experiments.checkpoints": "experiments.training.run_folder",
+    "experiments.presets": "experiments.training.presets",
+    "experiments.provenance": "experiments.training.provenance",
+    "experiments.exit_play": "experiments.training.exit_play",
+    "experiments.exit_learn": "experiments.training.exit_learn",
+}
+keep_old_paths(EXPERIMENTS_MOVED)

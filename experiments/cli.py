@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from experiments.backends import BackendError
+from experiments.play.backends import BackendError
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 from jericho_env.core.validate import seed_from_text
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from experiments.cli import cli_parser, run_cli
-from experiments.report import exit_curves, learning_curves
+from experiments.play.report import exit_curves, learning_curves
 
 
 def main(argv: list[str] | None = None) -> int:

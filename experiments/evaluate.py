@@ -3,7 +3,7 @@
 Every pair of agents plays ``--deals`` deals, each deal in every seat arrangement (seats swapped
 in 2-player games; in walls, agent A alone against copies of B, A in each seat). The games are played
 ``--batch`` deals at a time per pairing and arrangement, each agent asked once per round for all its
-games (``experiments.batched_games``); ``--sequential`` plays them one at a time through the AEC env
+games (``experiments.play.batched_games``); ``--sequential`` plays them one at a time through the AEC env
 instead (the same deals and seats; agents' random draws differ). Prints the
 win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes results.json,
 table.csv, table.md and heatmap.png (without matplotlib: skipped, with a note) to one run folder, in
@@ -29,8 +29,6 @@ import time
 from typing import Any
 
 from agents.registry import baselines, parse_spec
-from experiments.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
-from experiments.batched_games import DEFAULT_BATCH, check_batch
 from experiments.cli import (
     cap_workers,
     check_out,
@@ -41,8 +39,10 @@ from experiments.cli import (
     progress_bar,
     seed_int,
 )
-from experiments.report import run_folder, write_outputs
-from experiments.tournament import AgentSpec, check_loop, run_games
+from experiments.play.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
+from experiments.play.batched_games import DEFAULT_BATCH, check_batch
+from experiments.play.report import run_folder, write_outputs
+from experiments.play.tournament import AgentSpec, check_loop, run_games
 from jericho_env.core.rules import JerichoError
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         help="agents: random, greedy, greedy-capture (grid), ppo=PATH, ismcts[=BUDGET] with BUDGET "
         "N simulations and/or Xs seconds per move plus key=value settings, comma-separated "
-        "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.ismcts.parse_budget); "
+        "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.registry.parse_budget); "
         "exit=PATH, exit-search=PATH or exit-search=path=PATH,search=rollouts,simulations=16; "
         "LABEL:SPEC to rename",
     )

@@ -4,17 +4,17 @@
 al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
 
 1. **games**: ``--games`` self-play games, every seat played by information-set PUCT
-   (``agents.puct``) whose prior and leaf values come from the current network, in worker processes
+   (``agents.search.puct``) whose prior and leaf values come from the current network, in worker processes
    (``--workers``) or Ray tasks (``--backend ray``: the same seed gives the same rows);
 2. **learn**: the rows (observation, mask, the search's visit distribution, the game's outcome) join a
    replay buffer of the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps of
-   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.exit_learn``);
+   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit_learn``);
 3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
    iteration's network, greedy and the default PPO run, with the tournament code.
 
 The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``'s);
 ``prior``, a fresh network on greedy's scores (it plays like greedy before any training); ``scratch``, a
-fresh network. Every value not given comes from ``experiments.presets.EXIT`` (a default entry and what
+fresh network. Every value not given comes from ``experiments.training.presets.EXIT`` (a default entry and what
 each game changes). ``--ppo`` is the PPO checkpoint the evaluations and the final table play against;
 without it, the zoo's (the package's shipped PPO, ``agents.zoo()``), else PPO trained on the spot first
 (``experiments.train``'s default budget).
@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from experiments import presets
-from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli, training_seed
+from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.training import presets
 from jericho_env.registry import known_game_ids
 
 
@@ -224,7 +224,7 @@ class ExitRun:
         any point leaves the previous iteration's files in place, and ``--resume`` takes those.
         """
         from agents.checkpoint import save_checkpoint
-        from experiments.checkpoints import write_atomic
+        from experiments.training.run_folder import write_atomic
 
         policy.optimizer = optimizer
         model = _Model(policy, int(buffer.added), self.done * self.cfg.updates)
@@ -245,8 +245,8 @@ class ExitRun:
     def restore(self) -> tuple[Any, Any, Any]:
         """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
         from agents.checkpoint import PolicySpec, _weights, load_policy, resolve_path
-        from experiments.checkpoints import read_json
-        from experiments.exit_learn import ReplayBuffer
+        from experiments.training.exit_learn import ReplayBuffer
+        from experiments.training.run_folder import read_json
 
         state = read_json(self.folder / "exit.json", "--resume: the run's state")
         if not isinstance(state, dict) or not isinstance(state.get("iterations_done"), int):
@@ -264,7 +264,7 @@ class ExitRun:
 def evaluate_iteration(cfg: ExitConfig, current: Path, opponents: dict[str, Any], seed: int, workers: int,
                        backend: Backend) -> dict[str, Any]:  # fmt: skip
     """The network alone against each opponent (spec name and kwargs) on ``cfg.eval_deals`` seat-swapped deals."""
-    from experiments.tournament import AgentSpec, run_games, tabulate
+    from experiments.play.tournament import AgentSpec, run_games, tabulate
 
     out: dict[str, Any] = {}
     me = AgentSpec("exit", "exit", {"path": str(current)})
@@ -281,9 +281,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     """Run (or continue) the iterations in ``folder``; returns the final network's path."""
     import torch
 
-    from experiments import exit_play
-    from experiments.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
-    from experiments.exit_play import SearchSettings, network_payload
+    from experiments.training import exit_play
+    from experiments.training.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
+    from experiments.training.exit_play import SearchSettings, network_payload
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
@@ -345,7 +345,7 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
 def evaluate_pending(run: ExitRun, ppo_path: str, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
     """Evaluate the last iteration's network if it has no evaluation yet; save; redraw the curves."""
     from agents.registry import available
-    from experiments.report import exit_curves
+    from experiments.play.report import exit_curves
 
     if not run.history or "evals" in run.history[-1]:
         return
@@ -414,7 +414,7 @@ def final_table(
     """random, greedy, ismcts, ppo, exit and exit-search, every pair on ``cfg.final_deals`` seat-swapped deals."""
     from agents.registry import baselines
     from experiments.evaluate import evaluate
-    from experiments.tournament import AgentSpec
+    from experiments.play.tournament import AgentSpec
 
     budget = {} if cfg.final_simulations is None else {"simulations": cfg.final_simulations}
     specs = [AgentSpec(name, name) for name in baselines(cfg.game)]
@@ -430,7 +430,7 @@ def final_table(
 
 def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[ExitConfig, Path]:
     """The config of the run in ``folder`` (checked as a new one is); a larger ``--iterations`` extends it."""
-    from experiments.checkpoints import RunFolder, read_json
+    from experiments.training.run_folder import RunFolder, read_json
 
     path = Path(folder)
     if not (path / "config.json").is_file():
@@ -454,9 +454,9 @@ def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[Exit
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    from experiments.checkpoints import RunFolder
-    from experiments.provenance import record_session
-    from experiments.report import run_folder
+    from experiments.play.report import run_folder
+    from experiments.training.provenance import record_session
+    from experiments.training.run_folder import RunFolder
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = make_exit_config(args.game, dict(args.option), **given)
             folder = run_folder("exit", args.game, args.out)
             RunFolder(folder).save_config(dataclasses.asdict(cfg))
-        record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.provenance)
+        record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.training.provenance)
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:

@@ -3,11 +3,11 @@
 For each game: random, greedy (where the game has one), ``ismcts`` at its default budget and every agent
 the package ships for the game (``agents.zoo()``: ``ppo``, ``exit``, ``exit-search``, the last at
 ``ismcts``'s budget) play a round robin of seat-swapped deals (``--deals`` per pair, the tournament code:
-``experiments.tournament.run_games``, so the same games on any number of workers and on ``--backend ray``).
+``experiments.play.tournament.run_games``, so the same games on any number of workers and on ``--backend ray``).
 Two-player games: both seat orders of every deal. Walls: each agent alone against copies of each other,
 in every seat.
 
-Ratings: Bradley–Terry by maximum likelihood on the Elo scale (``experiments.tournament.bradley_terry``:
+Ratings: Bradley–Terry by maximum likelihood on the Elo scale (``experiments.play.tournament.bradley_terry``:
 draws half a win each way, random pinned at 1000). Their 95% intervals: a bootstrap over deals
 (``--bootstrap`` resamples; default 1000): the deals are drawn again with replacement, every game of a
 drawn deal (all pairs, all seats) kept together, the ratings fitted again, and the 2.5th and 97.5th
@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from agents.registry import available
-from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.cli import cli_parser, positive_int, progress_bar, run_cli
-from experiments.tournament import AgentSpec, Cell, GameRecord, bradley_terry, run_games, tabulate
+from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.play.tournament import AgentSpec, Cell, GameRecord, bradley_terry, run_games, tabulate
 from jericho_env.registry import known_game_ids, make_rules
 
 DEFAULT_DEALS = 250
@@ -254,7 +254,7 @@ def page(boards: Sequence[GameBoard]) -> str:
         "",
         "- Every pair of agents plays the same deals, each deal in every seat arrangement (two-player games: "
         "both seat orders; walls: the row agent alone in each seat against copies of the column agent), so "
-        "the luck of the cards and of the seat cancels out (`experiments.tournament`).",
+        "the luck of the cards and of the seat cancels out (`experiments.play.tournament`).",
         "- Rating: Bradley–Terry strengths by maximum likelihood on the Elo scale, random pinned at 1000 "
         "(400 points: 10-to-1 odds); draws count half a win each way.",
         f"- Interval: the 2.5th and 97.5th percentiles of the ratings refitted on {' or '.join(resamples)} "
@@ -284,7 +284,7 @@ def quick_text(b: GameBoard) -> str:
 
 def _budget(b: GameBoard) -> str:
     if b.simulations is None:
-        return "ismcts and exit-search: ismcts's default budget for the game (agents.ismcts.GAME_DEFAULTS)"
+        return "ismcts and exit-search: ismcts's default budget for the game (agents.search.ismcts.GAME_DEFAULTS)"
     return f"ismcts and exit-search: {b.simulations} simulations per move"
 
 
@@ -408,8 +408,8 @@ def write(boards: Sequence[GameBoard], out: Path) -> tuple[list[GameBoard], list
     """
     import json
 
-    from experiments.checkpoints import write_atomic
-    from experiments.report import have_matplotlib, heatmap
+    from experiments.play.report import have_matplotlib, heatmap
+    from experiments.training.run_folder import write_atomic
 
     out.parent.mkdir(parents=True, exist_ok=True)
     store = out.with_suffix(".json")
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     import shlex
 
     import jericho_env
-    from experiments.provenance import source_commit
+    from experiments.training.provenance import source_commit
 
     parser = build_parser()
     args = parser.parse_args(argv)

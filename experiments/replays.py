@@ -2,7 +2,7 @@
 
 ``experiments.evaluate ... --record N`` and ``experiments.train ... --record N`` call this once their
 table is written: the first ``N`` deals of every pairing (each in every seat arrangement) are played
-again in this process with their actions kept (``experiments.tournament.record_games``, by the
+again in this process with their actions kept (``experiments.play.tournament.record_games``, by the
 tournament's own game loop: a batched tournament plays again the whole chunks that hold them), each
 game is checked against the tournament's own record in ``results.json`` (seats, returns, length),
 and they are written to ``replays.jsonl`` in the run folder, one compact line per game: the env
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.cli import cli_parser, one_line, positive_int
-from experiments.tournament import AgentSpec, record_games
+from experiments.play.tournament import AgentSpec, record_games
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import make_rules
 from jericho_env.replay import FILE_NAME, Replay, write_replays

@@ -49,9 +49,16 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import baselines
-from experiments.backends import Backend, BackendError, add_backend_flags, backend_from_args, get_result, ray_session
 from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli, training_seed
-from experiments.report import run_folder, write_file
+from experiments.play.backends import (
+    Backend,
+    BackendError,
+    add_backend_flags,
+    backend_from_args,
+    get_result,
+    ray_session,
+)
+from experiments.play.report import run_folder, write_file
 from jericho_env.registry import known_game_ids
 
 OWNED = ("--seed", "--out", "--resume", "--quiet", "--backend", "--ray-address")  # flags the sweep sets itself

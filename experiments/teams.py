@@ -11,7 +11,7 @@ four players, the same reading as a two-player head to head.
 Seeds: deal ``d`` is the env seed ``derive_seed(seed, d)`` and the agent in seat ``s`` is reset with
 ``derive_seed(seed, d, s)`` in every arrangement, whichever side holds the seat: the arrangements of a deal
 differ only in who sits where (common random numbers), and the games are the same for any number of
-workers. Games are played one at a time through the AEC env (``experiments.tournament.play_game``); agents
+workers. Games are played one at a time through the AEC env (``experiments.play.tournament.play_game``); agents
 are made once per worker from the same specs as ``experiments.evaluate``'s (``specs_from_args``);
 checkpoints load through the safe path only (no flag to trust a Stable-Baselines3 zip here).
 
@@ -43,9 +43,9 @@ from experiments.cli import (
     run_cli,
     seed_int,
 )
-from experiments.deals import AgentSpec, derive_seed
 from experiments.evaluate import specs_from_args
-from experiments.tournament import _one_thread, outcome, play_game, wilson_interval
+from experiments.play.deals import AgentSpec, derive_seed
+from experiments.play.tournament import _one_thread, outcome, play_game, wilson_interval
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
 

@@ -5,12 +5,13 @@ games in lockstep, the others drawn per game from a pool of baselines and snapsh
 evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
 continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
 baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.presets``.
+from greedy's judgement. Every default comes from ``experiments.training.presets``.
 
 The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
 one function from plain values: the prior's hint (``agents.prior.prior_hint``), the opponent pool
-(``experiments.pool``), the vec env and evaluations (``experiments.selfplay``), the model
-(``experiments.model``, networks from ``agents.nets``) and the run folder (``experiments.checkpoints``).
+(``experiments.training.pool``), the vec env and evaluations (``experiments.training.selfplay``), the model
+(``experiments.training.model``, networks from ``agents.nets``) and the run folder
+(``experiments.training.run_folder``).
 
 Examples:
     python -m experiments.train grid
@@ -28,58 +29,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.nets import POLICY_NAMES, describe_policies
-from agents.prior import PRIORS
-from experiments import cli, presets
-from experiments.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.checkpoints import RunFolder
+from experiments import cli
+from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.training import presets
+from experiments.training.config import TrainConfig, config_from_args, make_config
+from experiments.training.run_folder import RunFolder
 from jericho_env.registry import known_game_ids
 
-
-def flag(text: str, kind: Any = None, **argparse_kw: Any) -> Any:
-    """A ``TrainConfig`` field that is also the flag ``--field-name``: its help and its argparse type."""
-    return dataclasses.field(metadata={"help": text, "type": kind, **argparse_kw})
-
-
-@dataclasses.dataclass
-class TrainConfig:
-    """Everything a run depends on, every value concrete (``presets.resolve``); config.json records it."""
-
-    game: str  # the game id
-    options: dict[str, Any]  # the game's options as given (--option KEY=VALUE; the game's defaults for the others)
-    timesteps: int = flag("learner steps to train for", cli.positive_int)
-    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", cli.training_seed)
-    n_envs: int = flag("games played at once, in lockstep, feeding PPO", cli.positive_int)
-    shards: int = flag("processes the games are split over (1: all in the training process)", cli.positive_int)
-    update_threads: int = flag("torch threads for PPO's update (rollouts use one)", cli.positive_int)
-    policy: str = flag(f"the network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
-    net: str = flag("mlp layer sizes: the first shared by the policy and value heads, the rest per head")
-    learning_rate: float = flag("Adam's learning rate (its start, with the linear schedule)", cli.positive_float)
-    lr_schedule: str = flag("constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
-    n_steps: int = flag("rollout length per game between updates", cli.positive_int)
-    batch_size: int = flag("PPO minibatch size (at most --n-envs x --n-steps)", cli.positive_int)
-    n_epochs: int = flag("PPO epochs per update", cli.positive_int)
-    gamma: float  # discount (rewards come only at the end of a game)
-    gae_lambda: float  # GAE's lambda
-    ent_coef: float = flag("entropy bonus, >= 0", cli.nonnegative_float)
-    shaping: float = flag("weight of the shaping reward (the game's potential)", cli.nonnegative_float)
-    prior: str = flag("the prior the policy starts from (agents.prior; none: from scratch)", choices=PRIORS)
-    prior_weight: float = flag("initial logit bonus of the prior's move (trained with the rest)", cli.finite_float)
-    init: str | None = flag("a checkpoint whose policy weights start the run (same game, --policy)", metavar="CKPT")
-    pool: str = flag("fixed opponents, comma-separated (a name twice: twice the share); snapshots join them")
-    snapshot_every: int = flag("steps between frozen copies of the learner joining the pool", cli.positive_int)
-    max_snapshots: int  # the pool keeps this many latest snapshots
-    eval_every: int = flag("steps between evaluations", cli.positive_int)
-    eval_opponent: str  # the baseline the evaluations play (greedy, where the game has one)
-    eval_deals: int = flag("deals per evaluation (each played in every seat arrangement)", cli.positive_int)
-    checkpoint_every: int = flag("steps between checkpoints", cli.positive_int)
-    final_deals: int = flag("deals per pair in the final tournament", cli.positive_int)
-    workers: int = flag("processes for the final tournament", cli.positive_int)
-
-
-def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> TrainConfig:
-    """The game's preset (``experiments.presets``) with the ``given`` values that are not None on top."""
-    return TrainConfig(game=game, options=dict(options or {}), **presets.resolve(game, given, options))
+__all__ = ["TrainConfig", "build_parser", "config_from_args", "main", "make_config", "train", "train_one"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,8 +67,8 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
 
     from agents.checkpoint import PolicySpec, save_checkpoint
     from agents.prior import prior_hint
-    from experiments.callbacks import Every, TrainCallback, eval_text
-    from experiments.model import (
+    from experiments.training.callbacks import Every, TrainCallback, eval_text
+    from experiments.training.model import (
         PPO_SETTINGS,
         make_model,
         pipeline_rollouts,
@@ -119,8 +76,8 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         training_meta,
         update_with_threads,
     )
-    from experiments.pool import opponent_pool
-    from experiments.selfplay import evaluate, make_vec_env
+    from experiments.training.pool import opponent_pool
+    from experiments.training.selfplay import evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
@@ -181,7 +138,7 @@ def train_one(
 ) -> dict[str, Any]:
     """Train (or resume) one game, then play, print and save the final tournament (on ``backend``)."""
     from experiments.evaluate import against_baselines
-    from experiments.report import learning_curves
+    from experiments.play.report import learning_curves
 
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
@@ -198,32 +155,11 @@ def train_one(
     return {"folder": folder, "summary": summary, "wall_seconds": wall}
 
 
-def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
-    """The run's config, checked before any work: ``--resume``'s config.json, or the flags on the game's preset."""
-    from agents.checkpoint import load_policy
-
-    if getattr(args, "resume", None):  # a larger --timesteps extends the run (written back)
-        options, saved = presets.saved_settings(RunFolder.saved_config(args.resume, game), f"--resume: {args.resume}")
-        cfg = make_config(game, options, **saved)
-        if args.timesteps is not None and args.timesteps > cfg.timesteps:
-            cfg.timesteps = args.timesteps
-            RunFolder(Path(args.resume)).save_config(dataclasses.asdict(cfg))
-        return cfg
-    given = {key: getattr(args, key, None) for key in presets.PRESETS["default"]}  # no flag: from the preset
-    given["policy"] = None if args.policy == "auto" else args.policy
-    cfg = make_config(game, dict(args.option or []), **given)
-    if args.batch_size is not None:  # asked for: refused if one rollout holds fewer samples
-        presets.check_minibatch(args.batch_size, cfg.n_envs, cfg.n_steps)
-    if cfg.init:  # missing, damaged, unsafe or for another game: a clear error before the run folder is made
-        load_policy(cfg.init, trust=getattr(args, "trust_checkpoint", False), game_id=game, options=cfg.options)
-    return cfg
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    from experiments.provenance import record_session
+    from experiments.play.report import run_folder
     from experiments.replays import record_replays
-    from experiments.report import run_folder
+    from experiments.training.provenance import record_session
 
     parser = build_parser()
     args = parser.parse_args(argv)

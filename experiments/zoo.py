@@ -40,7 +40,7 @@ import numpy as np
 
 from agents.pretrained import CARD_VERSION, KINDS, ZooEntry, ZooError, read_card, sha256, zoo, zoo_folder
 from experiments.cli import cli_parser, run_cli
-from experiments.provenance import read_provenance, source_commit
+from experiments.training.provenance import read_provenance, source_commit
 
 RUN_FILES = {"ppo": "training.json", "exit": "exit.json"}
 # share of the card's fixed positions where the network must play the recorded move (not all: a float rounded
@@ -216,7 +216,7 @@ def check_versions(meta: dict[str, Any], game: str, options: dict[str, Any], whe
 def play_one(agent_name: str, game: str, path: Path | None, options: dict[str, Any], seed: int = 0) -> int:
     """One full game of ``agent_name`` (``path``: its checkpoint; None: the shipped one) against random; its length."""
     import agents
-    from experiments.tournament import play_game
+    from experiments.play.tournament import play_game
     from jericho_env.envs.aec import JerichoEnv
 
     kwargs: dict[str, Any] = {} if path is None else {"path": str(path)}

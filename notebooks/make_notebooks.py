@@ -160,7 +160,7 @@ model_path""",
     (
         "code",
         """from experiments.evaluate import evaluate
-from experiments.tournament import AgentSpec
+from experiments.play.tournament import AgentSpec
 
 specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(model_path)})]
 summary = evaluate(GAME, specs, deals=DEALS, seed=0, out=str(folder / "tournament"), quiet=True)

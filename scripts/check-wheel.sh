@@ -29,7 +29,7 @@ import sys
 
 import agents
 import jericho_env
-from experiments.tournament import play_game
+from experiments.play.tournament import play_game
 from jericho_env.envs.aec import JerichoEnv
 
 site = sys.argv[1]

@@ -7,7 +7,7 @@ import pytest
 
 import agents
 import jericho_env
-from experiments.tournament import AgentSpec, run_games, tabulate
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from tests.helpers import play_out
 
 
@@ -101,7 +101,7 @@ def test_greedy_given_another_options_observation_names_the_mismatch(game: str, 
 def test_grid_greedy_scores_a_quiet_placement_as_danger_and_setup_on_the_table_after_it() -> None:
     """``evaluate_quiet``'s shared per-cell work gives the plain formula: the danger and set-up of the
     changed cells on the table with the card placed, against the danger there before."""
-    from agents.greedy_grid import GreedyAgent
+    from agents.greedy.grid import GreedyAgent
     from jericho_env.registry import make_rules
 
     rules = make_rules("grid")

@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from experiments import evaluate, imitate, teams, train
+from experiments import evaluate, teams, train
+from experiments.studies import imitate
 
 
 def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

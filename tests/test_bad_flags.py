@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import agents
-from agents.search import ISMCTS, check_settings
+from agents.search.engine import ISMCTS, check_settings
 from experiments import cli, evaluate, sweep
-from experiments.backends import Backend
+from experiments.play.backends import Backend
 from jericho_env.registry import make_rules
 
 # ------------------------------------------------------------------------------------------------ budgets
@@ -179,15 +179,15 @@ def test_a_sweep_caps_its_local_ray_and_refuses_trials_larger_than_it(
 # ------------------------------------------------------------------------------------------------ every numeric flag
 CLIS = [
     "experiments.bench",
-    "experiments.bench_training",
+    "experiments.studies.bench_training",
     "experiments.curves",
     "experiments.evaluate",
-    "experiments.grid_edge_study",
-    "experiments.imitate",
+    "experiments.studies.grid_edge_study",
+    "experiments.studies.imitate",
     "experiments.replays",
-    "experiments.search_bench",
+    "experiments.studies.search_bench",
     "experiments.sweep",
-    "experiments.web_latency",
+    "experiments.studies.web_latency",
     "jericho_env.play",
     "jericho_env.playthrough",
     "jericho_env.web.__main__",
@@ -237,35 +237,39 @@ BAD_FLAGS: list[tuple[str, list[str], str]] = [
     ("experiments.evaluate", ["castles", "--agents", "random", "greedy", "--record", "0"], "argument --record"),
     ("experiments.evaluate", ["castles", "--agents", "random", "greedy", "--workers", "0"], "argument --workers"),
     ("experiments.evaluate", ["castles", "--agents", "random", "greedy", "--seed", "1e3"], "argument --seed"),
-    ("experiments.search_bench", ["moves", "castles", "--games", "0"], "argument --games"),
-    ("experiments.search_bench", ["moves", "castles", "--games", "nan"], "argument --games"),
-    ("experiments.search_bench", ["backends", "castles", "--simulations", "-1"], "argument --simulations"),
-    ("experiments.search_bench", ["moves", "castles", "--memory-games", "-1"], "argument --memory-games"),
-    ("experiments.search_bench", ["moves", "castles", "--agent", "ismcts=infs"], "time_limit=inf is not allowed"),
-    ("experiments.search_bench", ["moves", "castles", "--option", "ranks=7"], "ranks must be one of"),
-    ("experiments.grid_edge_study", ["--games", "0"], "argument --games"),
-    ("experiments.grid_edge_study", ["--board-size", "-41"], "argument --board-size"),
-    ("experiments.grid_edge_study", ["--board-size", "40"], "board_size=40 is not allowed"),
-    ("experiments.grid_edge_study", ["--threshold", "nan"], "argument --threshold"),
-    ("experiments.grid_edge_study", ["--threshold", "1.5"], "argument --threshold: must be a number in 0..1"),
-    ("experiments.imitate", ["castles", "--learning-rate", "nan"], "argument --learning-rate"),
-    ("experiments.imitate", ["castles", "--learning-rate", "-1"], "argument --learning-rate"),
+    ("experiments.studies.search_bench", ["moves", "castles", "--games", "0"], "argument --games"),
+    ("experiments.studies.search_bench", ["moves", "castles", "--games", "nan"], "argument --games"),
+    ("experiments.studies.search_bench", ["backends", "castles", "--simulations", "-1"], "argument --simulations"),
+    ("experiments.studies.search_bench", ["moves", "castles", "--memory-games", "-1"], "argument --memory-games"),
     (
-        "experiments.imitate",
+        "experiments.studies.search_bench",
+        ["moves", "castles", "--agent", "ismcts=infs"],
+        "time_limit=inf is not allowed",
+    ),
+    ("experiments.studies.search_bench", ["moves", "castles", "--option", "ranks=7"], "ranks must be one of"),
+    ("experiments.studies.grid_edge_study", ["--games", "0"], "argument --games"),
+    ("experiments.studies.grid_edge_study", ["--board-size", "-41"], "argument --board-size"),
+    ("experiments.studies.grid_edge_study", ["--board-size", "40"], "board_size=40 is not allowed"),
+    ("experiments.studies.grid_edge_study", ["--threshold", "nan"], "argument --threshold"),
+    ("experiments.studies.grid_edge_study", ["--threshold", "1.5"], "argument --threshold: must be a number in 0..1"),
+    ("experiments.studies.imitate", ["castles", "--learning-rate", "nan"], "argument --learning-rate"),
+    ("experiments.studies.imitate", ["castles", "--learning-rate", "-1"], "argument --learning-rate"),
+    (
+        "experiments.studies.imitate",
         ["grid", "--channels", "1000000"],
         "argument --channels: must be a whole number in 1..4096",
     ),
-    ("experiments.imitate", ["grid", "--layers", "0"], "argument --layers"),
-    ("experiments.imitate", ["castles", "--epochs", "0"], "argument --epochs"),
+    ("experiments.studies.imitate", ["grid", "--layers", "0"], "argument --layers"),
+    ("experiments.studies.imitate", ["castles", "--epochs", "0"], "argument --epochs"),
     ("experiments.sweep", ["castles", "--seeds", "0,0"], "a seed appears twice"),
     ("experiments.sweep", ["castles", "--cpus-per-trial", "0"], "argument --cpus-per-trial"),
     ("experiments.sweep", ["castles", "--timesteps", "-1"], "argument --timesteps"),
     ("experiments.bench", ["castles", "--seconds", "inf"], "argument --seconds"),
     ("experiments.bench", ["castles", "--repeats", "0"], "argument --repeats"),
-    ("experiments.bench_training", ["castles", "--seconds", "nan"], "argument --seconds"),
-    ("experiments.bench_training", ["castles", "--timesteps", "0"], "argument --timesteps"),
+    ("experiments.studies.bench_training", ["castles", "--seconds", "nan"], "argument --seconds"),
+    ("experiments.studies.bench_training", ["castles", "--timesteps", "0"], "argument --timesteps"),
     ("experiments.replays", ["folder", "--record", "0"], "argument --record"),
-    ("experiments.web_latency", ["castles", "--games", "0"], "argument --games"),
+    ("experiments.studies.web_latency", ["castles", "--games", "0"], "argument --games"),
     ("jericho_env.play", ["castles", "--seat", "-1"], "--seat -1 is not a seat of this game: choose 0..1"),
     ("jericho_env.play", ["castles", "--seat", "x"], "argument --seat"),
     ("jericho_env.web.__main__", ["--port", "70000"], "--port must be 0..65535"),

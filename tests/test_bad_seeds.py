@@ -110,7 +110,7 @@ def test_rules_take_only_a_generator(game: str, rng: Any) -> None:
 
 
 def test_a_search_takes_only_a_generator() -> None:
-    from agents.search import ISMCTS
+    from agents.search.engine import ISMCTS
 
     with pytest.raises(OptionError, match="rng must be a numpy random Generator"):
         ISMCTS(make_rules("castles"), 10, rng=3)  # type: ignore[arg-type]
@@ -130,7 +130,8 @@ def _refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> 
 def test_every_seed_flag_is_checked_before_any_work(
     text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from experiments import evaluate, grid_edge_study, imitate, search_bench, sweep
+    from experiments import evaluate, sweep
+    from experiments.studies import grid_edge_study, imitate, search_bench
     from jericho_env import play
 
     def no_work(*args: Any, **kwargs: Any) -> Any:

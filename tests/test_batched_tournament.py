@@ -15,8 +15,8 @@ import jericho_env
 from agents.base import BaseAgent
 from agents.batch import AgentBatchPolicy
 from experiments import evaluate as evaluate_cli
-from experiments.batched_games import BatchedWorker, BatchTask, make_batch_tasks
-from experiments.tournament import AgentSpec, GameRecord, make_tasks, record_games, run_games
+from experiments.play.batched_games import BatchedWorker, BatchTask, make_batch_tasks
+from experiments.play.tournament import AgentSpec, GameRecord, make_tasks, record_games, run_games
 from jericho_env.core.rules import IllegalActionError
 from jericho_env.replay import read_replays
 
@@ -218,15 +218,15 @@ def test_a_batch_policy_answering_an_illegal_action_is_named(hook_agent: type[Ho
 
 def test_each_agent_gets_its_batch_policy(tiny_ppo: dict[str, Path]) -> None:
     from agents.batch import NetworkBatchPolicy, RandomBatchPolicy
-    from agents.greedy_walls_batch import BatchGreedyWalls
-    from experiments.batched_games import BatchPlayer
+    from agents.greedy.walls_batch import BatchGreedyWalls
+    from experiments.play.batched_games import BatchPlayer
 
     def policy(game: str, name: str, **kwargs: Any) -> Any:
         return BatchPlayer(AgentSpec(name, name, kwargs), game, {}).policy(1)
 
     assert isinstance(policy("castles", "random"), RandomBatchPolicy)
     assert isinstance(policy("walls", "greedy"), BatchGreedyWalls)
-    from agents.greedy_castles_batch import KERNEL, BatchGreedyCastles
+    from agents.greedy.castles import KERNEL, BatchGreedyCastles
 
     castles_greedy = policy("castles", "greedy")  # compiled over the batch where Numba is, else row by row
     assert isinstance(castles_greedy, BatchGreedyCastles if KERNEL else AgentBatchPolicy)
@@ -279,7 +279,7 @@ def test_batch_must_be_a_whole_number_of_deals(capsys: pytest.CaptureFixture[str
 
 
 def test_the_loop_benchmark_prints_speed_and_strength(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments import tournament_bench
+    from experiments.studies import tournament_bench
 
     argv = ["castles", "--deals", "2", "--search-deals", "1", "--search", "4", "--batch", "2"]
     assert tournament_bench.main(["speed", *argv]) == 0

@@ -34,12 +34,12 @@ from agents.checkpoint import (
     PolicySpec,
     UnsafeCheckpointError,
     attach_meta,
-    load_model_for_resume,
     load_policy,
     save_checkpoint,
 )
 from agents.nets import build_policy
 from experiments import evaluate, train
+from experiments.training.model import load_model_for_resume
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_v0"
 
@@ -243,7 +243,7 @@ def test_the_safe_format_plays_the_same_moves_and_resumes_with_its_optimizer(tmp
         assert sorted(zf.namelist()) == ["meta.json", "weights.pt"]
         meta = json.loads(zf.read("meta.json"))
     assert meta["game_id"] == "walls" and meta["game_version"] == 1 and meta["observation_version"] == 0
-    assert meta["options"] == {"num_players": 3} and meta["num_actions"] == 56
+    assert meta["options"] == {"num_players": 3, "obs_version": 0} and meta["num_actions"] == 56
     assert meta["training"]["num_timesteps"] == model.num_timesteps
     policy, _ = load_policy(path, game_id="walls", options={"num_players": 3})
     obs = torch.as_tensor(np.random.default_rng(0).random((5, meta["observation_shape"][0]), dtype=np.float32))
@@ -436,7 +436,7 @@ def test_resumed_hyperparameters_are_checked_before_the_model_is_built(
 
 
 def test_a_rollout_buffer_larger_than_memory_is_refused() -> None:
-    from agents.checkpoint import check_rollout_memory, physical_memory
+    from experiments.training.model import check_rollout_memory, physical_memory
 
     memory = physical_memory()
     assert memory is not None  # Linux, as CI runs

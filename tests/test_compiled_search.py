@@ -1,4 +1,4 @@
-"""The compiled searches (``agents.compiled_search``): legal play, no peeking, consistent trees, the Python result.
+"""The compiled searches (``agents.search.compiled``): legal play, no peeking, consistent trees, the Python result.
 
 * ``CompiledISMCTS`` and ``CompiledPUCT`` play only legal moves, through the agents (``ismcts`` and
   ``exit-search`` with ``engine="compiled"``) and on their own;
@@ -8,7 +8,7 @@
   knows, then shuffles them);
 * node statistics add up: every node's visits sum to its selection count, the root's to the simulations;
 * where both are deterministic (nothing hidden: a determinization that returns the state itself, a
-  deterministic evaluator, no noise), ``CompiledPUCT`` gives exactly ``agents.puct.PUCTSearch``'s visit counts
+  deterministic evaluator, no noise), ``CompiledPUCT`` gives exactly ``agents.search.puct.PUCTSearch``'s visit counts
   and values.
 """
 
@@ -21,11 +21,11 @@ import pytest
 
 import agents
 import jericho_env
-from agents import compiled_search as cs
-from agents.compiled_search import CompiledISMCTS, CompiledPUCT, Tree, compiled_kernels, obs_key, salt
-from agents.puct import PUCTSearch
-from agents.search import ISMCTS
-from experiments.tournament import play_game
+from agents.search import compiled as cs
+from agents.search.compiled import CompiledISMCTS, CompiledPUCT, Tree, compiled_kernels, obs_key, salt
+from agents.search.engine import ISMCTS
+from agents.search.puct import PUCTSearch
+from experiments.play.tournament import play_game
 from jericho_env.agent_plugins import choose_action
 from jericho_env.core.kernels import NO_PARAMS, njit, row_signatures
 from jericho_env.envs.aec import JerichoEnv
@@ -345,7 +345,7 @@ def test_exit_search_takes_the_compiled_search_and_plays_legal_moves(tmp_path: A
     import torch
 
     from agents.checkpoint import save_checkpoint
-    from agents.puct import PUCTSearch
+    from agents.search.puct import PUCTSearch
     from experiments.exit import _Model, first_network, make_exit_config, network_meta
 
     torch.manual_seed(0)
@@ -365,7 +365,7 @@ def test_exit_search_takes_the_compiled_search_and_plays_legal_moves(tmp_path: A
 
 
 def test_search_bench_times_both_engines_on_the_same_positions(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.search_bench import main
+    from experiments.studies.search_bench import main
 
     assert main(["engines", "castles", "--positions", "2", "--agent", "ismcts=50"]) == 0
     out = capsys.readouterr().out

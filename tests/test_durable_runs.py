@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from experiments import evaluate, report, train
-from experiments.checkpoints import MissingSnapshotError, RunFolder, RunMismatchError
-from experiments.tournament import AgentSpec
+from experiments import evaluate, train
+from experiments.play import report
+from experiments.play.tournament import AgentSpec
+from experiments.training.run_folder import MissingSnapshotError, RunFolder, RunMismatchError
 from tests.test_sharded import alive, ends_within
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,6 +162,39 @@ def test_snapshots_are_listed_relative_to_the_run_folder_which_resumes_when_move
     assert "the snapshot 'snapshots/step_256.zip' that the checkpoint's opponent pool lists is missing" in err
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--option", "ranks=13"], "--option ranks=13 differs from the run's config.json"),
+        (["--timesteps", "256"], "--timesteps 256 is below the run's 384"),
+        (["--learning-rate", "0.001"], "--learning-rate 0.001 differs from the run's config.json (0.0003)"),
+        (["--net", "32,32"], "--net '32,32' differs from the run's config.json ('16,16')"),
+    ],
+)
+def test_resume_refuses_a_flag_that_differs_from_the_runs_config_naming_it(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    run = copy_of(finished_run, tmp_path / "run")
+    before = (run / "config.json").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        train.main(["castles", "--resume", str(run), *flags, "--quiet"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and len(err.strip().splitlines()) == 1, err
+    assert (run / "config.json").read_text() == before, "the run's config is untouched"
+    assert json.loads((run / "checkpoints" / "state.json").read_text())["num_timesteps"] == 384, "nothing trained"
+
+
+def test_resume_takes_flags_equal_to_the_runs_config(finished_run: Path, tmp_path: Path) -> None:
+    """Flags that repeat the run's own values (or an option at its default) are not differences."""
+    run = copy_of(finished_run, tmp_path / "run")
+    args = train.build_parser().parse_args(
+        ["castles", "--resume", str(run), "--net", "16,16", "--option", "ranks=10", "--timesteps", "384"]
+    )
+    assert train.config_from_args(args, "castles").timesteps == 384
+
+
 @pytest.mark.slow
 def test_resume_refuses_a_checkpoint_of_other_options_naming_both(
     finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -251,7 +285,7 @@ def children(pid: int) -> list[int]:
 
 
 def test_progress_csv_is_appended_to_and_a_row_cut_short_is_dropped(tmp_path: Path) -> None:
-    from experiments.checkpoints import RunFolder
+    from experiments.training.run_folder import RunFolder
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -14,10 +14,10 @@ pytest.importorskip("sb3_contrib")
 import agents
 from agents.checkpoint import save_checkpoint
 from agents.exit import NetworkEvaluator, network_hint
-from agents.puct import PUCTSearch
+from agents.search.puct import PUCTSearch
 from experiments import exit as exit_cli
-from experiments.exit_play import SearchSettings, generate, network_payload
-from experiments.tournament import play_game
+from experiments.play.tournament import play_game
+from experiments.training.exit_play import SearchSettings, generate, network_payload
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
@@ -162,8 +162,8 @@ def test_the_loop_runs_with_other_experts_and_move_targets(expert: str, tmp_path
 
 
 def test_advantage_targets_are_the_improved_logits_centred_over_the_legal_actions() -> None:
-    from agents.rollout_search import RolloutResult
-    from experiments.exit_play import advantage_target
+    from agents.search.rollout_search import RolloutResult
+    from experiments.training.exit_play import advantage_target
 
     prior, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, -0.4, 1.0])
     z = np.log(prior) + q / 0.5
@@ -181,7 +181,7 @@ def test_advantage_loss_is_the_squared_error_of_centred_logits_and_ignores_a_shi
 
     from agents.checkpoint import load_policy
     from agents.exit import logits_and_values
-    from experiments.exit_learn import losses
+    from experiments.training.exit_learn import losses
 
     policy, _ = load_policy(networks["castles"], game_id="castles")
     env = _mid_game("castles", {}, 5, 3)
@@ -240,7 +240,7 @@ def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
     import torch
 
     from agents.checkpoint import _weights
-    from experiments import exit_play
+    from experiments.training import exit_play
 
     ppo = fresh_network("castles", {}, "scratch", tmp_path)
     two = [*TINY[:1], "2", *TINY[2:]]
@@ -302,7 +302,7 @@ def test_the_ismcts_expert_gives_rows_over_legal_moves_the_same_on_any_worker_co
 
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) -> None:
-    from experiments.backends import Backend
+    from experiments.play.backends import Backend
 
     payload = _payload("castles", {}, networks["castles"])
     tasks = [[11, 12], [13, 14]]
@@ -373,7 +373,7 @@ def test_rollout_search_values_legal_actions_and_reads_only_the_view(
     """The policy-rollout expert: an improved policy over the legal actions only, values within the returns,
     and the same result from two envs that differ only in cards the mover cannot see (same view, same seeds)."""
     from agents.checkpoint import load_policy
-    from agents.rollout_search import PolicyRolloutSearch
+    from agents.search.rollout_search import PolicyRolloutSearch
 
     policy, _ = load_policy(networks[game])
     evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
@@ -398,7 +398,7 @@ def test_rollout_search_values_legal_actions_and_reads_only_the_view(
 
 def test_rollout_search_prefers_what_its_rollouts_win() -> None:
     """Q is the mean return of the rollouts; with a flat prior the improved policy follows Q."""
-    from agents.rollout_search import PolicyRolloutSearch
+    from agents.search.rollout_search import PolicyRolloutSearch
 
     rules = JerichoEnv("castles").rules
 

@@ -15,8 +15,7 @@ import pytest
 
 import jericho_env
 from agents.batch import make_batch_policy
-from agents.greedy_castles import GreedyAgent
-from agents.greedy_castles_batch import BatchGreedyCastles
+from agents.greedy.castles import BatchGreedyCastles, GreedyAgent
 
 OPTIONS = [{}, {"small_deck": True}, {"reversed_order": True}, {"small_deck": True, "reversed_order": True}]
 MIN_DECISIONS = 3000

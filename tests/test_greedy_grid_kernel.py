@@ -1,4 +1,4 @@
-"""grid greedy's compiled scoring (``agents.greedy_grid_kernel``) against its dict version, position by position.
+"""grid greedy's compiled scoring (``agents.greedy.grid_kernel``) against its dict version, position by position.
 
 The kernel runs compiled where Numba is installed (the ``train`` extra, which the test command's setup
 installs) and as plain Python otherwise, so these tests check the same arithmetic either way.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import greedy_grid_kernel
-from agents.greedy_grid import GreedyAgent
+from agents.greedy import grid_kernel as greedy_grid_kernel
+from agents.greedy.grid import GreedyAgent
 from jericho_env.registry import make_rules
 
 

@@ -1,4 +1,4 @@
-"""The greedy agents as compiled row policies (``agents.greedy_grid_rows``, ``agents.greedy_walls_rows``).
+"""The greedy agents as compiled row policies (``agents.search.greedy_grid_rows``, ``agents.search.greedy_walls_rows``).
 
 Over observations of seeded random games, the policy's prior weights are exactly ``GreedyAgent.scores`` at the
 legal actions (given in any order), and its rollout move is ``GreedyAgent.act``'s (grid: one of the moves it
@@ -14,8 +14,8 @@ import pytest
 
 import jericho_env
 from agents.greedy import make_greedy
-from agents.greedy_grid_rows import row_policy as grid_policy
-from agents.greedy_walls_rows import row_policy as walls_policy
+from agents.search.greedy_grid_rows import row_policy as grid_policy
+from agents.search.greedy_walls_rows import row_policy as walls_policy
 from jericho_env.core.kernels import row_seeds
 
 CASES = [

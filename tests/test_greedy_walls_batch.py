@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import jericho_env
-from agents.greedy_walls import GreedyAgent
-from agents.greedy_walls_batch import NUM_ACTIONS, TIE, BatchGreedyWalls, _first_best_numpy, first_best_actions
+from agents.greedy.walls import GreedyAgent
+from agents.greedy.walls_batch import NUM_ACTIONS, TIE, BatchGreedyWalls, _first_best_numpy, first_best_actions
 
 PLAYER_COUNTS = [2, 3, 4, 5]
 MIN_DECISIONS = 3000
@@ -117,7 +117,7 @@ def test_scores_equal_greedy_scores_on_every_row(n: int) -> None:
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_the_compiled_scores_are_the_numpy_floats(n: int) -> None:
     """``greedy_walls_kernel.play_values`` (the default path) gives numpy's play scores bit for bit."""
-    from agents.greedy_walls_kernel import KERNEL
+    from agents.greedy.walls_kernel import KERNEL
 
     obs, masks, _ = decisions(n)
     batch = BatchGreedyWalls("walls", num_players=n)
@@ -235,7 +235,7 @@ def test_batch_policy_attributes() -> None:
 def test_the_registered_batch_policy_chooses_as_the_agent(rows: int) -> None:
     """``make_batch_policy("greedy", "walls")`` (compiled: the batch itself, else small batches to the agent)."""
     from agents.batch import make_batch_policy
-    from agents.greedy_walls_kernel import KERNEL
+    from agents.greedy.walls_kernel import KERNEL
 
     obs, masks, _ = decisions(3)
     policy = make_batch_policy("greedy", "walls", seed=0, num_players=3)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import agents
-from experiments import imitate
+from experiments.studies import imitate
 
 
 @pytest.mark.slow

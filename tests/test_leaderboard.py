@@ -12,8 +12,8 @@ import pytest
 from agents import ppo
 from agents.pretrained import ZOO_ENV
 from experiments import leaderboard, zoo
-from experiments.backends import Backend, ray_session
-from experiments.tournament import AgentSpec, GameRecord, bradley_terry, run_games, tabulate
+from experiments.play.backends import Backend, ray_session
+from experiments.play.tournament import AgentSpec, GameRecord, bradley_terry, run_games, tabulate
 from tests.zoo_helpers import ppo_run
 
 LABELS = ["random", "greedy", "ismcts"]

@@ -1,4 +1,4 @@
-"""Training presets (experiments.presets): one table, resolved once, for any registered game."""
+"""Training presets (experiments.training.presets): one table, resolved once, for any registered game."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agents.registry import available, baselines
-from experiments import presets, train
+from experiments import train
+from experiments.training import presets
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,8 +13,9 @@ import jericho_env
 from agents.checkpoint import CheckpointMeta, PolicySpec, load_policy, save_checkpoint
 from agents.nets import build_policy
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
-from experiments import presets, train
-from experiments.tournament import play_game
+from experiments import train
+from experiments.play.tournament import play_game
+from experiments.training import presets
 from tests.helpers import play_out
 
 GAMES = ("grid", "walls", "castles")

@@ -22,9 +22,9 @@ import pytest
 
 import jericho_env
 from experiments import evaluate, sweep
-from experiments.backends import Backend, BackendError, map_chunks, ray_session
-from experiments.batched_games import make_batch_tasks
-from experiments.tournament import (
+from experiments.play.backends import Backend, BackendError, map_chunks, ray_session
+from experiments.play.batched_games import make_batch_tasks
+from experiments.play.tournament import (
     AgentSpec,
     in_game_order,
     make_tasks,

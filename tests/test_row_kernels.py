@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jericho_env
-from agents.compiled_search import compiled_kernels
+from agents.search.compiled import compiled_kernels
 from jericho_env.core.kernels import row_seeds
 
 CASES = [
@@ -83,8 +83,8 @@ def test_row_kernels_play_like_the_rules(game_id: str, options: dict[str, Any], 
 
 
 def test_grids_compiled_position_value_is_the_python_evaluator() -> None:
-    from agents.ismcts import EVALUATORS
-    from agents.row_values import grid_points
+    from agents.search.ismcts import EVALUATORS
+    from agents.search.row_values import grid_points
 
     rules = jericho_env.make_rules("grid", board_size=9)
     found = compiled_kernels(rules)

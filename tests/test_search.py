@@ -10,11 +10,11 @@ import pytest
 
 import agents
 import jericho_env
-from agents.ismcts import ISMCTSAgent, parse_budget
-from agents.registry import parse_spec
-from agents.search import ISMCTS
+from agents.registry import parse_budget, parse_spec
+from agents.search.engine import ISMCTS
+from agents.search.ismcts import ISMCTSAgent
 from experiments.evaluate import main as evaluate_main
-from experiments.tournament import play_game
+from experiments.play.tournament import play_game
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 

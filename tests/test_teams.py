@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments import teams
-from experiments.deals import AgentSpec
+from experiments.play.deals import AgentSpec
 
 
 @pytest.mark.parametrize(("n", "count"), [(2, 2), (3, 3), (4, 6), (5, 10)])

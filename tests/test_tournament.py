@@ -11,7 +11,7 @@ import pytest
 
 import jericho_env
 from experiments import evaluate as evaluate_cli
-from experiments.tournament import (
+from experiments.play.tournament import (
     AgentSpec,
     Cell,
     GameRecord,

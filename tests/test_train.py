@@ -15,8 +15,9 @@ import agents
 import jericho_env
 from agents.nets import build_policy
 from agents.ppo import start_from
-from experiments import presets, train
-from experiments.tournament import play_game
+from experiments import train
+from experiments.play.tournament import play_game
+from experiments.training import presets
 
 TINY = [
     "--timesteps",
@@ -291,7 +292,7 @@ def test_linear_learning_rate_schedule_decays_to_zero(tmp_path: Path) -> None:
 
 
 def test_learning_curves_need_something_to_plot(tmp_path: Path) -> None:
-    from experiments.report import learning_curves
+    from experiments.play.report import learning_curves
 
     assert learning_curves(tmp_path) is None
     (tmp_path / "training.json").write_text(
@@ -317,7 +318,7 @@ def test_curves_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_the_curves_mark_the_games_even_share(tmp_path: Path) -> None:
     """Two players: 50%; walls (4 by default, 5 as an option): 25% and 20%; no or an odd config: 50%."""
-    from experiments.report import _even_share
+    from experiments.play.report import _even_share
 
     assert _even_share(tmp_path) == 50.0
     for game, options, even in (("grid", {}, 50.0), ("walls", {}, 25.0), ("walls", {"num_players": 5}, 20.0)):
@@ -334,7 +335,12 @@ def test_the_training_config_stays_in_experiments_train() -> None:
     import re
 
     root = Path(__file__).resolve().parent.parent
-    parts = ["experiments/selfplay.py", "experiments/pool.py", "experiments/model.py", "agents/batch.py"]
+    parts = [
+        "experiments/training/selfplay.py",
+        "experiments/training/pool.py",
+        "experiments/training/model.py",
+        "agents/batch.py",
+    ]
     parts += ["agents/prior.py", "agents/ppo.py", "jericho_env/envs/sb3.py", "jericho_env/envs/selfplay.py"]
     for part in parts:
         text = (root / part).read_text(encoding="utf-8")

@@ -25,7 +25,7 @@ from agents import ppo, pretrained
 from agents.pretrained import ZOO_ENV, ZooError
 from agents.registry import parse_spec, playable_names
 from experiments import evaluate, train, zoo
-from experiments.provenance import source_commit
+from experiments.training.provenance import source_commit
 from jericho_env import agent_plugins
 from jericho_env.registry import make_rules
 from jericho_env.web.app import create_app

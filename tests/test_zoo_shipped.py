@@ -20,7 +20,7 @@ import agents
 import jericho_env
 from agents import ppo, pretrained
 from agents.checkpoint import kind, read_meta
-from experiments.tournament import AgentSpec, run_games, tabulate
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from experiments.zoo import FINGERPRINT_AGREEMENT, fingerprint_agreement
 from jericho_env.agent_plugins import choose_action
 from jericho_env.registry import make_rules

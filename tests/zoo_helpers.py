@@ -11,9 +11,9 @@ import jericho_env
 from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta, save_checkpoint
 from agents.nets import build_policy
 from experiments import evaluate, exit, train
-from experiments.checkpoints import RunFolder, write_atomic
-from experiments.provenance import record_session
-from experiments.tournament import AgentSpec
+from experiments.play.tournament import AgentSpec
+from experiments.training.provenance import record_session
+from experiments.training.run_folder import RunFolder, write_atomic
 
 
 def tiny_model(game: str, algorithm: str | None = None) -> Any:

@@ -17,7 +17,7 @@ A per-cell network reads those, biased by the global features (hands, piles, sco
 of the frontier), and embeds each cell; each hand slot is embedded from its card and the global features,
 and placing slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s> + b_c`` (cells outside the gathered set
 get 0: they are never legal, or beyond ``max_cells``). Pass/end and the value come from the pooled cells
-and the global features. The quantities are the ingredients of ``agents.greedy_grid``'s own scoring; the
+and the global features. The quantities are the ingredients of ``agents.greedy.grid``'s own scoring; the
 network learns how to weigh them, and what else matters, from play.
 """
 

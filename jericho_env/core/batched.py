@@ -17,7 +17,7 @@ caller passes ``stream``, one fresh ``uint64`` state per row of ``rows`` (``row_
 advances in place. Chance comes only at the deal in the built-in games (decks are shuffled once), so
 ``apply`` takes no stream.
 
-Search (``agents.compiled_search``) needs one more thing: the rules of one row as compiled functions it can
+Search (``agents.search.compiled``) needs one more thing: the rules of one row as compiled functions it can
 call from its own compiled code, ``row_kernels()`` (``RowKernels``; None for a game without them, which
 search then plays through the Python rules). What a game provides:
 

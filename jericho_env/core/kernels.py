@@ -11,7 +11,7 @@ order or in parallel and a seed still gives the same games.
 
 ``row_signatures(dtype, params_dtype)`` gives the explicit Numba signatures of a game's per-row functions
 (``jericho_env.core.batched.RowKernels``): compiled with them, the functions can be passed to other compiled
-code (search, ``agents.compiled_search``) as first-class function values, and that code stays cached on disk.
+code (search, ``agents.search.compiled``) as first-class function values, and that code stays cached on disk.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents.greedy_castles import GreedyAgent
-from experiments.tournament import AgentSpec, run_games, tabulate
+from agents.greedy.castles import GreedyAgent
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from jericho_env.games.castles import VARIANTS
 from jericho_env.games.castles.rules import CastlesRules
 from jericho_env.games.castles.state import CastlesState

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents.greedy_grid import GreedyAgent
-from experiments.tournament import AgentSpec, run_games, tabulate
+from agents.greedy.grid import GreedyAgent
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from jericho_env.core.cards import card_to_str, str_to_card
 from jericho_env.games.grid.rules import GridRules
 from jericho_env.games.grid.state import COMPAT, GridState, capturing_cells
@@ -219,7 +219,7 @@ def test_image_shows_only_what_the_seat_sees() -> None:
 
 # ---------------------------------------------------------------------------------------- edge study
 def test_edge_study_plays_agents_by_name(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments import grid_edge_study as edge_study
+    from experiments.studies import grid_edge_study as edge_study
 
     result = edge_study.study(edge_study.load_policy("greedy,random", 41, 0), games=4, board_size=41, seed=0)
     assert len(result.reach) == 4 and all(1 <= r < 20 for r in result.reach)

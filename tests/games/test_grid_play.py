@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jericho_env
-from experiments import grid_edge_study as edge_study
+from experiments.studies import grid_edge_study as edge_study
 from jericho_env.core.cards import str_to_card
 from jericho_env.games.grid.rules import GridRules
 from jericho_env.games.grid.state import (

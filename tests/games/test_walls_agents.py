@@ -7,8 +7,8 @@ import pytest
 
 import agents
 import jericho_env
-from agents.greedy_walls import GreedyAgent
-from experiments.tournament import AgentSpec, run_games, tabulate
+from agents.greedy.walls import GreedyAgent
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from jericho_env.games.walls.actions import WallsActions
 from jericho_env.games.walls.cards import COLOURS, TRUMPET, VALUES, str_to_card
 from jericho_env.games.walls.rules import WallsRules

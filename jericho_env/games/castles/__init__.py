@@ -86,7 +86,7 @@ same size for every option set and step) from the seat to move's view: own hand 
 saves as backs marked with their ranks, the opponent's hand and saves as plain backs, both decks
 with their counts, the card(s) to beat with who played them (and the joker's extra turn), the
 played and discarded piles, and each player's cards gone out per rank. ``agents.make("greedy",
-"castles")`` (``agents/greedy_castles.py``) plays the lowest legal rank with all its copies, one
+"castles")`` (``agents/greedy/castles.py``) plays the lowest legal rank with all its copies, one
 step higher when that makes the opponent markedly likelier to be stuck, keeps jokers for when
 nothing else is legal and saves the strongest cards (how strong it plays: ``docs/agents.md``).
 

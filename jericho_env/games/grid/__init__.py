@@ -91,7 +91,7 @@ Options
 | --- | --- | --- |
 | `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
 
-How the default was chosen: ``python -m experiments.grid_edge_study`` plays games on a 41x41
+How the default was chosen: ``python -m experiments.studies.grid_edge_study`` plays games on a 41x41
 window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement
 ever offered; a window of side ``k`` would have cut off some legal placement in that game iff that
 distance exceeds ``(k - 1) / 2``. The default, 21, is the smallest odd size that cuts a legal

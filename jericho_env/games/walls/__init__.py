@@ -90,7 +90,7 @@ Baseline agent
 --------------
 ``agents.make("greedy", "walls", num_players=n)`` simulates each legal move on the observed table
 (trumpets included) and keeps the one that most raises the cards its seat would hold if a scoring
-came now (see ``agents/greedy_walls.py`` for the rule, ``docs/agents.md`` for how strong it plays).
+came now (see ``agents/greedy/walls.py`` for the rule, ``docs/agents.md`` for how strong it plays).
 
 Cards as text (``jericho_env.games.walls.cards``): ``red-5``, ``T`` (trumpet), ``S`` (scoring card);
 a trumpet in a wall is ``T-red``.

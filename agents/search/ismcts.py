@@ -1,0 +1,247 @@
+"""``ismcts``: information-set Monte Carlo tree search, playing through ``act(observation)`` like every agent.
+
+An observation does not carry the public history a search needs (what the others' forced moves
+revealed), so the agent takes one more input: before each ``act``, the front end hands it the
+seat's *information view* through ``observe_view(view)``, a full state whose every card the seat
+cannot see is freshly redealt (``JerichoEnv.information_view``; the tournament, ``jericho_env.play``
+and the single-agent view do it through ``jericho_env.agent_plugins.choose_action``). The view is a
+function of what the seat has seen, so the agent cannot peek; ``act`` checks that the view matches
+the observation it is given. The search itself: ``agents.search.engine.ISMCTS``, or OpenSpiel's
+``ISMCTSBot`` through the bridge with ``backend="openspiel"`` (needs the ``openspiel`` extra).
+
+Budgets: ``simulations`` per move, ``time_limit`` seconds per move (the whole move), or both (whichever
+ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``. Every setting is
+checked when the agent is made (``agents.search.engine.check_settings``): ``simulations`` an int >= 1,
+``time_limit`` a finite number > 0, ``uct_c`` a finite number >= 0, ``rollout_depth`` an int >= 1;
+``nan``, ``inf``, bools and text raise ``ValueError`` naming the argument, so ``act`` always returns.
+
+Engines: ``engine="compiled"`` runs the same search compiled (``agents.search.compiled.CompiledISMCTS``: the
+tree, determinizations, rollouts and, for grid and walls, greedy's prior and rollout moves in Numba);
+``"python"`` runs ``agents.search.engine.ISMCTS``, the readable reference; ``"auto"`` (the default) takes the
+compiled one where Numba, the game's row kernels and what the settings need (a compiled greedy policy, a
+compiled position value) are there, else Python. The two draw their random numbers differently, so a seed
+gives other moves; they search the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+import jericho_env
+from agents.base import BaseAgent
+from agents.search.compiled import check_engine
+from agents.search.engine import ISMCTS, PriorPolicy, RolloutPolicy, check_settings
+
+ROLLOUTS = ("random", "greedy")
+BACKENDS = ("jericho", "openspiel")
+PRIORS = ("none", "greedy")
+# Settings each game plays with unless told otherwise; the simulation counts keep a move within 0.5 s
+# of CPU on the 2-core development machine. How they were chosen: docs/results.md, "Search".
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "castles": {"simulations": 1000, "rollout": "random", "uct_c": 0.7},
+    "grid": {"simulations": 30, "rollout": "greedy", "rollout_depth": 4, "prior": "greedy", "uct_c": 1.0},
+    "walls": {"simulations": 50, "rollout": "greedy", "prior": "greedy", "uct_c": 1.0},
+}
+FALLBACK = {"simulations": 300, "rollout": "random", "uct_c": 0.7}  # a game without an entry
+
+
+class ISMCTSAgent(BaseAgent):
+    """ISMCTS from the seat's information view, with a random or greedy rollout policy."""
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        game_id: str,
+        seed: int | None = None,
+        simulations: int | None = None,
+        time_limit: float | None = None,
+        rollout: str | None = None,
+        uct_c: float | None = None,
+        backend: str = "jericho",
+        rollout_depth: int | None = None,
+        prior: str | None = None,
+        engine: str = "auto",
+        **game_options: Any,
+    ) -> None:
+        super().__init__(game_id, seed, **game_options)
+        self.engine = check_engine(engine, "ismcts")
+        # the game's settings (GAME_DEFAULTS) fill what is not given; a time limit alone drops the simulation count
+        preset = GAME_DEFAULTS.get(game_id, FALLBACK)
+        if backend == "openspiel":  # ISMCTSBot rolls out at random, without a prior
+            preset = {**preset, "rollout": "random", "prior": "none", "rollout_depth": None}
+        if simulations is None and time_limit is None:
+            simulations = preset["simulations"]
+        rollout = rollout if rollout is not None else preset["rollout"]
+        uct_c = uct_c if uct_c is not None else preset["uct_c"]
+        prior = prior if prior is not None else preset.get("prior", "none")
+        if rollout_depth is None and rollout == preset["rollout"]:
+            rollout_depth = preset.get("rollout_depth")
+        # budgets that end (no nan, inf, bool or text), before anything is built
+        simulations, time_limit, uct_c, rollout_depth = check_settings(
+            "ismcts", simulations, time_limit, uct_c, rollout_depth
+        )
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"ismcts: rollout={rollout!r} is not allowed; use one of {', '.join(ROLLOUTS)}")
+        if backend not in BACKENDS:
+            raise ValueError(f"ismcts: backend={backend!r} is not allowed; use one of {', '.join(BACKENDS)}")
+        self.rules = jericho_env.make_rules(game_id, **game_options)
+        self.simulations, self.time_limit, self.rollout_name, self.uct_c = simulations, time_limit, rollout, uct_c
+        self.backend = backend
+        if rollout_depth is not None and game_id not in EVALUATORS:
+            raise ValueError(
+                f"ismcts: rollout_depth needs a position evaluation, which only {', '.join(EVALUATORS)} has"
+            )
+        self.rollout_depth = rollout_depth
+        if prior not in PRIORS:
+            raise ValueError(f"ismcts: prior={prior!r} is not allowed; use one of {', '.join(PRIORS)}")
+        self.prior_name = prior
+        self._view: Any = None
+        self._build()
+
+    def _build(self) -> None:
+        if self.backend == "openspiel":
+            from jericho_env.openspiel import ismcts_bot
+
+            self._bot = ismcts_bot(
+                self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name
+            )
+            return
+        compiled = self._compiled_search()
+        if compiled is not None:
+            self.search: Any = compiled
+            self.engine_used = "compiled"
+            return
+        self.engine_used = "python"
+        rollout: RolloutPolicy | None = None
+        if self.rollout_name == "greedy":
+            rollout = self._greedy_rollout(self.game_id)
+        evaluate = EVALUATORS[self.game_id] if self.rollout_depth is not None else None
+        prior = self._greedy_prior() if self.prior_name == "greedy" else None
+        self.search = ISMCTS(
+            self.rules,
+            self.simulations,
+            self.time_limit,
+            rollout,
+            self.uct_c,
+            self.rng,
+            self.rollout_depth,
+            evaluate,
+            prior,
+        )
+
+    def _compiled_search(self) -> Any:
+        """``CompiledISMCTS`` with these settings, or None (``engine="auto"``) when a piece it needs is missing."""
+        if self.engine == "python":
+            return None
+        from agents.search import compiled as cs
+
+        found = cs.compiled_kernels(self.rules)
+        policy = value = None
+        why = None
+        if found is None:
+            why = "the game has no compiled row kernels (or Numba is not installed)"
+        elif "greedy" in (self.rollout_name, self.prior_name):
+            policy = cs.greedy_row_policy(self.rules, found[0])
+            if policy is None:
+                why = "its greedy agent has no compiled row policy"
+        if why is None and self.rollout_depth is not None:
+            assert found is not None
+            value = cs.row_value(self.rules, found[0])
+            if value is None:
+                why = "its position evaluation has no compiled version"
+        if why is not None:
+            if self.engine == "compiled":
+                raise ValueError(f"ismcts: engine='compiled' is not available for {self.game_id!r}: {why}")
+            return None
+        assert found is not None
+        game, kernels = found
+        return cs.CompiledISMCTS(
+            self.rules,
+            game,
+            kernels,
+            self.simulations,
+            self.time_limit,
+            self.uct_c,
+            self.rng,
+            self.rollout_depth,
+            value,
+            policy if self.prior_name == "greedy" else None,
+            policy if self.rollout_name == "greedy" else None,
+        )
+
+    def _greedy_prior(self) -> PriorPolicy:
+        """The greedy agent's scores (``exp(score - best)``) as the tree's prior over the legal actions."""
+        from agents.greedy import make_greedy
+
+        greedy: Any = make_greedy(self.game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
+        if not hasattr(greedy, "scores"):
+            raise ValueError(f"ismcts: prior=greedy needs a greedy agent with scores(), which {self.game_id} lacks")
+        rules = self.rules
+
+        def prior(state: Any, player: int, legal: list[int]) -> dict[int, float]:
+            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
+            w = greedy.scores(obs)
+            return {a: float(w[a]) for a in legal}
+
+        return prior
+
+    def _greedy_rollout(self, game_id: str) -> RolloutPolicy:
+        """The game's greedy agent as the rollout policy, reading each rollout state's observation and mask."""
+        from agents.greedy import make_greedy
+
+        greedy = make_greedy(game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
+        rules = self.rules
+
+        def policy(state: Any, player: int, legal: list[int]) -> int:
+            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
+            return greedy.act(obs)
+
+        return policy
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the search's generator; forget any view."""
+        super().reset(seed)
+        self._view = None
+        self._build()
+
+    def observe_view(self, view: Any) -> None:
+        """Take the seat's information view for the next ``act`` (see the module docstring)."""
+        self._view = view
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The search's choice; ``ValueError`` without a fresh view matching ``observation``."""
+        started = time.perf_counter()
+        legal = self.legal(observation)
+        view, self._view = self._view, None
+        if view is None:
+            raise ValueError(
+                "ismcts: no information view; the front end must call observe_view(env.information_view(agent)) "
+                "before act (jericho_env.agent_plugins.choose_action does)"
+            )
+        seat = self.rules.current_player(view)
+        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
+            raise ValueError("ismcts: the information view does not match the observation (a stale view?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        if self.backend == "openspiel":
+            action = int(self._bot.step_from_view(view, seat))
+        else:
+            action = self.search.search(view, seat, started)
+        if not observation["action_mask"][action]:
+            raise RuntimeError(f"ismcts chose {action}, which the mask forbids")
+        return action
+
+
+def grid_points(state: Any) -> list[float]:
+    """A grid position's value to each seat: ``tanh`` of its lead in captured points over 20."""
+    lead = (state.points[0] - state.points[1]) / 20.0
+    v = float(np.tanh(lead))
+    return [v, -v]
+
+
+# position evaluations for rollouts cut short (``rollout_depth``): they read the searched copy of the state
+EVALUATORS = {"grid": grid_points}

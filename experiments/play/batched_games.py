@@ -1,0 +1,290 @@
+"""The tournament's games in batches: a chunk of deals played in lockstep, each agent asked once per round.
+
+``experiments.play.tournament.run_games`` plays its games here by default (``loop="batched"``; ``"sequential"``
+plays them one at a time through the AEC env). A task (``BatchTask``) is one pairing (focal, opponent),
+one seat arrangement and a chunk of consecutive deals (``batch`` of them, the last chunk shorter). Its
+games are the sequential loop's games: the same env seeds (``derive_seed(seed, deal)``), the same deals
+(``rules.initial_state(np.random.default_rng(env_seed))``, as ``JerichoEnv.reset(env_seed)`` deals), the
+same seats and labels, and records in the same format and order. They are played side by side: every
+round, each agent with games to move is asked once for all of them, as a batch policy
+``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)`` (``agents.batch``):
+
+- ``random``: ``RandomBatchPolicy`` (reads the masks only); ``greedy``: ``make_batch_policy`` (compiled
+  over the batch in grid and walls, row by row in castles);
+- ``ppo`` and ``exit`` (``agents.ppo.PPOAgent`` and subclasses): ``NetworkBatchPolicy``, one forward pass
+  for the batch, with the hint of the prior the network was trained on, greedy or sampling as the agent;
+- an agent with a ``batch_policy()`` method: what it returns. This is the hook for searching agents that
+  search many roots at once: the object must be a batch policy as above, with ``uses_views = True`` and
+  ``observe_views(views)`` if it wants the information views (it is handed one view per row before each
+  call); ``reset(seed)`` is called on the agent before ``batch_policy()`` for every task;
+- any other agent: ``AgentBatchPolicy``, asked row by row; a searching agent (``observe_view``, as
+  ``ismcts`` and ``exit-search``) is handed each row's information view before its ``act``.
+
+One agent object serves every game of a task, so an agent must keep no memory of a game between its
+moves other than its random generator: every built-in agent reads only its observation (and its
+information view), as the AEC protocol hands them over.
+
+Information views are drawn per game from a generator seeded as the AEC env seeds its own
+(``SeedSequence([env_seed, 1])``), with ``rules.determinize`` on the Python state; where the game's
+compiled rules (``BatchedGame``) provide ``determinize``, from a per-game stream of the same seed instead.
+
+Randomness: each policy draws from one stream per task, seeded from (tournament seed, focal, opponent,
+arrangement, first deal, role), where the sequential loop seeds each agent per game. The games are
+therefore not the sequential loop's move for move (except between agents that draw nothing), but of
+the same strength; and they depend on the chunks (``batch``, recorded in ``results.json``), never on the
+number of workers or the backend.
+
+Rules: the game's compiled kernels (``jericho_env.envs.batched.batched_game``: ``apply``, ``status``,
+``masks``, ``observe`` over rows of a structured array; states go in with ``to_batched``) where the game has
+them and Numba is installed, else the Python rules through the same interface (``PythonBatchedGame``).
+The kernels equal the Python rules bit for bit (issue 31's equality harness), so the engine changes no
+game, only the views where ``determinize`` is compiled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import agents
+from experiments.play.deals import AgentSpec, GameRecord, arrangements, derive_seed, pairings, seat_labels
+from jericho_env.core.batched import BatchedGame
+from jericho_env.core.rules import IllegalActionError, Rules
+from jericho_env.envs.batched import batched_game
+from jericho_env.registry import make_rules
+
+DEFAULT_BATCH = 50  # deals per task: big enough to fill a forward pass, small enough to share 2 workers
+ENGINES = ("auto", "python")
+_POLICY_TAG = 0xBA7C4ED  # keeps the batched loop's policy seeds apart from the sequential loop's agent seeds
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchTask:
+    """Every game of one pairing and seat arrangement over the deals ``start`` .. ``stop - 1``."""
+
+    focal: int
+    opponent: int
+    arrangement: int
+    start: int
+    stop: int
+
+
+def make_batch_tasks(n_agents: int, n_players: int, deals: int, batch: int) -> list[BatchTask]:
+    """The pairings of ``make_tasks`` (same order), each arrangement, the deals cut into chunks of ``batch``."""
+    return [
+        BatchTask(i, j, arr, start, min(start + batch, deals))
+        for i, j in pairings(n_agents, n_players)
+        for arr in arrangements(n_players)
+        for start in range(0, deals, batch)
+    ]
+
+
+def check_batch(batch: Any) -> int:
+    """``batch`` if it is an int >= 1, else a ``ValueError`` saying what is allowed."""
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch (deals played at once per task) must be an int >= 1, got {batch!r}")
+    return int(batch)
+
+
+def policy_seed(seed: int, task: BatchTask, role: int) -> int:
+    """The seed of the focal agent's (``role`` 0) or the opponents' (1) batch policy in ``task``."""
+    return derive_seed(seed, task.focal, task.opponent, task.arrangement, task.start, role, _POLICY_TAG)
+
+
+class BatchPlayer:
+    """One agent of a tournament as batch policies, a fresh one per task (built from one cached agent)."""
+
+    def __init__(self, spec: AgentSpec, game_id: str, options: dict[str, Any]) -> None:
+        self.spec, self.game_id, self.options = spec, game_id, dict(options)
+        self._agent: Any = None
+
+    @property
+    def agent(self) -> Any:
+        """The agent (``agents.make``), built on first use and kept: loading a checkpoint is done once."""
+        if self._agent is None:
+            self._agent = agents.make(self.spec.name, self.game_id, **self.spec.kwargs, **self.options)
+        return self._agent
+
+    def policy(self, seed: int) -> Any:
+        """The agent's batch policy for one task, its randomness seeded with ``seed`` (module docstring)."""
+        from agents.batch import AgentBatchPolicy, make_batch_policy
+
+        spec = self.spec
+        if spec.name in ("random", "greedy"):  # cheap to build; compiled over the batch where the game has it
+            return make_batch_policy(spec.name, self.game_id, seed=seed, **spec.kwargs, **self.options)
+        agent = self.agent
+        agent.reset(seed)
+        hook = getattr(agent, "batch_policy", None)
+        if callable(hook):
+            return hook()
+        ppo = sys.modules.get("agents.ppo")  # loaded whenever the agent is a PPOAgent
+        if ppo is not None and isinstance(agent, ppo.PPOAgent):
+            return self._network_policy(agent, seed)
+        return AgentBatchPolicy(agent)
+
+    def _network_policy(self, agent: Any, seed: int) -> Any:
+        from agents.batch import NetworkBatchPolicy
+        from agents.prior import prior_hint
+
+        hint = prior_hint(agent.prior_name, self.game_id, seed=seed, **self.options)
+        return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=self.spec.label, hint=hint)
+
+
+class BatchedWorker:
+    """Plays ``BatchTask``s: the rules (compiled where it can), the agents as ``BatchPlayer``s."""
+
+    def __init__(
+        self,
+        game_id: str,
+        options: dict[str, Any],
+        specs: Sequence[AgentSpec],
+        seed: int,
+        engine: str = "auto",
+        rules: Rules[Any] | None = None,
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        self.rules: Rules[Any] = rules if rules is not None else make_rules(game_id, **options)
+        self.game: BatchedGame[Any] = batched_game(self.rules, False if engine == "python" else None)
+        self.n = self.rules.info.num_players
+        self.specs = list(specs)
+        self.seed = seed
+        self.players = [BatchPlayer(spec, game_id, options) for spec in self.specs]
+        cls = type(self.game)
+        self._compiled_views = self.game.compiled and cls.determinize is not BatchedGame.determinize
+
+    def run(self, task: BatchTask, kept: list[list[int]] | None = None) -> list[GameRecord]:
+        """Every game of ``task``, in deal order; ``kept`` (a list) receives each game's actions, in that order."""
+        return _Chunk(self, task).play(kept)
+
+
+class _Chunk:
+    """The games of one task in progress: states as rows, lengths, the actions and views of each game."""
+
+    def __init__(self, worker: BatchedWorker, task: BatchTask) -> None:
+        self.worker, self.task = worker, task
+        rules, game = worker.rules, worker.game
+        self.rules, self.game = rules, game
+        self.deals = np.arange(task.start, task.stop)
+        self.env_seeds = [derive_seed(worker.seed, int(d)) for d in self.deals]
+        count = len(self.deals)
+        self.states = game.new_states(count)
+        for g, env_seed in enumerate(self.env_seeds):  # JerichoEnv.reset(env_seed)'s deal
+            game.to_batched(rules.initial_state(np.random.default_rng(env_seed)), self.states, g)
+        # each game's information views from a generator seeded as JerichoEnv seeds its own
+        view_seeds = [np.random.SeedSequence([s, 1]) for s in self.env_seeds]
+        if worker._compiled_views:
+            self.view_streams = np.array([v.generate_state(1, np.uint64)[0] for v in view_seeds], dtype=np.uint64)
+        else:
+            self.view_rngs = [np.random.default_rng(v) for v in view_seeds]
+        labels = seat_labels(worker.n, task.focal, task.opponent, task.arrangement)
+        self.labels = tuple(worker.specs[i].label for i in labels)
+        focal = worker.players[task.focal].policy(policy_seed(worker.seed, task, 0))
+        opponents = worker.players[task.opponent].policy(policy_seed(worker.seed, task, 1))
+        self.is_focal = np.array([i == task.focal for i in labels])
+        self.roles = [(task.focal, focal), (task.opponent, opponents)]
+
+    def play(self, kept: list[list[int]] | None) -> list[GameRecord]:
+        game, n = self.game, self.worker.n
+        count = len(self.deals)
+        every = np.arange(count, dtype=np.int64)
+        current = np.empty(count, dtype=np.int64)
+        returns = np.zeros((count, n), dtype=np.float64)
+        game.status(self.states, every, current, returns)
+        lengths = np.zeros(count, dtype=np.int64)
+        moves: list[list[int]] = [[] for _ in range(count)]
+        live = every[current >= 0]
+        while len(live):
+            focal_turn = self.is_focal[current[live]]
+            for (index, policy), rows in zip(self.roles, (live[focal_turn], live[~focal_turn]), strict=True):
+                if len(rows):
+                    actions = self._ask(index, policy, rows, current[rows])
+                    game.apply(self.states, rows, actions)
+                    for g, a in zip(rows.tolist(), actions.tolist(), strict=True):
+                        moves[g].append(a)
+            lengths[live] += 1
+            now = np.empty(len(live), dtype=np.int64)
+            finals = np.zeros((len(live), n), dtype=np.float64)
+            game.status(self.states, live, now, finals)
+            current[live], returns[live] = now, finals
+            live = live[now >= 0]
+        if kept is not None:
+            kept.extend(moves)
+        specs, task = self.worker.specs, self.task
+        return [
+            GameRecord(
+                focal=specs[task.focal].label,
+                opponent=specs[task.opponent].label,
+                deal=int(self.deals[g]),
+                arrangement=task.arrangement,
+                env_seed=self.env_seeds[g],
+                seats=self.labels,
+                returns=tuple(float(r) for r in returns[g]),
+                length=int(lengths[g]),
+            )
+            for g in range(count)
+        ]
+
+    def _ask(self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """``policy``'s actions for the games ``rows`` (seats ``seats`` to move), each checked legal."""
+        game, info = self.game, self.rules.info
+        mask8 = np.empty((len(rows), info.num_actions), dtype=np.int8)
+        game.masks(self.states, rows, mask8)
+        masks = mask8.astype(bool)
+        observations = None
+        if getattr(policy, "uses_observation", True):
+            observations = np.empty((len(rows), info.observation_size), dtype=np.float32)
+            game.observe(self.states, rows, seats, observations)
+        if getattr(policy, "uses_views", False):
+            policy.observe_views(self._views(rows, seats))
+        return self._checked(index, policy, rows, seats, masks, policy(observations, masks))
+
+    def _views(self, rows: np.ndarray, seats: np.ndarray) -> list[Any]:
+        """The information view (a Python state) of each game of ``rows`` for its seat in ``seats``."""
+        game, rules = self.game, self.rules
+        if self.worker._compiled_views:
+            out = game.new_states(len(rows))
+            stream = self.view_streams[rows]
+            game.determinize(self.states, rows, seats, stream, out)
+            self.view_streams[rows] = stream
+            return [game.from_batched(out, k) for k in range(len(rows))]
+        states = self.states if not game.compiled else None
+        return [
+            rules.determinize(
+                states[g] if states is not None else game.from_batched(self.states, g), int(seat), self.view_rngs[g]
+            )
+            for g, seat in zip(rows.tolist(), seats.tolist(), strict=True)
+        ]
+
+    def _checked(
+        self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray, masks: np.ndarray, answer: Any
+    ) -> np.ndarray:
+        """``answer`` as int64, one legal action per row; else an error naming the agent, the game and the action."""
+        spec, task = self.worker.specs[index], self.task
+        who = f"{spec.label!r} ({spec.name}, batch policy {getattr(policy, 'name', type(policy).__name__)})"
+        acts = np.asarray(answer).reshape(-1)
+        if acts.shape[0] != len(rows):
+            raise ValueError(f"{who} answered {acts.shape[0]} actions for {len(rows)} games")
+        if not np.issubdtype(acts.dtype, np.integer):
+            raise IllegalActionError(f"{who} answered actions of dtype {acts.dtype}, not integers")
+        acts = acts.astype(np.int64, copy=False)
+        num_actions = masks.shape[1]
+        inside = (acts >= 0) & (acts < num_actions)
+        legal = inside & masks[np.arange(len(rows)), np.where(inside, acts, 0)]
+        if not legal.all():
+            j = int(np.flatnonzero(~legal)[0])
+            a, deal = int(acts[j]), int(self.deals[rows[j]])
+            what = self.rules.describe_action(a) if inside[j] else "outside the action space"
+            pairing = f"{self.worker.specs[task.focal].label} vs {self.worker.specs[task.opponent].label}"
+            raise IllegalActionError(
+                f"{who} chose action {a} ({what}), which is not legal for seat {int(seats[j])} in deal {deal}, "
+                f"arrangement {task.arrangement} of {pairing}; legal: {np.flatnonzero(masks[j]).tolist()}"
+            )
+        return acts
+
+
+__all__ = ["DEFAULT_BATCH", "BatchPlayer", "BatchTask", "BatchedWorker", "check_batch", "make_batch_tasks"]

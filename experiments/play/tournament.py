@@ -1,0 +1,499 @@
+"""Round-robin tournaments with paired, seat-swapped deals, Wilson intervals and Bradley–Terry ratings.
+
+Fairness: every pair of agents plays the same ``deals`` (env seeds derived from the tournament
+seed and the deal index only), each deal once per seat arrangement, so luck of the cards and of
+the seat cancels out. Two-player games: both seat orders. Games of n players: agent A alone in
+one seat against n-1 copies of B, A in every seat in turn.
+
+Two game loops play the same games (deals, seats, labels, records): ``"batched"`` (the default,
+``experiments.play.batched_games``) plays a chunk of deals of one pairing and arrangement in lockstep and
+asks each agent once per round for all its games, as a batch policy; ``"sequential"`` plays one game
+at a time through the AEC env, each agent seeded per game (``play_game``). Their agents draw from
+different random streams, so their games differ move for move where an agent draws, not in strength.
+Every game's seeds depend only on (seed, pair, deal, arrangement) and, in the batched loop, on the
+chunk of deals, so the results are identical for any number of workers, on either backend: ``local``
+(a process pool) or ``ray`` (chunks of tasks as Ray tasks, ``experiments.play.backends``).
+On Ray, agents travel as data: their specs as JSON, a checkpoint (``path=``) as its bytes, read
+once here and put in Ray's object store; a worker writes them to a private temporary file and loads
+that, so no worker reads the head's files (``docs/ray.md``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+import agents
+from experiments.play.backends import Backend, map_chunks
+from experiments.play.deals import AgentSpec, GameRecord, arrangements, derive_seed, pairings, seat_labels
+from jericho_env.agent_plugins import choose_action
+from jericho_env.envs.aec import JerichoEnv
+
+
+def play_game(
+    env: JerichoEnv,
+    seat_agents: Sequence[agents.BaseAgent],
+    env_seed: int,
+    agent_seeds: Sequence[int],
+    actions: list[int] | None = None,
+) -> tuple[list[float], int]:
+    """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps).
+
+    ``actions``: a list that receives every action played, in order (a replay: ``jericho_env.replay``).
+    """
+    for agent, s in zip(seat_agents, agent_seeds, strict=True):
+        agent.reset(seed=s)
+    env.reset(seed=env_seed)
+    steps = 0
+    rules = env.rules
+    while not rules.is_terminal(env.state):
+        seat = rules.current_player(env.state)
+        action = choose_action(seat_agents[seat], env, env.possible_agents[seat])
+        env.step(action)
+        if actions is not None:
+            actions.append(int(action))
+        steps += 1
+    return [float(r) for r in rules.returns(env.state)], steps
+
+
+@dataclasses.dataclass
+class Task:
+    """Every game of one (focal, opponent, deal): one per arrangement."""
+
+    focal: int
+    opponent: int
+    deal: int
+
+
+def make_tasks(n_agents: int, n_players: int, deals: int) -> list[Task]:
+    """The sequential loop's tasks: every deal of every pairing (``pairings``), in that order."""
+    return [Task(i, j, d) for i, j in pairings(n_agents, n_players) for d in range(deals)]
+
+
+LOOPS = ("batched", "sequential")
+
+
+def check_loop(loop: str) -> str:
+    """``loop`` if it names a game loop (``LOOPS``), else a ``ValueError`` listing them."""
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {loop!r}")
+    return loop
+
+
+class _Worker:
+    """Holds one env and the agents of a tournament inside one process."""
+
+    def __init__(self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+        self.env = JerichoEnv(game_id, **options)
+        self.n = self.env.rules.info.num_players
+        self.specs = list(specs)
+        self.seed = seed
+        # n copies of each agent at most (the field of B in an n-player game needs n-1 of them)
+        self.pool: dict[int, list[agents.BaseAgent]] = {}
+        self.game_id, self.options = game_id, options
+        self._batched: Any = None
+
+    def play(self, task: Any) -> list[GameRecord]:
+        """The games of a sequential ``Task`` or of a ``batched_games.BatchTask``."""
+        if isinstance(task, Task):
+            return self.run(task)
+        return self.batched.run(task)
+
+    @property
+    def batched(self) -> Any:
+        """The ``batched_games.BatchedWorker`` of this tournament (built on first use)."""
+        if self._batched is None:
+            from experiments.play.batched_games import BatchedWorker
+
+            self._batched = BatchedWorker(self.game_id, self.options, self.specs, self.seed, rules=self.env.rules)
+        return self._batched
+
+    def agents_of(self, index: int, count: int) -> list[agents.BaseAgent]:
+        have = self.pool.setdefault(index, [])
+        spec = self.specs[index]
+        while len(have) < count:
+            have.append(agents.make(spec.name, self.game_id, **spec.kwargs, **self.options))
+        return have[:count]
+
+    def run(self, task: Task, kept: list[list[int]] | None = None) -> list[GameRecord]:
+        """Every game of ``task``; ``kept`` (a list) receives each game's actions, in the order of the records."""
+        records = []
+        env_seed = derive_seed(self.seed, task.deal)
+        for arr in arrangements(self.n):
+            labels = seat_labels(self.n, task.focal, task.opponent, arr)
+            focal_agent = self.agents_of(task.focal, 1)[0]
+            field = iter(self.agents_of(task.opponent, self.n - 1))
+            seats = [focal_agent if i == task.focal else next(field) for i in labels]
+            agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
+            actions: list[int] | None = None if kept is None else []
+            returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions)
+            if kept is not None and actions is not None:
+                kept.append(actions)
+            records.append(
+                GameRecord(
+                    focal=self.specs[task.focal].label,
+                    opponent=self.specs[task.opponent].label,
+                    deal=task.deal,
+                    arrangement=arr,
+                    env_seed=env_seed,
+                    seats=tuple(self.specs[i].label for i in labels),
+                    returns=tuple(returns),
+                    length=length,
+                )
+            )
+        return records
+
+
+def record_games(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    options: dict[str, Any],
+    deals: int,
+    loop: str = "sequential",
+    batch: int | None = None,
+    total_deals: int | None = None,
+) -> list[tuple[GameRecord, list[int]]]:
+    """The tournament's games of its first ``deals`` deals of every pairing, played again here, with their actions.
+
+    Every game's seeds depend only on (seed, pair, deal, arrangement), and in the batched loop on the
+    chunk of deals (``batch`` deals a chunk, of the tournament's ``total_deals``), which is what makes
+    results the same for any number of workers; so these are the tournament's own games, each with the
+    actions that were played (``experiments.replays`` checks every one against the tournament's record).
+    The batched loop plays the whole chunks that hold these deals and keeps their games.
+    """
+    worker = _Worker(game_id, dict(options), specs, seed)
+    out: list[tuple[GameRecord, list[int]]] = []
+    if check_loop(loop) == "sequential":
+        for task in make_tasks(len(specs), worker.n, deals):
+            kept: list[list[int]] = []
+            records = worker.run(task, kept)
+            out += zip(records, kept, strict=True)
+        return out
+    from experiments.play.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
+
+    batch = check_batch(DEFAULT_BATCH if batch is None else batch)
+    tasks = make_batch_tasks(len(specs), worker.n, total_deals or deals, batch)
+    tasks = [t for t in tasks if t.start < deals]
+    for batch_task in tasks:
+        kept = []
+        out += zip(worker.batched.run(batch_task, kept), kept, strict=True)
+    return [game for game in in_game_order(tasks, out) if game[0].deal < deals]
+
+
+def in_game_order(tasks: Sequence[Any], games: Sequence[Any]) -> list[Any]:
+    """``games`` (one per game of ``tasks``, in task order) in the sequential loop's order.
+
+    That order is pairing, deal, arrangement; the batched loop's tasks hold every deal of a chunk for one
+    arrangement.
+    """
+    pairing: dict[tuple[int, int], int] = {}
+    keys = []
+    for t in tasks:
+        p = pairing.setdefault((t.focal, t.opponent), len(pairing))
+        keys += [(p, deal, t.arrangement) for deal in range(t.start, t.stop)]
+    if len(keys) != len(games):
+        raise RuntimeError(f"{len(games)} games came back for the {len(keys)} of the tasks")
+    return [games[i] for i in sorted(range(len(games)), key=keys.__getitem__)]
+
+
+_worker: _Worker | None = None
+
+
+def _one_thread() -> None:
+    try:  # one thread per worker: processes, not threads, use the cores
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
+def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+    global _worker
+    _one_thread()
+    _worker = _Worker(game_id, options, specs, seed)
+
+
+def _run_task(task: Any) -> list[GameRecord]:
+    assert _worker is not None
+    return _worker.play(task)
+
+
+def run_games(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    deals: int,
+    seed: int = 0,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+    backend: Backend | None = None,
+    chunks: int | None = None,
+    loop: str = "batched",
+    batch: int | None = None,
+) -> list[GameRecord]:
+    """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
+
+    ``backend``: local processes (default) or Ray tasks (``chunks`` of them; default 16 per CPU), same
+    records in the same order. On Ray, ``workers`` is the CPU count of a local Ray started for this call.
+    ``loop``: ``"batched"`` (``batch`` deals at once per pairing and arrangement, default
+    ``batched_games.DEFAULT_BATCH``) or ``"sequential"`` (see the module docstring); the records come in
+    the same order either way: pairing, deal, arrangement.
+    """
+    options = dict(options or {})
+    probe = JerichoEnv(game_id, **options)
+    n_players = probe.rules.info.num_players
+    tasks: list[Any]
+    if check_loop(loop) == "batched":
+        from experiments.play.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
+
+        tasks = make_batch_tasks(len(specs), n_players, deals, check_batch(DEFAULT_BATCH if batch is None else batch))
+    else:
+        tasks = make_tasks(len(specs), n_players, deals)
+    if backend is not None and backend.is_ray:
+        records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks)
+    else:
+        records = _run_locally(game_id, specs, seed, workers, options, tasks, progress)
+    return records if loop == "sequential" else in_game_order(tasks, records)
+
+
+def _run_locally(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    workers: int,
+    options: dict[str, Any],
+    tasks: list[Any],
+    progress: Callable[[int], None] | None,
+) -> list[GameRecord]:
+    """The tasks in this process (``workers`` 1) or in a pool of ``workers`` processes, records in task order."""
+    records: list[GameRecord] = []
+
+    def consume(it: Iterator[list[GameRecord]]) -> None:
+        for recs in it:
+            records.extend(recs)
+            if progress:
+                progress(len(recs))
+
+    if workers <= 1:
+        _init_worker(game_id, options, specs, seed)
+        consume(_run_task(t) for t in tasks)
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed)) as pool:
+            consume(pool.imap(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
+    return records
+
+
+# ----------------------------------------------------------------------------------------------- on Ray
+def _run_on_ray(
+    game_id: str,
+    specs: Sequence[AgentSpec],
+    seed: int,
+    workers: int,
+    options: dict[str, Any],
+    tasks: list[Any],
+    progress: Callable[[int], None] | None,
+    backend: Backend,
+    chunks: int | None,
+) -> list[GameRecord]:
+    """The tasks as Ray tasks (``experiments.play.backends.map_chunks``), the agents shipped as ``ray_payload``."""
+    payload = ray_payload(game_id, specs, seed, options)
+    labels = [s.label for s in specs]
+
+    def describe(piece: Sequence[Any]) -> str:
+        first, last = piece[0], piece[-1]
+        pairs = sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece})
+        if isinstance(first, Task):
+            return f"deals {first.deal}-{last.deal} of {', '.join(pairs)}"
+        deals = f"{min(t.start for t in piece)}-{max(t.stop for t in piece) - 1}"
+        return f"deals {deals} in {len(piece)} chunk(s) of {', '.join(pairs)}"
+
+    done = map_chunks(
+        backend,
+        workers,
+        f"tournament-{uuid.uuid4().hex}",
+        worker_from_payload,
+        payload,
+        play_task,
+        tasks,
+        progress=(lambda recs: progress(len(recs))) if progress else None,
+        chunks=chunks,
+        describe=describe,
+    )
+    return [rec for recs in done for rec in recs]
+
+
+def ray_payload(game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any]) -> dict[str, Any]:
+    """What a Ray worker needs to play the tournament, as plain data: JSON text and checkpoint bytes.
+
+    An agent's ``path`` (a checkpoint) is replaced by the file's bytes, named by their SHA-256; any
+    other argument must be JSON (no Python object is pickled for the workers), else ``ValueError``.
+    """
+    from agents.checkpoint import resolve_path
+
+    blobs: dict[str, bytes] = {}
+    shipped = []
+    for spec in specs:
+        kwargs = dict(spec.kwargs)
+        blob = None
+        if "path" in kwargs:
+            data = resolve_path(kwargs.pop("path")).read_bytes()
+            blob = hashlib.sha256(data).hexdigest()
+            blobs[blob] = data
+        shipped.append({"label": spec.label, "name": spec.name, "kwargs": kwargs, "blob": blob})
+    try:
+        text = json.dumps({"game_id": game_id, "options": options, "seed": seed, "specs": shipped})
+    except TypeError as e:
+        raise ValueError(
+            f"--backend ray sends agents as JSON arguments and checkpoint bytes; an argument is not JSON ({e}): "
+            "save the agent as a checkpoint and pass path="
+        ) from None
+    return {"json": text, "blobs": blobs}
+
+
+class _RayWorker(_Worker):
+    """A ``_Worker`` built from ``ray_payload``: checkpoints written to a private temporary folder first."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        data = json.loads(payload["json"])
+        self.tmp = tempfile.mkdtemp(prefix="jericho-ray-")
+        atexit.register(shutil.rmtree, self.tmp, True)  # the last tournament's files go when the worker exits
+        specs = []
+        for s in data["specs"]:
+            kwargs = dict(s["kwargs"])
+            if s["blob"] is not None:
+                blob = payload["blobs"][s["blob"]]
+                if hashlib.sha256(blob).hexdigest() != s["blob"]:
+                    raise ValueError(f"the checkpoint of agent {s['label']!r} arrived damaged (SHA-256 differs)")
+                path = os.path.join(self.tmp, f"{s['blob']}.zip")
+                with open(path, "wb") as f:
+                    f.write(blob)
+                kwargs["path"] = path
+            specs.append(AgentSpec(s["label"], s["name"], kwargs))
+        super().__init__(data["game_id"], data["options"], specs, data["seed"])
+
+    def close(self) -> None:
+        """Remove the temporary checkpoint files."""
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def worker_from_payload(payload: dict[str, Any]) -> _RayWorker:
+    """Inside a Ray worker: the tournament's env and agents (one torch thread: Ray gives each task one CPU)."""
+    _one_thread()
+    return _RayWorker(payload)
+
+
+def play_task(worker: _Worker, task: Any) -> list[GameRecord]:
+    """One task's games on a worker (the ``run`` of ``map_chunks``): a ``Task`` or a ``BatchTask``."""
+    return worker.play(task)
+
+
+# ---------------------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (draws may count as half a success)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclasses.dataclass
+class Cell:
+    """The focal agent's record against one opponent."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Wins plus half the draws."""
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def win_rate(self) -> float:
+        return self.score / self.games if self.games else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.score, self.games)
+
+
+def outcome(returns: Sequence[float], seat: int) -> int:
+    """+1 win, 0 draw, -1 loss for ``seat``: a positive return is a (possibly shared) win."""
+    r = returns[seat]
+    return 1 if r > 1e-12 else (-1 if r < -1e-12 else 0)
+
+
+def tabulate(records: Sequence[GameRecord], labels: Sequence[str]) -> dict[tuple[str, str], Cell]:
+    """Cells (row agent, column agent) of the win-rate matrix."""
+    cells = {(a, b): Cell() for a in labels for b in labels if a != b}
+    for rec in records:
+        n = len(rec.seats)
+        if n == 2:
+            for seat in (0, 1):
+                me, other = rec.seats[seat], rec.seats[1 - seat]
+                _add(cells[(me, other)], outcome(rec.returns, seat))
+        else:
+            _add(cells[(rec.focal, rec.opponent)], outcome(rec.returns, rec.arrangement))
+    return cells
+
+
+def _add(cell: Cell, o: int) -> None:
+    if o > 0:
+        cell.wins += 1
+    elif o < 0:
+        cell.losses += 1
+    else:
+        cell.draws += 1
+
+
+def bradley_terry(
+    labels: Sequence[str], cells: dict[tuple[str, str], Cell], anchor: str | None = "random", iters: int = 2000
+) -> dict[str, float]:
+    """Bradley–Terry strengths by maximum likelihood (Hunter's MM), on the Elo scale.
+
+    Draws count as half a win each way; one virtual draw per pair keeps the fit finite when an
+    agent wins every game. Ratings are shifted so that ``anchor`` (if present) sits at 1000,
+    else the mean is 1000.
+    """
+    k = len(labels)
+    idx = {a: i for i, a in enumerate(labels)}
+    wins = np.zeros((k, k))
+    for (a, b), c in cells.items():
+        wins[idx[a], idx[b]] += c.score + 0.5
+    games = wins + wins.T
+    gamma = np.ones(k)
+    for _ in range(iters):
+        denom = np.array([sum(games[i, j] / (gamma[i] + gamma[j]) for j in range(k) if j != i) for i in range(k)])
+        new = wins.sum(axis=1) / np.maximum(denom, 1e-300)
+        new /= np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(np.log(new) - np.log(gamma))) < 1e-10:
+            gamma = new
+            break
+        gamma = new
+    elo = 400.0 * np.log10(gamma)
+    shift = 1000.0 - (elo[idx[anchor]] if anchor in idx else float(np.mean(elo)))
+    return {a: float(elo[idx[a]] + shift) for a in labels}

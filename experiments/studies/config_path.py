@@ -1,0 +1,179 @@
+"""The path a training run's config takes through the source files: files entered, climbs back up, returns.
+
+``python -m experiments.studies.config_path`` runs one tiny ``experiments.train`` run (castles, a few hundred
+steps, no final table) under ``sys.setprofile`` and records, in call order, the first call of every function
+of the project (``jericho_env``, ``agents``, ``experiments``) from ``config_from_args`` to the end of
+``train``: the path a reader follows from the config to a trained, saved model. Consecutive calls in one file
+make one *stay*; a stay in a file already left is a *return*; a stay in a higher layer than the stay before it
+(``jericho_env`` < ``agents`` < ``experiments``) is a *climb back up*, and among those, a call made from a
+lower layer's code into a higher layer's (a callback, a hook: control flowing up) is a *call up*. It prints the
+files in the order first entered, how often each was entered, and the totals; ``--engine`` counts the
+engine's own files too (the rules and kernels the config sets up: left out by default, as they are where the
+path ends, not where it wanders). ``tests/test_layering.py`` bounds the totals, so a change that sends the
+config wandering again fails there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = {"jericho_env": 0, "agents": 1, "experiments": 2}
+IMPORT_MACHINERY = ("agents/_moved.py",)  # the old module paths' finder, asked by imports, not by the run
+TINY = {"timesteps": 256, "n_envs": 4, "shards": 1, "n_steps": 64, "batch_size": 128, "n_epochs": 1}
+TINY_EVERY = {"snapshot_every": 128, "eval_every": 256, "checkpoint_every": 128, "eval_deals": 2}
+
+
+@dataclasses.dataclass
+class ConfigPath:
+    """The stays of a traced run: ``(file relative to the project, first functions called there)``."""
+
+    stays: list[tuple[str, list[str]]]
+    calls_up: list[tuple[str, str, str]] = dataclasses.field(
+        default_factory=list
+    )  # (caller file, callee file, function)
+
+    @property
+    def files(self) -> list[str]:
+        """Every file entered, in the order first entered."""
+        return list(dict.fromkeys(f for f, _ in self.stays))
+
+    @property
+    def entered(self) -> Counter[str]:
+        """How many stays each file has."""
+        return Counter(f for f, _ in self.stays)
+
+    @property
+    def climbs(self) -> int:
+        """Stays in a higher layer than the stay before them."""
+        levels = [_layer(f) for f, _ in self.stays]
+        return sum(b > a for a, b in itertools.pairwise(levels))
+
+    def without(self, prefixes: tuple[str, ...]) -> ConfigPath:
+        """The same path with the files under ``prefixes`` left out (the stays around them joined)."""
+        out = ConfigPath([], [c for c in self.calls_up if not c[1].startswith(prefixes)])
+        for file, functions in self.stays:
+            if file.startswith(prefixes):
+                continue
+            if out.stays and out.stays[-1][0] == file:
+                out.stays[-1][1].extend(functions)
+            else:
+                out.stays.append((file, list(functions)))
+        return out
+
+    @property
+    def returns(self) -> int:
+        """Stays in a file that an earlier stay already left."""
+        return len(self.stays) - len(self.files)
+
+    def summary(self) -> str:
+        """The totals in one line."""
+        return (
+            f"{len(self.files)} files, {len(self.stays)} stays, {self.climbs} climbs back up, "
+            f"{self.returns} returns to a file already left, {len(self.calls_up)} calls up"
+        )
+
+
+def _project_file(code_file: str) -> str | None:
+    """The path relative to the project of a project source file, else None."""
+    try:
+        rel = Path(code_file).resolve().relative_to(ROOT)
+    except ValueError:
+        return None
+    name = rel.as_posix()
+    return name if rel.parts[0] in LAYERS and name not in IMPORT_MACHINERY else None
+
+
+def trace(run: Callable[[], Any]) -> ConfigPath:
+    """The stays of the first calls of project functions while ``run()`` runs (in this thread)."""
+    seen: set[Any] = set()
+    path = ConfigPath([])
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call" or frame.f_code in seen:
+            return
+        seen.add(frame.f_code)
+        name = _project_file(frame.f_code.co_filename)
+        if name is None or frame.f_code.co_name.startswith("<"):  # module bodies, comprehensions, lambdas
+            return
+        if path.stays and path.stays[-1][0] == name:
+            path.stays[-1][1].append(frame.f_code.co_name)
+        else:
+            path.stays.append((name, [frame.f_code.co_name]))
+        caller = _project_caller(frame.f_back)
+        if caller is not None and _layer(caller) < _layer(name):
+            path.calls_up.append((caller, name, frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return path
+
+
+def _layer(file: str) -> int:
+    return LAYERS[file.split("/")[0]]
+
+
+def _project_caller(frame: FrameType | None) -> str | None:
+    """The project file of the nearest frame below ``frame`` that is the project's (library frames skipped)."""
+    while frame is not None:
+        name = _project_file(frame.f_code.co_filename)
+        if name is not None:
+            return name
+        frame = frame.f_back
+    return None
+
+
+ENGINE_INTERNALS = ("jericho_env/games/", "jericho_env/core/", "experiments/studies/")
+
+
+def traced_train(game: str = "castles") -> ConfigPath:
+    """The config's path through one tiny ``experiments.train`` run of ``game`` (from the flags to final.zip)."""
+    from experiments import train
+
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in {**TINY, **TINY_EVERY}.items()]
+    args = train.build_parser().parse_args([game, *flags, "--quiet"])
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "run"
+
+        def run() -> None:
+            cfg = train.config_from_args(args, game)
+            train.train(cfg, folder, quiet=True)
+
+        return trace(run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: trace a tiny run and print its path."""
+    p = argparse.ArgumentParser(prog="python -m experiments.studies.config_path", description=__doc__.splitlines()[0])
+    p.add_argument("game", nargs="?", default="castles", help="the game to train (default castles)")
+    p.add_argument("--stays", action="store_true", help="print every stay with the functions first called there")
+    p.add_argument("--engine", action="store_true", help="count the rules' and kernels' files too")
+    args = p.parse_args(argv)
+    path = traced_train(args.game)
+    if not args.engine:
+        path = path.without(ENGINE_INTERNALS)
+    if args.stays:
+        for file, functions in path.stays:
+            print(f"{file}: {', '.join(functions)}")
+        for caller, callee, function in path.calls_up:
+            print(f"up: {caller} -> {callee}:{function}")
+    for file in path.files:
+        print(f"{path.entered[file]:3d}  {file}")
+    print(path.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

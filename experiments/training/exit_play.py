@@ -1,0 +1,309 @@
+"""Expert iteration's games: self-play by search with the current network, as training rows.
+
+``generate(payload, tasks, backend, workers)`` plays the games of one iteration. A task is a list of deal
+seeds; a worker plays a task's games in lockstep, every seat searching (information-set PUCT with the
+network's prior and value, Dirichlet noise at the root), so each round of simulations evaluates the
+leaves of all its games in one forward pass. The search is ``agents.search.compiled.CompiledPUCT`` where
+the game has compiled row kernels, else ``agents.search.puct.PUCTSearch`` (``SearchSettings.engine``: ``"auto"``,
+``"compiled"``, ``"python"``). At each decision it records the mover's network input
+(observation and the prior's hint), its legal mask and the search's visit distribution; when the game
+ends, every recorded row gets the final return of its seat as the value target. With ``value_rows="all"``
+(games of more than two players) it also records every other seat's input at each decision, as value-only
+rows, since the search asks the network for every seat's value.
+
+With ``expert="ismcts"`` the games are played by the game's ``ismcts`` agent instead (its default settings:
+greedy rollouts and prior in grid and walls; ``expert_simulations`` its budget), one search per position and
+no network: the network then learns to imitate that search (the first expert of Anthony et al. 2017, whose
+apprentice starts by learning from plain MCTS) and the game outcomes under it.
+
+With ``expert="rollouts"`` a policy-rollout search (``agents.search.rollout_search``) gives the targets: each legal
+action valued by games the network plays on to the end from sampled worlds, the improved policy
+``softmax(log prior + Q / expert_temperature)``.
+
+With ``target="move"`` a decision's policy target is the expert's chosen move (one-hot: the chosen-action
+target of Anthony et al. 2017) instead of its whole distribution. With ``target="advantage"`` (rollouts
+only) it is the improved policy's logits, ``log prior + Q / expert_temperature`` over the legal actions,
+centred on their mean: ``experiments.training.exit_learn`` regresses the network's centred logits on them by squared
+error, whose minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of
+sharpening each row's softmax at random.
+
+The move played is drawn from the visit distribution for a seat's first ``temperature_moves`` decisions,
+then the most visited one. Every random draw comes from the task's seeds, so a payload and a task list
+give the same rows on any backend and any number of workers (``local`` process pool or ``ray`` tasks,
+results in task order).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.search.puct import SearchResult
+from agents.search.rollout_search import improved_logits
+from experiments.play.backends import Backend, map_chunks
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """How the self-play search runs (``experiments.training.presets.EXIT``)."""
+
+    simulations: int
+    c_puct: float
+    dirichlet_alpha: float
+    dirichlet_fraction: float
+    temperature_moves: int
+    value_rows: str
+    engine: str = "auto"  # agents.search.compiled.make_puct: compiled where the game has row kernels, else Python
+    expert: str = "puct"  # who plays and gives the targets: "puct", "rollouts" (the network in search), "ismcts"
+    expert_simulations: int | None = None  # "ismcts": its budget (None: its default); "rollouts": games per action
+    expert_temperature: float = 0.1  # "rollouts": the returns' scale against the prior's log-probabilities
+    target: str = "policy"  # the policy target: the expert's distribution ("policy"), its chosen move ("move"),
+    # or the improved policy's centred logits ("advantage", rollouts only)
+
+
+@dataclasses.dataclass
+class Rows:
+    """Training rows: network inputs, legal masks, visit distributions (policy rows), value targets."""
+
+    features: np.ndarray  # (n, input size) float32
+    masks: np.ndarray  # (n, num_actions) bool
+    targets: np.ndarray  # (n, num_actions) float32; zeros on value-only rows
+    values: np.ndarray  # (n,) float32: the seat's final return
+    policy: np.ndarray  # (n,) bool: whether the row has a policy target (the mover's row)
+    games: int = 0
+    moves: int = 0
+
+    @staticmethod
+    def concat(parts: Sequence[Rows]) -> Rows:
+        """The rows of ``parts`` one after the other."""
+        return Rows(
+            np.concatenate([p.features for p in parts]),
+            np.concatenate([p.masks for p in parts]),
+            np.concatenate([p.targets for p in parts]),
+            np.concatenate([p.values for p in parts]),
+            np.concatenate([p.policy for p in parts]),
+            sum(p.games for p in parts),
+            sum(p.moves for p in parts),
+        )
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def network_payload(checkpoint: str | Path) -> dict[str, Any]:
+    """A network as plain data for workers: the bytes of its checkpoint (the safe format of ``agents.checkpoint``)."""
+    return {"checkpoint": Path(checkpoint).read_bytes()}
+
+
+def network_from_payload(data: dict[str, Any], game_id: str, options: dict[str, Any]) -> Any:
+    """The policy network of ``network_payload``'s data, loaded like any checkpoint (checked, never unpickled).
+
+    The bytes go to a private temporary file that ``agents.checkpoint.load_policy`` reads, so a worker runs
+    exactly the checks a local load does and reads none of the head's files.
+    """
+    from agents.checkpoint import load_policy
+
+    with tempfile.TemporaryDirectory(prefix="jericho-exit-") as tmp:
+        path = Path(tmp) / "network.zip"
+        path.write_bytes(data["checkpoint"])
+        policy, _ = load_policy(path, game_id=game_id, options=options)
+    policy.set_training_mode(False)
+    return policy
+
+
+def advantage_target(res: Any, num_actions: int, temperature: float) -> np.ndarray:
+    """A rollout result's improved logits ``log prior + Q / temperature``, centred over its legal actions."""
+    z = improved_logits(res.prior, res.q, temperature)
+    out = np.zeros(num_actions, dtype=np.float32)
+    out[res.legal] = z - z.mean()
+    return out
+
+
+class _Worker:
+    """What a worker builds once per iteration: the rules, the network, its hint and the search."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        import torch
+
+        from agents.exit import NetworkEvaluator, network_hint
+        from jericho_env.registry import make_rules
+
+        torch.set_num_threads(1)
+        self.game_id, self.options = payload["game_id"], payload["options"]
+        self.rules = make_rules(self.game_id, **self.options)
+        self.settings = SearchSettings(**payload["search"])
+        self.policy = network_from_payload(payload["network"], self.game_id, self.options)
+        self.evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, self.game_id, self.options))
+
+    def play(self, seeds: Sequence[int]) -> Rows:
+        """The games of ``seeds`` played in lockstep; their rows in game order, then move order."""
+        from agents.search.compiled import make_puct
+
+        rules, st = self.rules, self.settings
+        info = rules.info
+        n_players, num_actions = info.num_players, info.num_actions
+        seed_seq = np.random.SeedSequence([int(s) for s in seeds])
+        rng = np.random.default_rng(seed_seq)
+        states = [rules.initial_state(np.random.default_rng(int(s))) for s in seeds]
+        search: Any
+        if st.expert == "ismcts":
+            search = _ISMCTSExpert(self.game_id, self.options, st.expert_simulations, rng)
+        elif st.expert == "rollouts":
+            from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
+
+            count = st.expert_simulations if st.expert_simulations is not None else DEFAULT_ROLLOUTS
+            search = PolicyRolloutSearch(rules, self.evaluator, count, st.expert_temperature, rng)
+        else:
+            search = make_puct(
+                rules, self.evaluator, st.simulations, st.c_puct, st.value_rows, rng, st.dirichlet_alpha,
+                st.dirichlet_fraction, st.engine,
+            )  # fmt: skip
+        per_game: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]]] = [[] for _ in seeds]
+        decisions = np.zeros((len(seeds), n_players), dtype=np.int64)
+        live = [k for k, s in enumerate(states) if not rules.is_terminal(s)]
+        moves = 0
+        while live:
+            movers = [rules.current_player(states[k]) for k in live]
+            results = search.search([states[k] for k in live], movers)
+            obs = np.stack([rules.observe(states[k], p) for k, p in zip(live, movers, strict=True)])
+            masks = np.stack([rules.legal_mask(states[k]).astype(bool) for k in live])
+            features = self.evaluator.features(obs, masks)
+            for j, (k, p, res) in enumerate(zip(live, movers, results, strict=True)):
+                target = res.policy(num_actions)
+                if st.target == "move":  # the chosen-action target of Anthony et al. (2017)
+                    learned = np.zeros(num_actions, dtype=np.float32)
+                    learned[res.best()] = 1.0
+                elif st.target == "advantage":
+                    learned = advantage_target(res, num_actions, st.expert_temperature)
+                else:
+                    learned = target
+                per_game[k].append((features[j], masks[j], learned, p, True))
+                if st.value_rows == "all":
+                    others = [q for q in range(n_players) if q != p]
+                    o_obs = np.stack([rules.observe(states[k], q) for q in others])
+                    o_masks = np.zeros((len(others), num_actions), dtype=bool)
+                    o_feat = self.evaluator.features(o_obs, o_masks)
+                    zeros = np.zeros(num_actions, dtype=np.float32)
+                    per_game[k].extend((o_feat[i], o_masks[i], zeros, q, False) for i, q in enumerate(others))
+                if decisions[k, p] < st.temperature_moves and res.visits.sum() > 0:
+                    action = int(rng.choice(num_actions, p=target / target.sum()))
+                else:
+                    action = res.best()
+                decisions[k, p] += 1
+                rules.apply(states[k], action)  # checked: a search bug never plays an illegal move unseen
+                moves += 1
+            live = [k for k in live if not rules.is_terminal(states[k])]
+        return self._rows(per_game, states, moves)
+
+    def _rows(self, per_game: list[list[Any]], states: list[Any], moves: int) -> Rows:
+        rows = [r for g in per_game for r in g]
+        returns = [self.rules.returns(s) for s in states]
+        values = np.array([returns[k][r[3]] for k, g in enumerate(per_game) for r in g], dtype=np.float32)
+        if not rows:
+            width = self.evaluator.features(
+                np.zeros((1, self.rules.info.observation_size), dtype=np.float32),
+                np.zeros((1, self.rules.info.num_actions), dtype=bool),
+            ).shape[1]
+            return Rows(
+                np.zeros((0, width), np.float32), np.zeros((0, self.rules.info.num_actions), bool),
+                np.zeros((0, self.rules.info.num_actions), np.float32), values, np.zeros(0, bool), len(states), 0,
+            )  # fmt: skip
+        return Rows(
+            np.stack([r[0] for r in rows]).astype(np.float32, copy=False),
+            np.stack([r[1] for r in rows]),
+            np.stack([r[2] for r in rows]),
+            values,
+            np.array([r[4] for r in rows], dtype=bool),
+            len(states),
+            moves,
+        )
+
+
+@dataclasses.dataclass
+class _Chosen(SearchResult):
+    """An ``ismcts`` search's root as a ``SearchResult`` whose ``best`` is the move ``ismcts`` chose."""
+
+    action: int = -1
+
+    def best(self) -> int:
+        return self.action
+
+
+class _ISMCTSExpert:
+    """The game's ``ismcts`` agent (its defaults: greedy rollouts and prior where the game has them) as the
+    expert of the ``"ismcts"`` setting: one search per position, from the mover's information state."""
+
+    def __init__(self, game_id: str, options: dict[str, Any], simulations: int | None, rng: np.random.Generator):
+        from agents.search.ismcts import ISMCTSAgent
+
+        agent = ISMCTSAgent(game_id, seed=int(rng.integers(2**62)), simulations=simulations, **options)
+        self.search_one, self.rules = agent.search, agent.rules
+
+    def search(self, states: Sequence[Any], movers: Sequence[int]) -> list[SearchResult]:
+        out = []
+        for state, p in zip(states, movers, strict=True):
+            action = int(self.search_one.search(state, p))  # determinizes from p's information state only
+            legal = [int(a) for a in self.rules.legal_actions(state)]
+            seen = self.search_one.last_visits
+            visits = np.array([seen.get(a, 0) for a in legal], dtype=np.int64)
+            out.append(_Chosen(legal, visits, np.zeros(len(legal)), 0.0, np.zeros(len(legal)), action))
+        return out
+
+
+_worker: _Worker | None = None
+
+
+def _init(payload: dict[str, Any]) -> _Worker:
+    global _worker
+    _worker = _Worker(payload)
+    return _worker
+
+
+def _play(worker: _Worker, seeds: Sequence[int]) -> Rows:
+    return worker.play(seeds)
+
+
+def _play_local(seeds: Sequence[int]) -> Rows:
+    assert _worker is not None
+    return _worker.play(seeds)
+
+
+def generate(
+    payload: dict[str, Any],
+    tasks: Sequence[Sequence[int]],
+    backend: Backend,
+    workers: int,
+    progress: Callable[[Rows], None] | None = None,
+) -> Rows:
+    """Every task's games (``payload``: game, options, search settings, network); rows in task order."""
+    if backend.is_ray:
+        parts = map_chunks(backend, workers, f"exit-{os.getpid()}-{id(payload)}", _init, payload, _play, tasks,
+                           progress, chunks=len(tasks))  # fmt: skip
+        return Rows.concat(parts)
+    if workers <= 1 or len(tasks) <= 1:
+        worker = _init(payload)
+        out = []
+        for t in tasks:
+            out.append(worker.play(t))
+            if progress:
+                progress(out[-1])
+        return Rows.concat(out)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
+    out = []
+    with ctx.Pool(min(workers, len(tasks)), initializer=_init, initargs=(payload,)) as pool:
+        for rows in pool.imap(_play_local, tasks):
+            out.append(rows)
+            if progress:
+                progress(rows)
+    return Rows.concat(out)
+
+
+__all__ = ["Rows", "SearchSettings", "generate", "network_from_payload", "network_payload"]

@@ -1,0 +1,86 @@
+"""The opponent pool of self-play: fixed baseline agents and frozen copies (snapshots) of the learner.
+
+``opponent_pool(game_id, baselines, seed, options, prior, snapshots)`` makes an ``OpponentPool``, a
+recipe of plain values: cheap to send to the worker processes of a sharded vec env, where
+``policies(shard)`` builds the batch policies (``agents.batch``) of that shard. The baselines are
+registered agents by name (a name twice: twice the share of the games); baseline ``k`` of shard ``s`` draws
+from ``seed + k + 1_000_003 * s``. Saved snapshots are checkpoints (``agents.checkpoint``, the safe
+format) loaded as ``NetworkBatchPolicy(joint=True)``: they sample from their masked distribution, with
+the hint of the ``prior`` they were trained with (``agents.prior.prior_hint``), and the snapshots waiting
+in a round share one forward pass. ``frozen(network, seed)`` is the learner as it is now, an in-process
+copy, for ``vec.add_opponent`` during training.
+
+Used by ``experiments.train`` (with ``experiments.training.selfplay.make_vec_env``) and usable by any loop that
+plays against baselines and earlier networks::
+
+    pool = opponent_pool("castles", ["random", "greedy"], seed=0)
+    opponents = pool.policies()  # batch policies: (observations, masks) -> actions
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from agents.prior import SHARD_SEED_STRIDE, prior_hint
+
+
+@dataclasses.dataclass
+class OpponentPool:
+    """Baseline agents by name and saved snapshots by path, built into batch policies where they play."""
+
+    game_id: str
+    options: dict[str, Any]  # the game's options
+    baselines: list[str]  # registered agents (agents.make names); a name twice: twice the share
+    seed: int  # baseline k of shard s draws from seed + k + SHARD_SEED_STRIDE * s
+    prior: str = "none"  # the prior the snapshots were trained with: their observations get its hint
+    snapshots: list[str] = dataclasses.field(default_factory=list)  # checkpoint paths of saved snapshots
+    trust: bool = False  # snapshots saved as Stable-Baselines3 zips (runs before agents.checkpoint) may load
+
+    def policies(self, shard: int = 0) -> list[Any]:
+        """The batch policies of shard ``shard``: every baseline, then every saved snapshot."""
+        from agents.batch import make_batch_policy
+
+        other = SHARD_SEED_STRIDE * shard  # other shards' opponents draw other random streams
+        pool = [
+            make_batch_policy(name, self.game_id, seed=self.seed + k + other, **self.options)
+            for k, name in enumerate(self.baselines)
+        ]
+        return pool + [self.saved(path, shard) for path in self.snapshots]
+
+    def saved(self, path: str, shard: int = 0) -> Any:
+        """The snapshot saved at ``path`` as a batch policy (sampling from its masked distribution)."""
+        from agents.batch import NetworkBatchPolicy
+        from agents.checkpoint import load_policy
+
+        policy, _ = load_policy(path, trust=self.trust, game_id=self.game_id, options=self.options)
+        hint = prior_hint(self.prior, self.game_id, seed=len(path), **self.options)
+        snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint, joint=True)
+        return snapshot.for_shard(shard) if shard else snapshot
+
+    def frozen(self, network: Any, seed: int) -> Any:
+        """A frozen copy of ``network`` (the learner's policy now) as a batch policy seeded with ``seed``."""
+        from agents.batch import NetworkBatchPolicy
+
+        hint = prior_hint(self.prior, self.game_id, seed=seed, **self.options)
+        return NetworkBatchPolicy(copy.deepcopy(network), seed=seed, name="snapshot", hint=hint, joint=True)
+
+
+def opponent_pool(
+    game_id: str,
+    baselines: Sequence[str],
+    seed: int,
+    options: dict[str, Any] | None = None,
+    prior: str = "none",
+    snapshots: Sequence[str] = (),
+    trust: bool = False,
+) -> OpponentPool:
+    """The pool of ``baselines`` (agent names) and the ``snapshots`` saved so far; names checked against the game."""
+    from agents.prior import check_prior
+    from experiments.training.presets import parse_pool
+
+    names = parse_pool(",".join(baselines), game_id)  # agents that play the game and need no checkpoint
+    check_prior(prior, game_id)
+    return OpponentPool(game_id, dict(options or {}), names, int(seed), prior, list(snapshots), trust)

@@ -1,0 +1,107 @@
+"""The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
+
+``make_vec_env(game_id, n_envs, pool, hint, seed, shards, shaping, options)`` plays ``n_envs`` games in
+lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
+drawn per game from the opponent pool (``experiments.training.pool.OpponentPool``): each opponent policy is asked
+once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
+forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
+building its own opponents and hint (``pool.policies(k)``, ``hint.for_shard(k)``), and the training
+process plays none: it computes one shard's moves while the others play
+(``experiments.training.model.pipeline_rollouts``). ``hint`` is the prior's (``agents.prior.prior_hint``),
+appended to the learner's observations; ``shaping`` weighs the potential-based shaping reward
+(``Rules.potential``).
+
+``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
+deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
+
+Before issue 35 ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
+nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorHintEnv``
+remains for anyone training on ``jericho_env.single_agent`` with a prior.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from experiments.training.pool import OpponentPool
+
+
+def make_vec_env(
+    game_id: str,
+    n_envs: int,
+    pool: OpponentPool,
+    hint: Any = None,
+    seed: int = 0,
+    shards: int = 1,
+    shaping: float = 0.0,
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes.
+
+    Game ``i`` is seeded with ``seed + i`` whatever shard holds it; with one shard the games are played
+    in this process with ``hint`` and ``pool.policies(0)``; with more, shard ``k`` builds
+    ``hint.for_shard(k)`` (``hint`` itself for shard 0) and ``pool.policies(k)`` in a worker of its own,
+    and this process plays none (``ShardedVecEnv(local=False)``: its rollouts go shard by shard).
+    """
+    from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
+
+    options = dict(options or {})
+    if shards == 1:
+        return _shard(game_id, pool, hint, seed, shaping, options, 0, n_envs)
+    sizes = shard_sizes(n_envs, shards)
+    offsets = [sum(sizes[:k]) for k in range(shards)]
+
+    def make_shard(k: int) -> Any:  # in a worker process: one thread, as the training process's rollouts
+        import torch
+        from threadpoolctl import threadpool_limits
+
+        torch.set_num_threads(1)
+        # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
+        # cores the other shards and the learner need
+        threadpool_limits(1, user_api="blas")
+        return _shard(game_id, pool, hint, seed + offsets[k], shaping, options, k, sizes[k])
+
+    # every shard in a worker, none here: the learner computes one shard's moves while the others play
+    # (experiments.training.model.pipeline_rollouts)
+    return ShardedVecEnv(make_shard, sizes, local=False)
+
+
+def _shard(
+    game_id: str, pool: OpponentPool, hint: Any, seed: int, shaping: float, options: dict[str, Any], k: int, n: int
+) -> Any:
+    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games, the first seeded with ``seed``."""
+    from jericho_env.envs.sb3 import SelfPlayVecEnv
+
+    opponents = pool.policies(k)
+    hint = hint.for_shard(k) if hint is not None else None
+    size = hint.size if hint is not None else 0
+    return SelfPlayVecEnv(
+        game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, shaping=shaping, **options
+    )
+
+
+def evaluate(
+    policy: Any,
+    game_id: str,
+    opponent: str,
+    deals: int,
+    seed: int,
+    hint: Any = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``policy``'s most probable moves against the baseline ``opponent`` on ``deals`` seat-swapped deals.
+
+    ``policy`` is a MaskablePPO policy network (``model.policy``) and ``hint`` its prior's hint, if any;
+    the deals and the opponent draw from ``seed``. Returns training.json's evaluation row without its
+    steps: ``opponent``, ``vs_<opponent>`` (the score: wins plus half the draws, per game), ``ci95``
+    (Wilson) and ``games``.
+    """
+    from agents.batch import NetworkBatchPolicy, make_batch_policy, play_matches
+    from experiments.play.tournament import wilson_interval
+
+    options = dict(options or {})
+    learner = NetworkBatchPolicy(policy, deterministic=True, hint=hint)
+    rival = make_batch_policy(opponent, game_id, seed=seed, **options)
+    score, _, _, games = play_matches(game_id, learner, rival, deals, seed, options)
+    lo, hi = wilson_interval(score * games, games)
+    return {"opponent": opponent, f"vs_{opponent}": score, "ci95": [lo, hi], "games": games}
