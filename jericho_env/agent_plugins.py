@@ -15,6 +15,13 @@ module) provides
   a front end may offer by name alone (this project's: the baselines, ``ismcts``, and ``ppo``/``exit``
   where a trained network is shipped for the game). Without it, every name of ``agent_names`` is taken
   to play without an argument.
+* optionally ``make_batch_policy(name, game_id, seed=None, **kwargs)``: the agent as a batch policy
+  ``(observations, masks) -> actions`` for the batched self-play games (``SelfPlayVector``). Without
+  it, ``make_batch_policy`` here asks the agent of ``make`` row by row.
+
+Agent names are accepted wherever the engine takes opponents (``jericho_env.single_agent``,
+``gymnasium.make("jericho/<game>-v<version>", opponents=...)``, ``SelfPlayVector`` and
+``SelfPlayVecEnv``, the terminal game): ``opponents="greedy"`` is resolved here.
 
 This project's ``agents`` package is such a provider (``pyproject.toml``)::
 
@@ -146,6 +153,48 @@ def make_agent(name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
     if name == BUILTIN_RANDOM:
         return UniformRandomAgent(seed=kwargs.get("seed"))
     raise _unknown(name, game_id)
+
+
+class RowByRowPolicy:
+    """An agent as a batch policy: ``(observations, masks) -> actions``, asking ``act`` once per row.
+
+    A searching agent (``observe_view``) is handed each row's information view first, as the self-play
+    games hand views to policies with ``uses_views``.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.name = getattr(agent, "name", type(agent).__name__)
+        self.uses_views = callable(getattr(agent, "observe_view", None))
+        self._views: list[Any] | None = None
+
+    def observe_views(self, views: list[Any]) -> None:
+        """Keep the rows' information views for the next call."""
+        self._views = list(views)
+
+    def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        views, self._views = self._views, None
+        actions = np.zeros(len(masks), dtype=np.int64)
+        for i, mask in enumerate(masks):
+            if views is not None:
+                self.agent.observe_view(views[i])
+            obs = None if observations is None else observations[i]
+            actions[i] = self.agent.act({"observation": obs, "action_mask": np.asarray(mask, dtype=np.int8)})
+        return actions
+
+
+def make_batch_policy(spec: str, game_id: str, seed: int | None = None, **options: Any) -> Any:
+    """The batch policy of the agent ``spec`` names (``"greedy"``, ``"ppo=PATH"``...) for ``game_id``.
+
+    Through the provider's own ``make_batch_policy`` where it has one (this project's is compiled for
+    the baselines), else ``RowByRowPolicy`` over ``make_agent``. ``options`` are the game's options.
+    """
+    _, name, kwargs = parse_spec(spec, game_id)
+    provider = _provider_of(name, game_id)
+    build = getattr(provider, "make_batch_policy", None)
+    if callable(build):
+        return build(name, game_id, seed=seed, **kwargs, **options)
+    return RowByRowPolicy(make_agent(name, game_id, seed=seed, **kwargs, **options))
 
 
 def choose_action(agent: Any, env: Any, agent_id: str) -> Any:

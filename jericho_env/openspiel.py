@@ -22,12 +22,33 @@ observation of the player (``Rules.observe``; it is not perfect recall: it carri
 the order of past moves). The observation string is the table as text from the player's seat; the
 information-state string is perfect recall: a digest chain of every observation the player has had
 since the deal, so two states share it only if the player saw the same things at every step.
+
+**Imperfect information, and what refuses or warns.** The games declare
+``Information.IMPERFECT_INFORMATION``, but OpenSpiel's Python algorithms do not all read it, so the
+bridge answers for them where they touch a state:
+
+* ``MCTSBot`` (and every bot built on it) searches the state it is handed, which holds every
+  player's hidden cards: it would play with sight of them. The bridge warns once per game
+  (``PerfectInformationSearchWarning``) when ``MCTSBot``'s tree search clones a true state; a state
+  of ``resample_from_infostate`` (a determinization, as in perfect-information Monte Carlo) does not
+  warn. ``warnings.simplefilter("error", PerfectInformationSearchWarning)`` makes it an error.
+* Tabular algorithms that walk the whole tree (``cfr``, ``exploitability``, ``best_response``,
+  ``get_all_states``, ``TabularPolicy``, ``expected_game_score``) cannot finish on a deal of shuffled
+  decks (``deal_histories`` counts its chance histories). ``new_initial_state`` called from one of
+  them raises ``GameTreeTooLargeError`` at once, naming the count.
+* ``ISMCTSBot`` is the supported search: ``make_ismcts_bot`` builds one that ``evaluate_bots``
+  accepts (the stock bot leaves ``restart_at`` / ``inform_action`` to pyspiel's base class, which
+  raises inside ``evaluate_bots``; outside it, ``ISMCTSBot.step(state)`` works as it is), and the
+  project's ``ismcts`` agent (``agents.make("ismcts", game)``, ``backend="openspiel"`` for this bot).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import sys
+import warnings
 from typing import Any, cast
 
 import numpy as np
@@ -38,6 +59,19 @@ from jericho_env.core.validate import ChanceSource
 from jericho_env.registry import GAME_IDS, make_rules, rules_class
 
 PREFIX = "jericho_"
+# OpenSpiel's Python modules whose algorithms enumerate every state from the root (they cannot finish here)
+TREE_WALKERS = tuple(
+    f"open_spiel.python.{m}"
+    for m in (
+        "algorithms.cfr",
+        "algorithms.exploitability",
+        "algorithms.best_response",
+        "algorithms.get_all_states",
+        "algorithms.expected_game_score",
+        "policy",
+    )
+)
+_warned_perfect_information: set[str] = set()  # the games whose MCTSBot warning has been shown
 _rules_cache: dict[tuple[str, tuple[tuple[str, Any], ...]], Rules[Any]] = {}
 
 
@@ -52,6 +86,68 @@ def _rules(game_id: str, options: tuple[tuple[str, Any], ...]) -> Rules[Any]:
     if key not in _rules_cache:
         _rules_cache[key] = make_rules(game_id, **dict(options))
     return _rules_cache[key]
+
+
+class PerfectInformationSearchWarning(UserWarning):
+    """A perfect-information search (OpenSpiel's ``MCTSBot``) is searching a state that holds hidden cards."""
+
+
+class GameTreeTooLargeError(ValueError):
+    """A tabular OpenSpiel algorithm was started on a game whose tree it cannot enumerate."""
+
+
+def _mcts_search_code() -> tuple[Any, ...]:
+    """The code objects of ``MCTSBot`` that clone the state it searches (empty if OpenSpiel has none)."""
+    try:
+        from open_spiel.python.algorithms import mcts
+    except ImportError:  # pragma: no cover - the bridge needs open_spiel anyway
+        return ()
+    bot = mcts.MCTSBot
+    return tuple(getattr(bot, m).__code__ for m in ("_apply_tree_policy", "mcts_search") if hasattr(bot, m))
+
+
+_MCTS_CODE = _mcts_search_code()
+
+
+def perfect_information_message(game_name: str) -> str:
+    """The warning's text: what a perfect-information search sees here, and the supported path."""
+    return (
+        f"{game_name}: OpenSpiel's MCTSBot is searching the true state, which holds every player's hidden "
+        "cards (the game is IMPERFECT_INFORMATION; MCTSBot does not check): its moves use information its "
+        "seat does not have, so results are not comparable with any fair player. Use an information-set "
+        "search: jericho_env.openspiel.make_ismcts_bot(game, simulations) (works in evaluate_bots), "
+        "ISMCTSBot.step(state) outside evaluate_bots, or the project's agents.make('ismcts', game_id); "
+        "or search a determinization (state.resample_from_infostate(player, sampler)), which does not warn. "
+        "See docs/ecosystem.md, OpenSpiel."
+    )
+
+
+def deal_histories(rules: Rules[Any]) -> int:
+    """How many chance histories the deal has: the product of the outcome counts of its chance nodes."""
+    picks: list[int] = []
+    total = 1
+    while True:
+        try:
+            rules.initial_state(cast(Any, _ReplayRng(picks)))
+            return total
+        except _NeedDrawError as need:
+            total *= need.outcomes
+            picks.append(0)
+
+
+def _refuse_tree_walkers(game: JerichoGame) -> None:
+    """``GameTreeTooLargeError`` if the caller's caller is a tabular algorithm of ``TREE_WALKERS``."""
+    caller = str(sys._getframe(2).f_globals.get("__name__", ""))
+    if caller not in TREE_WALKERS:
+        return
+    histories = deal_histories(game.rules)
+    raise GameTreeTooLargeError(
+        f"{caller} enumerates every state of the game tree, and {game} cannot be enumerated: its deal alone "
+        f"has about 10^{math.log10(histories):.0f} chance histories, each followed by a game of up to "
+        f"{game.rules.info.max_game_length} moves. Use a sampling method (outcome_sampling_mccfr or "
+        "external_sampling_mccfr for CFR; jericho_env.openspiel.make_ismcts_bot for search) or the project's "
+        "ismcts agent; see docs/ecosystem.md, OpenSpiel."
+    )
 
 
 class _Held:
@@ -116,7 +212,8 @@ class JerichoGame(pyspiel.Game):
         super().__init__(_game_type(self.game_id), game_info, dict(self.options))
 
     def new_initial_state(self, *args: Any) -> JerichoState:
-        """A new game, at its first chance node (the deal)."""
+        """A new game, at its first chance node; ``GameTreeTooLargeError`` for tabular tree walkers."""
+        _refuse_tree_walkers(self)
         return JerichoState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> _Observer:
@@ -185,7 +282,17 @@ class JerichoState(pyspiel.State):
         self._recall: list[str] = []
         self._picks: list[int] = []
         self._outcomes = 0
+        self._determinized = False  # True for resample_from_infostate's states and their clones
         self._deal()
+
+    def clone(self) -> JerichoState:
+        """A copy; warns once per game if ``MCTSBot`` is cloning a true (not resampled) state to search it."""
+        if not self._determinized and sys._getframe(1).f_code in _MCTS_CODE:
+            name = self.get_game().get_type().short_name
+            if name not in _warned_perfect_information:
+                _warned_perfect_information.add(name)
+                warnings.warn(perfect_information_message(name), PerfectInformationSearchWarning, stacklevel=2)
+        return cast(JerichoState, super().clone())
 
     def _deal(self) -> None:
         """Finish the deal if every draw is made; else note how many outcomes the next chance node has."""
@@ -266,6 +373,7 @@ class JerichoState(pyspiel.State):
         seed = int(float(probability_sampler()) * 2**53)
         rules = self.rules
         new = self.clone()
+        new._determinized = True
         new._held = _Held(self._key, rules.determinize(self.inner, player_id, np.random.default_rng(seed)))
         new._recall = [h if p == player_id else new._digest(rules, p, "resampled") for p, h in enumerate(self._recall)]
         return new

@@ -2,7 +2,7 @@
 # Create the venv of one RL library (.venv-<lib>) with jericho-env and that library, then run the tests
 # marked requires_<lib> (the default test run deselects them; see pyproject.toml and docs/ecosystem.md).
 #
-#   bash scripts/test-ecosystem.sh rllib|torchrl|tianshou [extra pytest args]
+#   bash scripts/test-ecosystem.sh rllib|torchrl|tianshou|agilerl [extra pytest args]
 #   bash scripts/test-ecosystem.sh all
 #
 # Each library gets its own venv because each pins shared packages differently (docs/ecosystem.md
@@ -10,7 +10,7 @@
 # pulls a multi-GB CUDA build. SETUP_ONLY=1 creates the venv without running the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LIBS=(rllib torchrl tianshou)
+LIBS=(rllib torchrl tianshou agilerl)
 # engine tests that need no training extra: run in every library's venv too (its gymnasium, numpy, pettingzoo)
 CORE_TESTS=(tests/test_conformance.py tests/test_illegal_action.py tests/test_play_hidden.py tests/test_gymnasium_registry.py)
 usage() { echo "usage: $0 {$(IFS='|'; echo "${LIBS[*]}")|all} [pytest args]" >&2; exit 2; }
@@ -35,7 +35,7 @@ if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
 fi
 "$venv/bin/python" -m pip install -q -e ".[$lib]" "pytest>=7.4" "pytest-xdist>=3.3"
 echo "== $lib: venv $venv ready in $(($(date +%s) - start)) s"
-"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(gymnasium|pettingzoo|numpy|torch|ray|torchrl|tensordict|tianshou) " || true
+"$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(gymnasium|pettingzoo|numpy|torch|ray|torchrl|tensordict|tianshou|agilerl) " || true
 [ "${SETUP_ONLY:-0}" = 1 ] && exit 0
 start=$(date +%s)
 # the library's own tests, then the engine's conformance tests on the versions this library pins

@@ -14,7 +14,7 @@ register_game("toy", ToyRules)
 
 # Tests of the RL libraries with their own venvs (markers requires_<lib>, deselected by the default run
 # through pyproject's addopts): say how many were left out and which command runs them, never silently.
-_ECOSYSTEM = ("rllib", "torchrl", "tianshou")
+_ECOSYSTEM = ("rllib", "torchrl", "tianshou", "agilerl")
 _deselected: dict[str, int] = {}
 
 

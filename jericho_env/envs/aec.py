@@ -12,10 +12,15 @@ Illegal actions (``illegal_action=``, an env option beside the game's own):
   offender's ``infos`` entry says why under ``"illegal_action"``. For libraries that probe an env
   with unmasked random actions (RLlib's env checker, SuperSuit's tests). Malformed actions (not an
   int, or outside ``Discrete(num_actions)``) still raise ``ActionTypeError``.
+
+When ``"raise"`` meets an illegal action stepped from inside such a library (its module is on the
+call stack: ``ray.rllib``, ``supersuit``), the error's message names ``illegal_action="lose"``, since
+the library's own error (RLlib: "does not abide to the new gymnasium-style API") does not.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -31,6 +36,24 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 _RETRY = " The env is unchanged; choose again."
 SAVED_KEYS = ("game_id", "options", "state")  # save_state's dict
+# libraries that step unmasked random actions through an env (module prefix -> what to call it)
+UNMASKED_PROBERS = {"ray.rllib": "RLlib (its env checker)", "supersuit": "SuperSuit"}
+
+
+def unmasked_prober_hint() -> str:
+    """Advice naming ``illegal_action="lose"`` if a library of ``UNMASKED_PROBERS`` is on the stack, else ``""``."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        for prefix, who in UNMASKED_PROBERS.items():
+            if module == prefix or module.startswith(prefix + "."):
+                return (
+                    f" {who} steps unmasked random actions: build the env with "
+                    "jericho_env.make(game_id, illegal_action='lose') (an illegal move then ends the game as a "
+                    "loss instead of raising; jericho_env.wrappers.rllib.env_creator does this), see docs/ecosystem.md."
+                )
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
 
 
 class JerichoEnv(AECEnv):
@@ -186,7 +209,9 @@ class JerichoEnv(AECEnv):
         if self.current_mask()[a]:
             return a
         reason = self.rules.why_illegal(self.state, a) or "it is not legal now"
-        raise IllegalActionError(f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}.{_RETRY}")
+        raise IllegalActionError(
+            f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}.{_RETRY}{unmasked_prober_hint()}"
+        )
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> Any:

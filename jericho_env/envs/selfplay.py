@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 from gymnasium.utils.seeding import np_random
 
+from jericho_env.agent_plugins import make_batch_policy
 from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
 from jericho_env.core.validate import check_optional_seed, check_seed
@@ -80,13 +81,18 @@ class RandomBatchPolicy:
         return np.argmax(cum > k[:, None], axis=1)
 
 
-def _as_batch_policy(p: Any) -> Any:
+def _as_batch_policy(
+    p: Any, game_id: str | None = None, options: dict[str, Any] | None = None, seed: int | None = None
+) -> Any:
     if p is None or (isinstance(p, str) and p == "random"):
         return RandomBatchPolicy()
+    if isinstance(p, str) and game_id is not None:  # an agent name ("greedy", "ppo=PATH"), built for this game
+        return make_batch_policy(p, game_id, seed=seed, **(options or {}))
     if callable(p):
         return p
     raise OptionError(
-        f"opponent {p!r} is not a batch policy: pass 'random' or a callable (observations, masks) -> actions "
+        f"opponent {p!r} is not a batch policy: pass an agent name ('random', 'greedy', ...; "
+        "jericho_env.agent_plugins.agent_names(game_id) lists them) or a callable (observations, masks) -> actions "
         "(agents.batch_policy(agent) turns any agent into one)"
     )
 
@@ -155,7 +161,10 @@ class SelfPlayVector:
         pool = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if not pool:
             raise OptionError("opponents must not be empty")
-        self.pool: list[Any] = [_as_batch_policy(p) for p in pool]
+        seed = check_optional_seed(seed)
+        # agent names are built for this game and options, each seeded from the vector's seed
+        self._name_seeds = np.random.default_rng(None if seed is None else [int(seed), 0xA6E7])
+        self.pool: list[Any] = [self._batch_policy(p) for p in pool]
         self._fixed = len(self.pool)
         if not (isinstance(shaping, (int, float)) and np.isfinite(shaping) and shaping >= 0):
             raise OptionError(f"shaping must be a finite number >= 0, got {shaping!r}")
@@ -195,17 +204,21 @@ class SelfPlayVector:
 
         Games in progress keep the opponents they drew (a dropped policy finishes its games).
         """
-        self.pool.append(_as_batch_policy(policy))
+        self.pool.append(self._batch_policy(policy))
         if max_added is not None and len(self.pool) - self._fixed > max_added:
             del self.pool[self._fixed]
         self._forget_unused()
 
     def set_opponents(self, policies: Sequence[Any]) -> None:
         """Replace the pool (all of it counts as given at construction); takes effect at the next episodes."""
-        self.pool = [_as_batch_policy(p) for p in policies]
+        self.pool = [self._batch_policy(p) for p in policies]
         self._fixed = len(self.pool)
         self._needs_reset = True
         self._forget_unused()
+
+    def _batch_policy(self, p: Any) -> Any:
+        seed = int(self._name_seeds.integers(2**62)) if isinstance(p, str) else None
+        return _as_batch_policy(p, self.game_id, dict(self.rules.options), seed)
 
     def _number(self, policy: Any) -> int:
         """The number of ``policy`` in ``_policies`` (given one the first time it plays)."""

@@ -2,28 +2,34 @@
 
 Made for sb3-contrib's MaskablePPO: ``action_masks()`` gives the learner's legal actions, and the
 reward is the learner's own return, paid when the game ends. Opponents are agents (anything with
-``act(observation_dict) -> int``, optionally ``reset(seed)``), plain callables, or ``"random"``;
-a list of them is a pool from which each other seat's opponent is drawn per episode.
+``act(observation_dict) -> int``, optionally ``reset(seed)``), plain callables, or agent names
+(``"random"``, ``"greedy"``, ``"ppo=PATH"``...: any spec ``jericho_env.agent_plugins`` resolves,
+built for the view's game and options); a list of them is a pool from which each other seat's
+opponent is drawn per episode.
 
 An action the learner may not play ends the episode as a loss by default
 (``illegal_action="lose"``: reward ``min_return``, ``info["illegal_action"]`` says why), as
 PettingZoo's ``TerminateIllegalWrapper`` does, so that learners without masks and the standard
 checkers (Gymnasium's and SB3's ``check_env``, which step random actions) work;
 ``illegal_action="raise"`` raises ``IllegalActionError`` instead and leaves the game unchanged.
+The first game a view ends that way warns once (``IllegalMoveLossWarning``, naming
+``action_masks()`` and sb3-contrib's ``use_masking=True``): an unmasked policy otherwise scores
+about ``min_return`` with no word of why.
 
-This module does not import ``agents`` (the layers flow one way); pass agent objects built with
-``agents.make`` when you want more than random opponents.
+This module does not import ``agents`` (the layers flow one way): agent names reach the ``agents``
+package through its plugin entry point (``jericho_env.agent_plugins``), or pass agent objects.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from jericho_env.agent_plugins import UniformRandomAgent, choose_action
+from jericho_env.agent_plugins import UniformRandomAgent, choose_action, make_agent, parse_spec
 from jericho_env.core.rules import ActionTypeError, IllegalActionError, OptionError
 from jericho_env.core.validate import check_optional_seed
 from jericho_env.envs.aec import JerichoEnv
@@ -31,13 +37,33 @@ from jericho_env.envs.aec import JerichoEnv
 Policy = Any  # an object with act(obs_dict) -> int, or a callable(obs_dict) -> int
 
 
-def _as_policy(p: Policy) -> Policy:
+class IllegalMoveLossWarning(UserWarning):
+    """The learner's illegal move ended a game as a loss (``illegal_action="lose"``): is the policy masked?"""
+
+
+def illegal_move_message(game_id: str, reason: str, min_return: float) -> str:
+    """The one-time warning's text: what happened, and the masked ways out."""
+    return (
+        f"jericho-env {game_id}: the learner's move was illegal, so the game ends as a loss "
+        f"(reward {min_return:g}; illegal_action='lose'): {reason} A policy that ignores the action mask "
+        "loses most games this way. Mask its choices with env.action_masks() (sb3-contrib: MaskablePPO, "
+        "and use_masking=True in predict() and evaluate_policy(), the default), or build the view with "
+        "illegal_action='raise' to stop at the first illegal move; info['illegal_action'] gives each reason. "
+        "Shown once per view."
+    )
+
+
+def _as_policy(p: Policy, game_id: str, options: dict[str, Any]) -> Policy:
     if p is None or p == "random":
         return UniformRandomAgent()  # the built-in opponent, seeded by reset
+    if isinstance(p, str):
+        _, name, kwargs = parse_spec(p, game_id)  # unknown names: OptionError listing the installed agents
+        return make_agent(name, game_id, **kwargs, **options)
     if hasattr(p, "act") or callable(p):
         return p
     raise OptionError(
-        f"opponent {p!r} is not usable: pass 'random', an agent with act(observation) "
+        f"opponent {p!r} is not usable: pass an agent name ('random', 'greedy', ...; "
+        "jericho_env.agent_plugins.agent_names(game_id) lists them), an agent with act(observation) "
         "(e.g. agents.make('greedy', game_id)), a callable, or a list of these"
     )
 
@@ -60,6 +86,7 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             raise OptionError(f"illegal_action={illegal_action!r} is not allowed: use 'lose' or 'raise'")
         self.illegal_action = illegal_action
         self._lost_by_illegal = False
+        self._warned_illegal = False
         self.aec = JerichoEnv(game_id, render_mode=render_mode, **options)
         self.rules = self.aec.rules
         self.render_mode = render_mode
@@ -72,7 +99,8 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         pool = list(opponents) if isinstance(opponents, (list, tuple)) else [opponents]
         if not pool:
             raise OptionError("opponents must not be empty")
-        self.pool: list[Policy] = [_as_policy(p) for p in pool]
+        self._options = dict(self.rules.options)  # agent names are built for this game and these options
+        self.pool: list[Policy] = [self._policy(p) for p in pool]
         self._fixed = len(self.pool)  # opponents given at construction; add_opponent appends after them
         self.observation_space = gym.spaces.Box(0.0, 1.0, (self.rules.info.observation_size,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(self.rules.info.num_actions)
@@ -82,13 +110,13 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
     # ------------------------------------------------------------------ pool management
     def add_opponent(self, policy: Policy, max_added: int | None = None) -> None:
         """Add ``policy`` to the pool; beyond ``max_added`` added ones, the oldest added is dropped."""
-        self.pool.append(_as_policy(policy))
+        self.pool.append(self._policy(policy))
         if max_added is not None and len(self.pool) - self._fixed > max_added:
             del self.pool[self._fixed]
 
     def set_opponents(self, policies: Sequence[Policy]) -> None:
         """Replace the pool (all of it counts as given at construction)."""
-        self.pool = [_as_policy(p) for p in policies]
+        self.pool = [self._policy(p) for p in policies]
         self._fixed = len(self.pool)
 
     # ------------------------------------------------------------------ gymnasium API
@@ -125,6 +153,11 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
             if self.illegal_action == "raise":
                 raise
             self._lost_by_illegal = True
+            if not self._warned_illegal:
+                self._warned_illegal = True
+                reason = str(err).split(" The env is unchanged")[0]  # the AEC env's retry advice does not apply here
+                message = illegal_move_message(self.aec.game_id, reason, self.rules.info.min_return)
+                warnings.warn(message, IllegalMoveLossWarning, stacklevel=2)
             info = {**self._info(), "illegal_action": str(err)}
             return self._obs(), float(self.rules.info.min_return), True, False, info
         self._advance_opponents()
@@ -142,6 +175,9 @@ class SingleAgentEnv(gym.Env[np.ndarray, np.int64]):
         return self.aec.render()
 
     # ------------------------------------------------------------------ internals
+    def _policy(self, p: Policy) -> Policy:
+        return _as_policy(p, self.aec.game_id, self._options)
+
     def _done(self) -> bool:
         if self.aec.state is None:
             raise gym.error.ResetNeeded("no game yet: call reset() before step() or action_masks()")
