@@ -1,0 +1,238 @@
+"""``dmc``: a Deep Monte-Carlo action-value network (``experiments.dmc``) playing its highest-valued legal action.
+
+The network is ``agents.nets.dmc.QNetwork``: Q(s, a) for every action id in one forward pass, from the
+observation of the seat to move. The agent plays the legal action of highest Q (ties: the lowest id);
+``batch_policy()`` hands the tournament's batched loop a numpy snapshot that scores a whole batch at once.
+
+Checkpoints are a zip of ``meta.json`` and tensors-only ``weights.pt``, as ``agents.checkpoint``'s (written
+to a temporary file, flushed and renamed; read with ``torch.load(weights_only=True)``, never unpickled,
+size-limited and checked for nan/inf by ``agents.checkpoint._weights``). ``meta.json`` says
+``"format": "jericho-env dmc checkpoint"`` and records the game, its versions and resolved options, the
+network (``QSpec``: sizes within ``agents.nets.MAX_WIDTH`` / ``MAX_LAYERS``, checked before anything is
+built) and the training counters. Without ``path``, the zoo's ``dmc`` entry for the game is played
+(``agents.pretrained``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+
+FORMAT = "jericho-env dmc checkpoint"
+FORMAT_VERSION = 1
+META = "meta.json"
+WEIGHTS = "weights.pt"
+
+
+def build_network(game_id: str, options: Mapping[str, Any], hidden: Any, features: str = "game") -> Any:
+    """A fresh ``QNetwork`` for ``game_id`` under ``options`` (``hidden``: sizes or ``"512,512"``)."""
+    from agents.nets.dmc import QNetwork, QSpec, action_features, parse_hidden
+    from jericho_env.registry import make_rules
+
+    info = make_rules(game_id, **dict(options)).info
+    if game_id == "grid":  # a compact state and per-action features (agents.nets.dmc_grid)
+        from agents.nets.dmc_grid import GridQNetwork
+
+        spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, "game", "pairs")
+        return GridQNetwork(spec, options)
+    spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, features)
+    table = action_features(game_id, options) if features == "game" else np.zeros((info.num_actions, 0), np.float32)
+    return QNetwork(spec, table)
+
+
+def meta_json(network: Any, game_id: str, options: Mapping[str, Any], training: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``meta.json`` of ``network``: format, game, versions, resolved options, network spec, training."""
+    from jericho_env.registry import make_rules
+
+    rules = make_rules(game_id, **dict(options))
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "game_id": game_id,
+        "game_version": rules.version,
+        "observation_version": rules.observation_version,
+        "options": dict(rules.options),
+        "network": network.spec.to_json(),
+        "training": dict(training),
+    }
+
+
+def save_dmc(
+    path: str | Path,
+    network: Any,
+    game_id: str,
+    options: Mapping[str, Any],
+    training: Mapping[str, Any],
+    optimizer: Any = None,
+) -> Path:
+    """Write the network (and the optimizer's state) and its meta to ``path`` through a temporary file and a rename."""
+    import torch
+
+    state: dict[str, Any] = {"policy": network.state_dict()}
+    if optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    weights = io.BytesIO()
+    torch.save(state, weights)
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(META, json.dumps(meta_json(network, game_id, options, training), indent=1))
+            zf.writestr(WEIGHTS, weights.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def read_dmc_meta(path: str | Path) -> dict[str, Any]:
+    """The checked ``meta.json`` of a dmc checkpoint; ``CheckpointError`` naming what is wrong."""
+    from agents.checkpoint import CheckpointError, resolve_path
+
+    p = resolve_path(path)
+    try:
+        with zipfile.ZipFile(p) as zf:
+            meta = json.loads(zf.read(META).decode("utf-8"))
+    except KeyError:
+        raise CheckpointError(f"{str(p)!r} is not a dmc checkpoint: no {META}") from None
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{str(p)!r} is not a readable dmc checkpoint ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        got = meta.get("format") if isinstance(meta, dict) else None
+        raise CheckpointError(f"{str(p)!r} is not a {FORMAT} (its meta.json says {got!r}; a PPO checkpoint?)")
+    version = meta.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(f"{str(p)!r} is in format version {version!r}; this version reads up to {FORMAT_VERSION}")
+    missing = [k for k in ("game_id", "options", "network", "observation_version", "game_version") if k not in meta]
+    if missing or not isinstance(meta["options"], dict) or not isinstance(meta["network"], dict):
+        raise CheckpointError(f"{str(p)!r}: {META} lacks or mangles {', '.join(missing) or 'options/network'}")
+    _check_network(meta, str(p))
+    return meta
+
+
+def _check_network(meta: Mapping[str, Any], where: str) -> None:
+    """The network meta.json describes: the game's sizes, layers within the bounds of ``agents.nets``."""
+    from agents.checkpoint import CheckpointError
+    from agents.nets.dmc import ACTION_FEATURE_KINDS, NETWORK_KINDS, parse_hidden
+    from jericho_env.core.rules import JerichoError
+    from jericho_env.registry import make_rules
+
+    net = meta["network"]
+    try:
+        info = make_rules(meta["game_id"], **meta["options"]).info
+    except (JerichoError, TypeError) as e:
+        raise CheckpointError(f"{where}: {META} names a game this version cannot make: {e}") from None
+    try:
+        hidden = net["hidden"]
+        if not isinstance(hidden, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in hidden):
+            raise ValueError(f"hidden must be a list of ints, got {hidden!r}")
+        parse_hidden(hidden)
+    except (KeyError, ValueError) as e:
+        raise CheckpointError(f"{where}: {META}'s network is refused: {e}") from None
+    sizes = (net.get("observation_size"), net.get("num_actions"))
+    kinds_ok = net.get("features") in ACTION_FEATURE_KINDS and net.get("kind", "ids") in NETWORK_KINDS
+    if sizes != (info.observation_size, info.num_actions) or not kinds_ok:
+        raise CheckpointError(
+            f"{where}: {META}'s network must read {info.observation_size} floats and score {info.num_actions} "
+            f"actions ({meta['game_id']} under its options) with features in {ACTION_FEATURE_KINDS}, got {net!r}"
+        )
+
+
+def load_dmc(
+    path: str | Path, game_id: str | None = None, options: Mapping[str, Any] | None = None
+) -> tuple[Any, dict[str, Any], dict[str, Any] | None]:
+    """(network in eval mode, meta, optimizer state or None) of a dmc checkpoint, never unpickled.
+
+    With ``game_id``, the checkpoint must be for that game, ``options`` and observation version
+    (``agents.checkpoint.check_game``).
+    """
+    from agents.checkpoint import CheckpointError, _weights, check_game, resolve_path, weights_limit
+
+    p = resolve_path(path)
+    meta = read_dmc_meta(p)
+    if game_id is not None:
+        check_game(meta, game_id, options or {}, f"checkpoint {str(p)!r}")
+    net = meta["network"]
+    network = build_network(meta["game_id"], meta["options"], net["hidden"], net["features"])
+    if network.spec.kind != net.get("kind", "ids"):
+        raise CheckpointError(f"{str(p)!r}: its network kind {net.get('kind')!r} is not {meta['game_id']}'s")
+    state = _weights(p, weights_limit(network))
+    try:
+        network.load_state_dict(state["policy"])
+    except (RuntimeError, KeyError, ValueError) as e:
+        raise CheckpointError(f"{str(p)!r}: its tensors do not fit the network meta.json describes: {e}") from None
+    network.eval()
+    return network, meta, state.get("optimizer")
+
+
+class DmcAgent(BaseAgent):
+    """``dmc``: the legal action of highest Q under a Deep Monte-Carlo network."""
+
+    name = "dmc"
+
+    def __init__(
+        self,
+        game_id: str,
+        path: str | Path | None = None,
+        network: Any = None,
+        seed: int | None = None,
+        **game_options: Any,
+    ) -> None:
+        super().__init__(game_id, seed=seed, **game_options)
+        from jericho_env.registry import make_rules
+
+        self.meta: dict[str, Any] = {}
+        if network is None:
+            if path is None:  # the zoo's network for the game (agents.pretrained)
+                from agents.pretrained import ZooError, sha256, shipped
+
+                entry = shipped(self.name, game_id, game_options)
+                if entry.card.get("file", {}).get("sha256") != sha256(entry.path):
+                    raise ZooError(f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json")
+                path = entry.path
+            network, self.meta, _ = load_dmc(path, game_id, game_options)
+        self.path = None if path is None else str(path)
+        self.observation_size = make_rules(game_id, **game_options).info.observation_size
+        if network.spec.observation_size != self.observation_size:
+            raise ValueError(
+                f"dmc network reads {network.spec.observation_size} floats; {game_id} with options "
+                f"{game_options or '{}'} gives {self.observation_size}"
+            )
+        self.network = network
+        self.plan = network.plan()
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The legal action of highest Q."""
+        self.legal(observation)  # the size and a legal action checked
+        obs = np.asarray(observation["observation"], np.float32)[None]
+        return int(self.plan.best(obs, np.asarray(observation["action_mask"], bool)[None])[0])
+
+    def batch_policy(self) -> DmcBatchPolicy:
+        """The tournament's batch hook: the whole batch scored in one numpy pass."""
+        return DmcBatchPolicy(self.plan, self.name)
+
+
+class DmcBatchPolicy:
+    """``(observations (B, D), masks (B, A)) -> actions (B,)``: the masked argmax of Q over a batch."""
+
+    uses_observation = True
+    uses_views = False
+
+    def __init__(self, plan: Any, name: str = "dmc") -> None:
+        self.plan = plan
+        self.name = name
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, dtype=bool)
+        if not masks.any(axis=1).all():
+            raise ValueError(f"{self.name}: a row has no legal action")
+        return np.asarray(self.plan.best(observations, masks), dtype=np.int64)

@@ -1,0 +1,217 @@
+"""Deep Monte-Carlo's action-value network: Q(s, a) for every action of the game in one forward pass.
+
+``QNetwork`` is an MLP trunk over the observation, ``h(s)``, and one output per action id:
+
+    Q(s, a) = h(s) . (E[a] + F[a] P) + b[a]
+
+``E[a]`` is the action's own embedding (a row of the output layer: the action-id embedding), ``F[a]``
+a fixed table of the action's features (``action_features``: what kind of move, which card or rank,
+how many cards, which colour or where on the table) and ``P`` a learned projection of those features.
+Actions that share features share the ``F[a] P`` part of their embedding, so what is learned about
+"play a 7" carries to "play two 7s"; the id part lets each action differ where it must.
+
+Why every action at once (a DQN-style head) rather than DouZero's per-action forward pass (the state
+and one action's features concatenated, a scalar out, one pass per legal action): the cost of acting and
+learning is one trunk pass per position whatever the number of legal actions, and the head is one
+matrix product; the masked argmax over the legal actions picks the move. The action features enter
+through the embedding, which is the part of DouZero's encoding that generalizes across moves.
+
+``QPlan`` is the same network as numpy arrays (the actors' snapshot: numpy costs less than torch's
+dispatch on the batches of a few hundred rows that actors ask for); ``best_actions`` is the masked argmax.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+ACTION_FEATURE_KINDS = ("none", "game")  # "game": the game's table (action_features), "none": ids alone
+# "ids": Q of every action id in one pass (QNetwork); "pairs": Q of (state, action features) pairs
+# (agents.nets.dmc_grid.GridQNetwork, grid only)
+NETWORK_KINDS = ("ids", "pairs")
+
+
+def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
+    """The fixed features of every action id of ``game_id`` (A, d) float32, decoded from its action encoding.
+
+    castles: kind (play, joker, save, turn over a save, discard), rank one-hot, cards put down / copies;
+    walls: kind (build, trumpet, supply), card type one-hot, colour one-hot (none for a trumpet's supply);
+    grid: stop, hand slot one-hot, the cell's column and row from the base / half the window, its distance
+    from the base. Other games: an empty table (the id embedding alone).
+    """
+    from jericho_env.registry import make_rules
+
+    rules = make_rules(game_id, **dict(options))
+    n = rules.info.num_actions
+    decode = rules.actions.decode  # type: ignore[attr-defined]
+    if game_id == "castles":
+        kinds: tuple[str, ...] = ("play", "joker", "save", "play_save", "discard")
+        ranks, copies = rules.actions.ranks, rules.actions.copies  # type: ignore[attr-defined]
+        table = np.zeros((n, len(kinds) + ranks + 2), np.float32)
+        for a in range(n):
+            move = decode(a)
+            table[a, kinds.index(move.kind)] = 1
+            table[a, len(kinds) + move.rank] = 1
+            table[a, -1] = move.n_cards / copies
+        return table
+    if game_id == "walls":
+        kinds = ("build", "trumpet", "supply")
+        table = np.zeros((n, 3 + 26 + 6), np.float32)
+        for a in range(n):
+            move = decode(a)
+            table[a, kinds.index(move.kind)] = 1
+            table[a, 3 + move.card] = 1
+            table[a, 3 + 26 + (move.colour if move.colour >= 0 else 5)] = 1
+        return table
+    if game_id == "grid":
+        side = rules.actions.board_size  # type: ignore[attr-defined]
+        half = max((side - 1) / 2, 1.0)
+        table = np.zeros((n, 1 + 5 + 3), np.float32)
+        for a in range(n):
+            move = decode(a)
+            if move.kind == "stop":
+                table[a, 0] = 1
+                continue
+            x, y = _grid_xy(move.cell, side)
+            table[a, 1 + move.slot] = 1
+            table[a, 6:9] = (x / half, y / half, (abs(x) + abs(y)) / (2 * half))
+        return table
+    return np.zeros((n, 0), np.float32)
+
+
+def _grid_xy(cell: int, side: int) -> tuple[int, int]:
+    """(x, y) of ``cell`` from the base: row 0 at the top (y = +half), column 0 at the left (x = -half)."""
+    row, col = divmod(cell, side)
+    half = (side - 1) // 2
+    return col - half, half - row
+
+
+@dataclasses.dataclass(frozen=True)
+class QSpec:
+    """The network's shape: observation size, hidden layer sizes, action count, action-feature kind."""
+
+    observation_size: int
+    hidden: tuple[int, ...]
+    num_actions: int
+    features: str = "game"  # a key of ACTION_FEATURE_KINDS
+    kind: str = "ids"  # a key of NETWORK_KINDS
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as JSON (the checkpoint's ``network``)."""
+        return {
+            "observation_size": self.observation_size,
+            "hidden": list(self.hidden),
+            "num_actions": self.num_actions,
+            "features": self.features,
+            "kind": self.kind,
+        }
+
+
+class QNetwork(nn.Module):
+    """Q(s, ·) for every action id (module docstring); ``forward(obs) -> (B, A)``."""
+
+    def __init__(self, spec: QSpec, feature_table: np.ndarray) -> None:
+        super().__init__()
+        if spec.features not in ACTION_FEATURE_KINDS:
+            raise ValueError(f"action features must be one of {', '.join(ACTION_FEATURE_KINDS)}, got {spec.features!r}")
+        self.spec = spec
+        layers: list[nn.Module] = []
+        size = spec.observation_size
+        for width in spec.hidden:
+            layers += [nn.Linear(size, width), nn.ReLU()]
+            size = width
+        self.trunk = nn.Sequential(*layers)
+        self.head = nn.Linear(size, spec.num_actions)
+        table = feature_table if spec.features == "game" else np.zeros((spec.num_actions, 0), np.float32)
+        if table.shape[0] != spec.num_actions:
+            raise ValueError(f"action feature table has {table.shape[0]} rows, the game {spec.num_actions} actions")
+        self.register_buffer("action_table", torch.as_tensor(np.ascontiguousarray(table), dtype=torch.float32))
+        self.project = nn.Linear(table.shape[1], size, bias=False) if table.shape[1] else None
+        if self.project is not None:
+            nn.init.normal_(self.project.weight, std=0.01)
+        nn.init.normal_(self.head.weight, std=0.01)
+        nn.init.zeros_(self.head.bias)
+
+    def action_embeddings(self) -> torch.Tensor:
+        """Each action's embedding ``E[a] + F[a] P`` (A, hidden)."""
+        weight = self.head.weight
+        if self.project is not None:
+            weight = weight + self.project(self.action_table)
+        return weight
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q of every action (B, A) for observations (B, observation_size)."""
+        return self.trunk(obs) @ self.action_embeddings().T + self.head.bias
+
+    @property
+    def stored_width(self) -> int:
+        """Numbers stored per position for learning: the observation."""
+        return self.spec.observation_size
+
+    def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Q(s, a) of stored positions (their observations) and the actions taken (B,)."""
+        return self.q_taken(x, actions)
+
+    def q_taken(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Q(s, a) of the given actions (B,): the trunk once, then only the taken actions' embeddings."""
+        h = self.trunk(obs)
+        emb = self.head.weight[actions]
+        if self.project is not None:
+            table: torch.Tensor = self.action_table  # type: ignore[assignment]
+            emb = emb + self.project(table[actions])
+        return (h * emb).sum(dim=1) + self.head.bias[actions]
+
+    def plan(self) -> QPlan:
+        """The network as numpy arrays (a snapshot for the actors)."""
+        with torch.no_grad():
+            layers = [
+                (m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                for m in self.trunk
+                if isinstance(m, nn.Linear)
+            ]
+            out = (self.action_embeddings().numpy().T.copy(), self.head.bias.detach().numpy().copy())
+        return QPlan(tuple(layers), out)
+
+
+@dataclasses.dataclass(frozen=True)
+class QPlan:
+    """A ``QNetwork`` as numpy arrays: trunk layers (weight (in, out), bias) with ReLU, then the Q head."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    head: tuple[np.ndarray, np.ndarray]
+
+    def q_values(self, obs: np.ndarray) -> np.ndarray:
+        """Q of every action (B, A) float32."""
+        x = np.ascontiguousarray(obs, dtype=np.float32)
+        for weight, bias in self.layers:
+            x = x @ weight
+            x += bias
+            np.maximum(x, 0, out=x)
+        out: np.ndarray = x @ self.head[0] + self.head[1]
+        return out
+
+    def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The legal action of highest Q per row (B,) int64."""
+        return best_actions(self.q_values(obs), masks)
+
+    def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """What to store for the positions ``obs[rows]`` where ``actions`` were taken: their observations."""
+        return np.asarray(obs)[rows]
+
+
+def best_actions(q: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The legal action of highest Q per row (B,) int64; every row needs a legal action."""
+    masked = np.where(np.asarray(masks, dtype=bool), q, -np.inf)
+    return np.argmax(masked, axis=1).astype(np.int64)
+
+
+def parse_hidden(text: str | Sequence[int]) -> tuple[int, ...]:
+    """``"512,512"`` -> (512, 512), within ``agents.nets.MAX_WIDTH`` and ``MAX_LAYERS``; ``ValueError`` otherwise."""
+    from agents.nets import parse_net
+
+    return tuple(parse_net(text if isinstance(text, str) else ",".join(str(int(x)) for x in text)))

@@ -1,0 +1,181 @@
+"""Deep Monte-Carlo's grid network: Q(s, a) from a compact state and the features of the one action, DouZero-style.
+
+Grid's observation is 8,731 floats, most of them table planes far from any play, and its action space
+2,206 ids (hand slot x cell), of which a position has a few dozen legal: an MLP over the whole observation
+with a head over every id costs about 3 million multiply-adds a position and learns slowly. Here:
+
+- the **state** ``S``: every observation field but the table planes (hand, hand slots, capture piles,
+  scores, table cards, discard, counts, flags, and any later field such as the belief features), plus
+  the mean and the maximum of the frontier cells' features;
+- each legal **action** ``A``: the card of its hand slot (suit and rank one-hot, from ``hand_slots``), the
+  fixed features of its cell (``agents.nets.frontier_kernel``: points captured there now, points exposed,
+  the share of unseen cards and of our own that fit, the opponent's chance of fitting, covered sides,
+  distance from the base; 15 numbers), and its place (``agents.nets.dmc.action_features``); "stop" (pass
+  or end the turn) is its own flag.
+
+``Q(s, a) = head(relu(W h(S) + U A + b))`` with ``h`` an MLP trunk: the trunk runs once per position,
+the small head once per legal action (DouZero's per-action evaluation, with the state part shared). A
+position is stored for learning as ``S`` and the chosen action's ``A`` (about 420 numbers, not 8,731).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.nets import frontier_kernel
+from agents.nets.dmc import QSpec, action_features
+
+HEAD = (128, 64)  # the action head's layers
+MAX_CELLS = 96  # frontier cells gathered per position (a legal cell beyond them gets zero cell features)
+TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
+
+
+class GridEncoder:
+    """Observation rows -> state features ``S``; (row, action) pairs -> action features ``A`` (numpy)."""
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        from agents.nets.grid_cells import FrontierFeatures
+        from jericho_env.registry import make_rules
+
+        rules = make_rules("grid", **dict(options))
+        layout = rules.layout
+        self.side = int(rules.options["board_size"])
+        self.cells = self.side * self.side
+        self.num_actions = rules.info.num_actions
+        self.stop = self.num_actions - 1
+        self.keep = np.concatenate(
+            [np.arange(s.start, s.stop) for n, s in layout.slices.items() if n not in TABLE_FIELDS]
+        )
+        slots = layout.slices["hand_slots"]
+        self.slots_at, self.slot_width = slots.start, (slots.stop - slots.start) // 5
+        frontier = FrontierFeatures(self.side, layout, MAX_CELLS)
+        self.kernel_args = frontier.kernel_args
+        self.static = action_features("grid", options)
+        self.cell_features = frontier_kernel.NUM_FEATURES
+        self.state_size = len(self.keep) + 2 * self.cell_features
+        self.action_size = 1 + self.slot_width + self.cell_features + self.static.shape[1]
+
+    def frontier(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(gathered cells (B, K), valid (B, K), features (B, K, 15)) of the rows."""
+        rows = np.ascontiguousarray(obs, dtype=np.float32)
+        idx, valid, x = frontier_kernel.features(rows, *self.kernel_args)
+        return idx, valid, x
+
+    def state(self, obs: np.ndarray, front: tuple[np.ndarray, ...]) -> np.ndarray:
+        """``S`` (B, state_size): the observation without its table planes, the frontier's mean and maximum."""
+        _, valid, x = front
+        count = np.maximum(valid.sum(axis=1, keepdims=True), 1.0)
+        summary = [x.sum(axis=1) / count, np.where(valid[:, :, None] > 0, x, 0).max(axis=1)]
+        return np.concatenate([obs[:, self.keep], *summary], axis=1).astype(np.float32)
+
+    def actions(self, obs: np.ndarray, front: tuple[np.ndarray, ...], rows: np.ndarray, acts: np.ndarray) -> np.ndarray:
+        """``A`` (P, action_size) of the pairs (row, action)."""
+        idx, valid, x = front
+        place = acts != self.stop
+        slot, cell = np.divmod(np.where(place, acts, 0), self.cells)
+        out = np.zeros((len(acts), self.action_size), np.float32)
+        out[:, 0] = ~place
+        w = self.slot_width
+        starts = self.slots_at + slot * w
+        out[:, 1 : 1 + w] = obs[rows[:, None], starts[:, None] + np.arange(w)] * place[:, None]
+        hit = (idx[rows] == cell[:, None]) & (valid[rows] > 0)
+        k = hit.argmax(axis=1)
+        found = hit.any(axis=1) & place
+        out[found, 1 + w : 1 + w + self.cell_features] = x[rows[found], k[found]]
+        out[:, 1 + w + self.cell_features :] = self.static[acts]
+        return out
+
+
+class GridQNetwork(nn.Module):
+    """Q of (state, action) pairs (module docstring); stores ``S`` and the chosen action's ``A`` for learning."""
+
+    def __init__(self, spec: QSpec, options: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.spec = spec
+        self.encoder = GridEncoder(options)
+        layers: list[nn.Module] = []
+        size = self.encoder.state_size
+        for width in spec.hidden:
+            layers += [nn.Linear(size, width), nn.ReLU()]
+            size = width
+        self.trunk = nn.Sequential(*layers)
+        self.join_state = nn.Linear(size, HEAD[0])
+        self.join_action = nn.Linear(self.encoder.action_size, HEAD[0], bias=False)
+        self.head = nn.Sequential(nn.ReLU(), nn.Linear(HEAD[0], HEAD[1]), nn.ReLU(), nn.Linear(HEAD[1], 1))
+
+    @property
+    def stored_width(self) -> int:
+        """Numbers stored per position: ``S`` then ``A``."""
+        return self.encoder.state_size + self.encoder.action_size
+
+    def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """Q of stored rows (B,)."""
+        s, a = x[:, : self.encoder.state_size], x[:, self.encoder.state_size :]
+        return self.head(self.join_state(self.trunk(s)) + self.join_action(a)).squeeze(1)
+
+    def plan(self) -> GridQPlan:
+        """The network as numpy arrays (a snapshot for the actors)."""
+
+        def arrays(m: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            bias = np.zeros(m.out_features, np.float32) if m.bias is None else m.bias.detach().numpy().copy()
+            return m.weight.detach().numpy().T.copy(), bias
+
+        with torch.no_grad():
+            trunk = tuple(arrays(m) for m in self.trunk if isinstance(m, nn.Linear))
+            head = tuple(arrays(m) for m in self.head if isinstance(m, nn.Linear))
+            return GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head)
+
+
+class GridQPlan:
+    """A ``GridQNetwork`` as numpy arrays: the masked argmax of Q over each row's legal actions."""
+
+    def __init__(self, encoder: GridEncoder, trunk: Any, join_state: Any, join_action: np.ndarray, head: Any) -> None:
+        self.encoder, self.trunk, self.join_state, self.join_action, self.head = (
+            encoder,
+            trunk,
+            join_state,
+            join_action,
+            head,
+        )
+        self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray] | None = None
+
+    def _encoded(self, obs: np.ndarray, fresh: bool = True) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """(frontier, ``S``) of ``obs``; kept, so that ``stored`` right after ``best`` on the same array reuses them."""
+        if not fresh and self._last is not None and self._last[0] is obs:
+            return self._last[1], self._last[2]
+        front = self.encoder.frontier(obs)
+        state = self.encoder.state(obs, front)
+        self._last = (obs, front, state)
+        return front, state
+
+    def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, action, Q) of every legal pair of the rows."""
+        front, h = self._encoded(obs)
+        for w, b in self.trunk:
+            h = np.maximum(h @ w + b, 0)
+        h = h @ self.join_state[0] + self.join_state[1]
+        rows, acts = np.nonzero(masks)
+        z = h[rows] + self.encoder.actions(obs, front, rows, acts) @ self.join_action
+        for w, b in self.head:  # each head layer follows a ReLU
+            z = np.maximum(z, 0) @ w + b
+        return rows, acts, z[:, 0]
+
+    def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """What to store for the positions ``obs[rows]`` where ``actions`` were taken: ``S`` then ``A``."""
+        front, state = self._encoded(obs, fresh=False)
+        return np.concatenate([state[rows], self.encoder.actions(obs, front, rows, actions)], axis=1)
+
+    def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The legal action of highest Q per row (B,) int64."""
+        rows, acts, q = self.pair_values(obs, np.asarray(masks, dtype=bool))
+        order = np.lexsort((-q, rows))  # by row, best first
+        first = np.ones(len(order), bool)
+        first[1:] = rows[order][1:] != rows[order][:-1]
+        out = np.zeros(len(masks), np.int64)
+        out[rows[order][first]] = acts[order][first]
+        return out

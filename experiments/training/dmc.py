@@ -1,0 +1,278 @@
+"""Deep Monte-Carlo self-play (Zha et al. 2021, DouZero): action values regressed on game outcomes, at scale.
+
+One process alternates two phases until ``positions`` decisions have been generated:
+
+1. **actors** (``experiments.training.dmc_actors.Actors``): ``envs`` games of the batched engine in lockstep
+   play ``rounds`` steps, every seat epsilon-greedy on a numpy snapshot of the network; each decision
+   enters the replay buffer, labelled with the seat's final return when its game ends;
+2. **learner**: minibatches of ``batch_size`` labelled positions drawn uniformly from the buffer (the
+   latest ``buffer`` positions), squared error of Q(s, a) to the return, Adam, gradients clipped to
+   ``clip``; as many updates as keep positions learned at ``replay_ratio`` times positions generated.
+   Then the actors' snapshot is refreshed.
+
+Every ``eval_every`` positions generated the network is saved (``checkpoints/pos_N.zip``) and plays
+``eval_deals`` seat-swapped deals against greedy with the tournament code; every ``checkpoint_seconds``
+and at the end, ``checkpoints/latest.zip`` (network, optimizer, every counter) and ``training.json``
+are written (temporary file, then rename). ``--resume`` continues from ``latest.zip`` with every counter
+and the evaluation history; the replay buffer is not saved (it is the latest positions, refilled in
+seconds) and the resumed session's actors draw from a new stream (``seed`` and the session's number).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Presets as data: "default", then what each game changes. Sized on 2 loaded cores (docs in the CLI's --help).
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {
+        "seed": 0,
+        "positions": 10_000_000,
+        "envs": 512,
+        "rounds": 16,
+        "epsilon": 0.05,
+        "buffer": 400_000,
+        "batch_size": 1024,
+        "learning_rate": 5e-4,
+        "clip": 10.0,
+        "net": "512,512,256",
+        "features": "game",
+        "replay_ratio": 1.0,
+        "eval_every": 1_000_000,
+        "eval_deals": 200,
+        "checkpoint_seconds": 120.0,
+    },
+    "castles": {},
+    "walls": {},
+    "grid": {"envs": 128, "rounds": 8, "buffer": 100_000, "net": "256,256", "batch_size": 512},
+}
+STAT_KEYS = (
+    "positions_generated",
+    "positions_learned",
+    "updates",
+    "agent_steps",
+    "games",
+    "seconds_actor",
+    "seconds_learner",
+    "seconds_eval",
+    "seconds",
+)
+
+
+@dataclasses.dataclass
+class DmcConfig:
+    """Everything a run depends on (the game's preset with the given values on top); config.json records it."""
+
+    game: str
+    options: dict[str, Any]
+    seed: int
+    positions: int
+    envs: int
+    rounds: int
+    epsilon: float
+    buffer: int
+    batch_size: int
+    learning_rate: float
+    clip: float
+    net: str
+    features: str
+    replay_ratio: float
+    eval_every: int
+    eval_deals: int
+    checkpoint_seconds: float
+
+
+def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
+    """The game's preset with the ``given`` values that are not None on top; values checked."""
+    from agents.nets.dmc import ACTION_FEATURE_KINDS, parse_hidden
+
+    values = {**PRESETS["default"], **PRESETS.get(game, {})}
+    values.update({k: v for k, v in given.items() if v is not None})
+    cfg = DmcConfig(game=game, options=dict(options or {}), **values)
+    parse_hidden(cfg.net)
+    if cfg.features not in ACTION_FEATURE_KINDS:
+        raise ValueError(f"--features takes one of {', '.join(ACTION_FEATURE_KINDS)}, got {cfg.features!r}")
+    if not 0 <= cfg.epsilon <= 1:
+        raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
+    if cfg.batch_size > cfg.buffer:
+        raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
+    return cfg
+
+
+def fresh_stats() -> dict[str, Any]:
+    """The counters of a new run (``STAT_KEYS`` at 0), its evaluations and sessions."""
+    return {**dict.fromkeys(STAT_KEYS, 0), "evals": [], "sessions": [], "loss": None}
+
+
+def rates(stats: dict[str, Any]) -> dict[str, float]:
+    """Positions generated and learned per second of the run, and the actor's and learner's shares of it."""
+    seconds = max(float(stats["seconds"]), 1e-9)
+    busy = max(float(stats["seconds_actor"]) + float(stats["seconds_learner"]), 1e-9)
+    return {
+        "generated_per_second": stats["positions_generated"] / seconds,
+        "learned_per_second": stats["positions_learned"] / seconds,
+        "agent_steps_per_second": stats["agent_steps"] / seconds,
+        "actor_share": stats["seconds_actor"] / busy,
+        "learner_share": stats["seconds_learner"] / busy,
+    }
+
+
+class DmcRun:
+    """One run folder: config.json, checkpoints/latest.zip, checkpoints/pos_N.zip, training.json, final.zip."""
+
+    def __init__(self, cfg: DmcConfig, folder: Path) -> None:
+        self.cfg, self.folder = cfg, folder
+        self.ckpt = folder / "checkpoints"
+        self.ckpt.mkdir(parents=True, exist_ok=True)
+
+    def save(self, network: Any, optimizer: Any, stats: dict[str, Any], path: Path | None = None) -> Path:
+        """The network, optimizer and counters to ``path`` (default latest.zip), then training.json (last)."""
+        from agents.dmc import save_dmc
+        from experiments.training.run_folder import write_atomic
+
+        training = {"algorithm": "dmc", "dmc": dataclasses.asdict(self.cfg), "stats": stats}
+        out = save_dmc(path or self.ckpt / "latest.zip", network, self.cfg.game, self.cfg.options, training, optimizer)
+        if path is None:
+            write_atomic(self.folder / "training.json", json.dumps({**stats, "rates": rates(stats)}, indent=1))
+        return out
+
+    def restore(self) -> tuple[Any, Any, dict[str, Any]]:
+        """(network, optimizer state, counters) of latest.zip, for ``--resume``."""
+        from agents.dmc import load_dmc
+
+        network, meta, optimizer_state = load_dmc(self.ckpt / "latest.zip", self.cfg.game, self.cfg.options)
+        stats = meta.get("training", {}).get("stats")
+        if not isinstance(stats, dict) or any(not isinstance(stats.get(k), (int, float)) for k in STAT_KEYS):
+            raise ValueError(f"--resume: {self.ckpt / 'latest.zip'} records no dmc counters")
+        network.train()
+        return network, optimizer_state, stats
+
+
+def one_blas_thread() -> None:
+    """numpy's BLAS on one thread: the actors' small matrix products run 5-10x slower on a loaded machine when
+    OpenBLAS spreads them over threads that wait for each other (measured on grid's trunk: 77 ms against 6)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with the train extra
+        return
+    threadpool_limits(1, user_api="blas")
+
+
+def learn_step(network: Any, optimizer: Any, batch: tuple[np.ndarray, ...], clip: float) -> float:
+    """One Adam step of squared error between Q(s, a) and the returns; the loss."""
+    import torch
+
+    obs, actions, targets = batch
+    q = network.q_stored(torch.from_numpy(obs), torch.from_numpy(actions))
+    loss = torch.nn.functional.mse_loss(q, torch.from_numpy(targets))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
+    optimizer.step()
+    return float(loss.detach())
+
+
+def evaluate_against_greedy(cfg: DmcConfig, path: Path, seed: int) -> dict[str, Any]:
+    """The network at ``path`` against greedy (random where greedy does not play) on seat-swapped deals."""
+    from agents.registry import available
+    from experiments.play.deals import AgentSpec
+    from experiments.play.tournament import run_games, tabulate
+
+    opponent = "greedy" if available("greedy", cfg.game) else "random"
+    specs = [AgentSpec("dmc", "dmc", {"path": str(path)}), AgentSpec(opponent, opponent, {})]
+    records = run_games(cfg.game, specs, cfg.eval_deals, seed, 1, cfg.options)
+    cell = tabulate(records, ["dmc", opponent])[("dmc", opponent)]
+    lo, hi = cell.interval
+    return {"opponent": opponent, "score": cell.win_rate, "ci95": [lo, hi], "games": cell.games}
+
+
+def run_dmc(cfg: DmcConfig, folder: Path, resume: bool, quiet: bool = False, progress: Any = None) -> Path:
+    """Run (or continue) training in ``folder`` until ``cfg.positions`` are generated; returns final.zip."""
+    import torch
+
+    from agents.dmc import build_network, save_dmc
+    from experiments.training.dmc_actors import Actors, ReplayBuffer
+
+    torch.set_num_threads(1)
+    one_blas_thread()
+    run = DmcRun(cfg, folder)
+    if resume:
+        network, optimizer_state, stats = run.restore()
+    else:
+        torch.manual_seed(cfg.seed)
+        network, optimizer_state, stats = (
+            build_network(cfg.game, cfg.options, cfg.net, cfg.features),
+            None,
+            fresh_stats(),
+        )
+        network.train()
+    optimizer = torch.optim.Adam(network.parameters(), lr=cfg.learning_rate)
+    if optimizer_state:
+        optimizer.load_state_dict(optimizer_state)
+    session = len(stats["sessions"])
+    stats["sessions"].append({"started_at_positions": stats["positions_generated"], "seconds": 0.0})
+    buffer = ReplayBuffer(cfg.buffer, network.stored_width)
+    actors = Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, [cfg.seed, session])
+    rng = np.random.default_rng([cfg.seed, session, 1])
+    plan = network.plan()
+    owed = 0.0  # positions the learner owes the actors (replay_ratio times those generated)
+    start, last_save, losses = time.perf_counter(), time.perf_counter(), []
+    base_seconds = float(stats["seconds"])
+    next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+
+    def tick() -> None:
+        now = time.perf_counter() - start
+        stats["seconds"] = base_seconds + now
+        stats["sessions"][-1]["seconds"] = now
+
+    while stats["positions_generated"] < cfg.positions:
+        t0 = time.perf_counter()
+        steps0, games0 = actors.steps, actors.games
+        new = actors.play(plan, cfg.rounds)
+        t1 = time.perf_counter()
+        stats["positions_generated"] += new
+        stats["agent_steps"] += actors.steps - steps0
+        stats["games"] += actors.games - games0
+        owed += cfg.replay_ratio * new
+        known = buffer.known() if owed >= cfg.batch_size else None
+        while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
+            losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip))
+            owed -= cfg.batch_size
+            stats["positions_learned"] += cfg.batch_size
+            stats["updates"] += 1
+        plan = network.plan()
+        t2 = time.perf_counter()
+        stats["seconds_actor"] += t1 - t0
+        stats["seconds_learner"] += t2 - t1
+        if losses:
+            stats["loss"] = float(np.mean(losses[-50:]))
+        tick()
+        if progress is not None:
+            progress(stats, new)
+        if stats["positions_generated"] >= next_eval or stats["positions_generated"] >= cfg.positions:
+            t3 = time.perf_counter()
+            point = save_dmc(run.ckpt / f"pos_{stats['positions_generated']}.zip", network, cfg.game, cfg.options,
+                             {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})  # fmt: skip
+            result = evaluate_against_greedy(cfg, point, 10_000 + len(stats["evals"]))
+            result.update({k: stats[k] for k in ("positions_generated", "positions_learned", "seconds")})
+            stats["evals"].append(result)
+            stats["seconds_eval"] += time.perf_counter() - t3
+            next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+            tick()
+            run.save(network, optimizer, stats)
+            last_save = time.perf_counter()
+            if progress is not None:
+                progress(stats, 0, result)
+        elif time.perf_counter() - last_save >= cfg.checkpoint_seconds:
+            run.save(network, optimizer, stats)
+            last_save = time.perf_counter()
+    tick()
+    run.save(network, optimizer, stats)
+    final = folder / "final.zip"
+    save_dmc(final, network, cfg.game, cfg.options, {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})
+    return final

@@ -1,0 +1,135 @@
+"""Deep Monte-Carlo's data: actors playing the batched engine and the replay buffer of recent positions.
+
+``Actors`` plays ``num_envs`` games of ``jericho_env.make_batched`` in lockstep, every seat with the same
+network snapshot (``agents.nets.dmc.QPlan``): the legal action of highest Q, or with probability
+``epsilon`` a uniformly random legal action. Every decision (a position with two legal actions or more;
+forced moves teach nothing) goes into the ``ReplayBuffer`` at once, with its target unknown; when the game
+ends, each of its positions gets the final return of the seat that moved there (DouZero's Monte-Carlo
+target: no bootstrapping, no discount).
+
+``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
+value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
+game ends). Each position has a serial number (positions added before it); a finished game writes its
+targets only into the rows its positions still hold, so a ring that wrapped past a long game loses that
+game's oldest positions, never mislabels newer ones. ``sample`` draws uniformly among the rows whose
+target is known.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class ReplayBuffer:
+    """The latest ``capacity`` positions: observations, actions, targets (module docstring)."""
+
+    def __init__(self, capacity: int, width: int) -> None:
+        self.capacity = int(capacity)
+        self.obs = np.zeros((self.capacity, width), dtype=np.float16)
+        self.actions = np.zeros(self.capacity, dtype=np.int64)
+        self.targets = np.full(self.capacity, np.nan, dtype=np.float32)
+        self.added = 0  # positions ever added (the next serial number)
+        self.labelled = 0  # positions whose target was written
+
+    def __len__(self) -> int:
+        return min(self.added, self.capacity)
+
+    def add(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Store positions with unknown targets; returns their serial numbers."""
+        n = len(actions)
+        serials = self.added + np.arange(n, dtype=np.int64)
+        rows = serials % self.capacity
+        self.obs[rows] = obs
+        self.actions[rows] = actions
+        self.targets[rows] = np.nan
+        self.added += n
+        return serials
+
+    def label(self, serials: np.ndarray, targets: np.ndarray) -> int:
+        """Write the targets of the positions ``serials`` still held; returns how many were written."""
+        kept = serials >= self.added - self.capacity
+        rows = serials[kept] % self.capacity
+        self.targets[rows] = targets[kept]
+        self.labelled += int(kept.sum())
+        return int(kept.sum())
+
+    def known(self) -> np.ndarray:
+        """The rows whose target is known."""
+        return np.flatnonzero(~np.isnan(self.targets[: len(self)]))
+
+    def sample(self, batch: int, rng: np.random.Generator, rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        """(observations float32, actions, targets) of ``batch`` rows drawn uniformly among the labelled ones."""
+        rows = self.known() if rows is None else rows
+        if len(rows) == 0:
+            raise ValueError("the replay buffer holds no finished game yet")
+        pick = rows[rng.integers(0, len(rows), size=batch)]
+        return self.obs[pick].astype(np.float32), self.actions[pick], self.targets[pick]
+
+
+class Actors:
+    """``num_envs`` self-play games on the batched engine, every seat epsilon-greedy on one Q snapshot."""
+
+    def __init__(
+        self, game_id: str, options: dict[str, Any], num_envs: int, epsilon: float, buffer: ReplayBuffer, seed: Any
+    ) -> None:
+        import jericho_env
+
+        self.env = jericho_env.make_batched(game_id, num_envs, copy=False, check=False, **options)
+        self.epsilon = float(epsilon)
+        self.buffer = buffer
+        self.rng = np.random.default_rng(seed)
+        env_seed = int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] >> np.uint64(1))
+        self.obs, self.mask, self.player = self.env.reset(seed=env_seed)
+        length = self.env.rules.info.max_game_length + 1
+        # per game: the serial numbers of its recorded positions and the seat that moved at each
+        self.pending = np.zeros((num_envs, length), dtype=np.int64)
+        self.seats = np.zeros((num_envs, length), dtype=np.int64)
+        self.count = np.zeros(num_envs, dtype=np.int64)
+        self.steps = 0  # agent-steps played (forced moves too)
+        self.positions = 0  # decisions recorded
+        self.games = 0  # games finished
+        self.returns_sum = np.zeros(self.env.num_players)  # seat returns summed over finished games
+
+    def play(self, plan: Any, rounds: int) -> int:
+        """``rounds`` steps of every game with ``plan``'s epsilon-greedy moves; returns the positions recorded."""
+        from jericho_env.envs.batched import random_actions
+
+        env, n = self.env, self.env.num_envs
+        rows = np.arange(n)
+        before = self.positions
+        for _ in range(rounds):
+            mask = self.mask
+            actions = plan.best(self.obs, mask)
+            explore = self.rng.random(n) < self.epsilon
+            if explore.any():
+                actions[explore] = random_actions(mask[explore], self.rng)
+            choice = mask.sum(axis=1) > 1
+            if choice.any():
+                games = rows[choice]
+                serials = self.buffer.add(plan.stored(self.obs, games, actions[games]), actions[games])
+                at = self.count[games]
+                self.pending[games, at] = serials
+                self.seats[games, at] = self.player[games]
+                self.count[games] += 1
+                self.positions += len(games)
+            self.obs, self.mask, self.player, rewards, terminated = env.step(actions)
+            self.steps += n
+            if terminated.any():
+                self._finish(np.flatnonzero(terminated), rewards)
+        return self.positions - before
+
+    def _finish(self, games: np.ndarray, rewards: np.ndarray) -> None:
+        """Label the finished games' positions with the final return of the seat that moved there."""
+        counts = self.count[games]
+        width = int(counts.max()) if len(counts) else 0
+        if width:
+            valid = np.arange(width)[None, :] < counts[:, None]
+            serials = self.pending[games, :width][valid]
+            seats = self.seats[games, :width]
+            targets = np.take_along_axis(rewards[games], seats, axis=1)[valid]
+            self.buffer.label(serials, targets.astype(np.float32))
+        self.count[games] = 0
+        self.games += len(games)
+        self.returns_sum += rewards[games].sum(axis=0)

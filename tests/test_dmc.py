@@ -1,0 +1,208 @@
+"""Deep Monte-Carlo (issue 44): the targets, the buffer, the checkpoint, the agent, the command and its resume."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import torch
+
+import agents
+from agents.checkpoint import CheckpointError, UnsafeCheckpointError
+from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
+from agents.nets.dmc import action_features
+from experiments import dmc as dmc_cli
+from experiments.training.dmc_actors import Actors, ReplayBuffer
+from jericho_env.envs.aec import JerichoEnv
+
+GAMES = [("castles", {}), ("walls", {"num_players": 3}), ("grid", {"board_size": 7})]
+TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
+TINY += ["--net", "32", "--eval-every", "2000", "--eval-deals", "2", "--quiet"]
+
+
+def _reference_targets(game: str, options: dict[str, Any], rounds: int, capacity: int) -> tuple[Actors, list[Any]]:
+    """Actors after ``rounds`` rounds, and the expected target of every serial: the mover's final return."""
+    network = build_network(game, options, "16")
+    buffer = ReplayBuffer(capacity, network.stored_width)
+    actors = Actors(game, options, 8, 0.3, buffer, [5, 0])
+    step = actors.env.step
+    log: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def recording_step(actions: np.ndarray) -> Any:
+        out = step(actions)
+        log.append((out[3].copy(), out[4].copy()))
+        return out
+
+    actors.env.step = recording_step  # type: ignore[method-assign]
+    open_games: list[list[tuple[int, int]]] = [[] for _ in range(8)]  # per env: (serial, seat) of its decisions
+    expected: list[Any] = []
+    plan = network.plan()
+    for _ in range(rounds):
+        choice = np.flatnonzero(np.asarray(actors.mask).sum(axis=1) > 1)
+        seats, first = np.asarray(actors.player).copy(), buffer.added
+        actors.play(plan, 1)
+        for k, env in enumerate(choice):
+            open_games[env].append((first + k, int(seats[env])))
+            expected.append(None)
+        rewards, terminated = log[-1]
+        for env in np.flatnonzero(terminated):
+            for serial, seat in open_games[env]:
+                expected[serial] = rewards[env, seat]
+            open_games[env] = []
+    return actors, expected
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES[:2])
+def test_targets_are_the_final_return_of_the_seat_that_moved(game: str, options: dict[str, Any]) -> None:
+    actors, expected = _reference_targets(game, options, 300, 100_000)
+    buffer = actors.buffer
+    assert buffer.added == len(expected) == actors.positions
+    got = buffer.targets[: buffer.added]
+    done = [i for i, e in enumerate(expected) if e is not None]
+    assert actors.games > 8 and len(done) > 100
+    np.testing.assert_allclose(got[done], np.array([expected[i] for i in done], np.float32), atol=1e-6)
+    pending = [i for i, e in enumerate(expected) if e is None]
+    assert np.isnan(got[pending]).all()  # games still running: no target yet
+    if game == "walls":  # several seats, different returns in one game: the seat mapping matters
+        assert {1.0, -0.5} <= set(np.round(got[done], 4).tolist())
+
+
+def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
+    actors, expected = _reference_targets("castles", {}, 200, 500)
+    buffer = actors.buffer
+    for serial in range(max(0, buffer.added - buffer.capacity), buffer.added):
+        row, want = serial % buffer.capacity, expected[serial]
+        if want is None:
+            assert np.isnan(buffer.targets[row])
+        else:
+            assert buffer.targets[row] == pytest.approx(want)
+    obs, actions, targets = buffer.sample(64, np.random.default_rng(0))
+    assert obs.dtype == np.float32 and not np.isnan(targets).any() and len(actions) == 64
+
+
+def test_action_features_describe_every_action() -> None:
+    for game, options in GAMES:
+        table = action_features(game, options)
+        assert table.shape[0] == JerichoEnv(game, **options).rules.info.num_actions
+        assert table.shape[1] > 0 and np.isfinite(table).all()
+        assert len(np.unique(table, axis=0)) > 1
+
+
+def test_checkpoint_round_trip_keeps_network_optimizer_and_counters(tmp_path: Path) -> None:
+    network = build_network("castles", {}, "32,16")
+    optimizer = torch.optim.Adam(network.parameters(), lr=1e-3)
+    obs = torch.rand(5, network.spec.observation_size)
+    network(obs).sum().backward()
+    optimizer.step()
+    path = save_dmc(tmp_path / "n.zip", network, "castles", {}, {"stats": {"positions_generated": 7}}, optimizer)
+    loaded, meta, opt_state = load_dmc(path, "castles", {})
+    assert torch.allclose(loaded(obs), network(obs))
+    assert meta["training"]["stats"]["positions_generated"] == 7 and opt_state is not None
+    np.testing.assert_allclose(loaded.plan().q_values(obs.numpy()), network(obs).detach().numpy(), atol=1e-5)
+    with pytest.raises(CheckpointError, match="trained on"):
+        load_dmc(path, "walls", {})
+
+
+def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
+    network = build_network("castles", {}, "8")
+    good = save_dmc(tmp_path / "n.zip", network, "castles", {}, {})
+    with zipfile.ZipFile(good) as zf:
+        meta = zf.read("meta.json")
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("meta.json", meta)
+        zf.writestr("weights.pt", pickle.dumps({"policy": print}))
+    with pytest.raises(UnsafeCheckpointError):
+        load_dmc(bad)
+    meta_big = json.loads(meta)
+    meta_big["network"]["hidden"] = [10**6]
+    with zipfile.ZipFile(tmp_path / "big.zip", "w") as zf:
+        zf.writestr("meta.json", json.dumps(meta_big))
+        buf = io.BytesIO()
+        torch.save({"policy": network.state_dict()}, buf)
+        zf.writestr("weights.pt", buf.getvalue())
+    with pytest.raises(CheckpointError, match="refused"):
+        load_dmc(tmp_path / "big.zip")
+
+
+@pytest.mark.parametrize(("game", "options"), GAMES)
+def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tmp_path: Path) -> None:
+    network = build_network(game, options, "16")
+    with torch.no_grad():  # strong preferences, many of them for illegal actions
+        for parameter in network.parameters():
+            parameter.normal_(std=0.5)
+    path = save_dmc(tmp_path / "n.zip", network, game, options, {})
+    agent = agents.make("dmc", game, path=str(path), **options)
+    assert isinstance(agent, DmcAgent)
+    env = JerichoEnv(game, **options)
+    for seed in range(3):
+        env.reset(seed=seed)
+        for _name in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            action = agent.act(observation)
+            assert observation["action_mask"][action] == 1
+            env.step(action)
+    policy = agent.batch_policy()
+    masks = np.zeros((4, network.spec.num_actions), bool)
+    masks[np.arange(4), [0, 1, 2, 3]] = True
+    assert list(policy(np.zeros((4, network.spec.observation_size), np.float32), masks)) == [0, 1, 2, 3]
+
+
+def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert dmc_cli.main(["castles", *TINY, "--out", str(out)]) == 0
+    first = json.loads((out / "training.json").read_text())
+    assert first["positions_generated"] >= 3000 and first["positions_learned"] > 0
+    assert first["seconds_actor"] > 0 and first["seconds_learner"] > 0 and "rates" in first
+    assert [e["opponent"] for e in first["evals"]] == ["greedy", "greedy"]
+    agent = agents.make("dmc", "castles", path=str(out / "final.zip"))
+    assert agent.meta["training"]["stats"]["positions_generated"] == first["positions_generated"]
+    assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0
+    second = json.loads((out / "training.json").read_text())
+    assert second["positions_generated"] >= 6000 and len(second["sessions"]) == 2
+    assert second["evals"][:2] == first["evals"] and len(second["evals"]) >= 3
+    for key in ("positions_learned", "updates", "agent_steps", "games", "seconds_actor", "seconds"):
+        assert second[key] > first[key]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["castles", "--epsilon", "2"],
+        ["castles", "--positions", "0"],
+        ["castles", "--net", "abc"],
+        ["chess"],
+        ["castles", "--observation", "3"],
+        ["castles", "--resume", "/no/such/run"],
+        ["castles", "--option", "ranks=4"],
+        ["castles", "--bogus"],
+    ],
+)
+def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
+    run = subprocess.run([sys.executable, "-m", "experiments.dmc", *argv], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert lines and "error:" in lines[-1] and "Traceback" not in run.stderr
+    assert len([line for line in lines if "error" in line]) == 1
+
+
+def test_help_documents_every_flag() -> None:
+    text = dmc_cli.build_parser().format_help()
+    for action in dmc_cli.build_parser()._actions:
+        for flag in action.option_strings:
+            assert flag in text
+        assert action.help or action.dest == "help"
