@@ -138,8 +138,14 @@ def _project_caller(frame: FrameType | None) -> str | None:
 ENGINE_INTERNALS = ("jericho_env/games/", "jericho_env/core/", "experiments/studies/")
 
 
-def traced_train(game: str = "castles") -> ConfigPath:
-    """The config's path through one tiny ``experiments.train`` run of ``game`` (from the flags to final.zip)."""
+def traced_train(game: str = "castles", learn: bool = True) -> ConfigPath:
+    """The config's path through one tiny ``experiments.train`` run of ``game`` (from the flags to final.zip).
+
+    ``learn=False``: the set-up and the saves alone (PPO's ``learn`` returns at once), the path of the config
+    without the games and updates it drives.
+    """
+    from unittest import mock
+
     from experiments import train
 
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in {**TINY, **TINY_EVERY}.items()]
@@ -151,7 +157,12 @@ def traced_train(game: str = "castles") -> ConfigPath:
             cfg = train.config_from_args(args, game)
             train.train(cfg, folder, quiet=True)
 
-        return trace(run)
+        if learn:
+            return trace(run)
+        from sb3_contrib import MaskablePPO
+
+        with mock.patch.object(MaskablePPO, "learn", lambda model, *a, **k: model):
+            return trace(run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("game", nargs="?", default="castles", help="the game to train (default castles)")
     p.add_argument("--stays", action="store_true", help="print every stay with the functions first called there")
     p.add_argument("--engine", action="store_true", help="count the rules' and kernels' files too")
+    p.add_argument("--setup-only", action="store_true", help="the set-up and saves alone (no games, no updates)")
     args = p.parse_args(argv)
-    path = traced_train(args.game)
+    path = traced_train(args.game, learn=not args.setup_only)
     if not args.engine:
         path = path.without(ENGINE_INTERNALS)
     if args.stays:
