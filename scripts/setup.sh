@@ -5,7 +5,7 @@
 #                                   and `plot` extras (torch's CPU build, Stable-Baselines3, sb3-contrib,
 #                                   tqdm, Numba, matplotlib); no apt, no sudo
 #   bash scripts/setup.sh --tests   the same, plus what the test suite needs: the `notebooks`, `dev`,
-#                                   `web`, `openspiel` and `ray` extras, then Debian's chromium and
+#                                   `web`, `openspiel`, `ray` and `docs` extras, then Debian's chromium and
 #                                   fonts-dejavu-core through apt-get (sudo when not root) for the web
 #                                   page's browser tests (Playwright drives that Chromium; no download)
 #
@@ -46,7 +46,7 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   fi
 fi
 extras=train,plot
-[ $tests = 0 ] || extras=train,plot,notebooks,dev,web,openspiel,ray
+[ $tests = 0 ] || extras=train,plot,notebooks,dev,web,openspiel,ray,docs
 step "jericho-env with the extras $extras"
 .venv/bin/python -m pip install -q -e ".[$extras]"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 SETUP = Path(__file__).resolve().parent.parent / "scripts" / "setup.sh"
-TESTS_EXTRAS = ".[train,plot,notebooks,dev,web,openspiel,ray]"
+TESTS_EXTRAS = ".[train,plot,notebooks,dev,web,openspiel,ray,docs]"
 
 # .venv/bin/python: records each call; `-c "import torch"` and the index probe succeed as the case says
 PYTHON_STUB = """#!/bin/sh

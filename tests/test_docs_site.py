@@ -1,0 +1,156 @@
+"""The documentation site: ``bash scripts/docs.sh`` builds it strict (warnings as errors) and offline.
+
+One build per run (the notebooks executed, as CI builds it) into a temporary folder; Chromium (Debian's,
+driven by Playwright, as ``tests/test_web_browser.py`` does) opens its index, a game page and the API
+page from a local server and finds every link answering and every image drawn. A second, quicker build
+(notebooks not executed) shows that a broken link fails the build. The staging script's link rewriting
+is checked on its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import urldefrag, urlparse
+
+import pytest
+
+import jericho_env
+from jericho_env import make_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
+PAGES = ("index.html", "games/castles.html", "api/index.html")
+
+
+def docs_sh(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``scripts/docs.sh`` with this interpreter."""
+    env = {**os.environ, "PYTHON": sys.executable}
+    return subprocess.run(
+        ["bash", "scripts/docs.sh", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False
+    )
+
+
+@functools.cache
+def docs_pages() -> ModuleType:
+    """``scripts/docs_pages.py`` as a module (``scripts`` is not a package)."""
+    spec = importlib.util.spec_from_file_location("docs_pages", ROOT / "scripts" / "docs_pages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A built site (notebooks executed) served over HTTP from a thread: (site folder, base address)."""
+    res = docs_sh("--out", str(tmp_path))
+    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
+    site = tmp_path / "site"
+    handler = functools.partial(QuietHandler, directory=str(site))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield site, f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        thread.join(timeout=10)
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Python's static file handler without a log line per request."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Log nothing."""
+
+
+def check_page(browser: Any, base: str, path: str) -> list[str]:
+    """Open ``path``; return what is broken: failed requests, dead links, missing anchors, images not drawn."""
+    problems: list[str] = []
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("requestfailed", lambda r: problems.append(f"{path}: request failed {r.url}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"{path}: {r.status} {r.url}"))
+    page.goto(base + path, wait_until="load")
+    hrefs: list[str] = page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)")
+    images = page.eval_on_selector_all("img", "els => els.map(i => [i.src, i.complete && i.naturalWidth > 0])")
+    ids: dict[str, set[str]] = {}
+    for href in sorted(set(hrefs)):
+        if urlparse(href).netloc != urlparse(base).netloc:
+            continue  # outside links (PettingZoo, GitHub) are not this site's to answer for
+        url, fragment = urldefrag(href)
+        response = context.request.get(url)
+        if response.status != 200:
+            problems.append(f"{path}: link {href} answers {response.status}")
+            continue
+        if fragment and url.endswith(".html"):
+            if url not in ids:
+                ids[url] = set(re.findall(r'\bid="([^"]+)"', response.text()))
+            if fragment not in ids[url]:
+                problems.append(f"{path}: link {href}: no element with id {fragment!r}")
+    problems += [f"{path}: image not drawn {src}" for src, drawn in images if not drawn]
+    assert hrefs and (path != "games/castles.html" or images), f"{path} has no links or no picture"
+    context.close()
+    return problems
+
+
+def test_the_site_builds_and_its_pages_have_no_broken_link_or_image(server: tuple[Path, str]) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the web extra is not installed")
+    site, base = server
+    for game in jericho_env.GAME_IDS:  # a page per game, from its own tables, with its picture
+        html = (site / "games" / f"{game}.html").read_text(encoding="utf-8")
+        assert f"images/{game}.png" in html and "Version History" in html
+        for field in make_rules(game).layout.fields:
+            assert f"<code>{field.name}</code>" in html, (game, field.name)
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert "single_agent" in api and "OptionError" in api
+    notebook = (site / "notebooks" / "02_train_and_evaluate.html").read_text(encoding="utf-8")
+    assert "ppo chooses" in notebook and "legal: True" in notebook  # rendered from the executed state
+    assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: scripts/setup.sh --tests installs it"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        problems = [x for path in PAGES for x in check_page(browser, base, path)]
+        browser.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
+    res = docs_sh("--no-execute", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
+    page = tmp_path / "src" / "install.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n[gone](no-such-page.md)\n", encoding="utf-8")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(tmp_path / "mkdocs.yml")]
+    built = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert built.returncode != 0 and "no-such-page.md" in built.stderr + built.stdout
+
+
+def test_links_are_rewritten_for_the_site(tmp_path: Path) -> None:
+    dp = docs_pages()
+    out = tmp_path / "src"
+    readme, page = ROOT / "README.md", out / "index.md"
+    text = (
+        "[install](docs/install.md#x) [page](jericho_env/games/walls/__init__.py) [rules](seeds/grid.md) "
+        "![pic](docs/images/grid.png) [example](examples/rllib_ppo.py) [web](https://pettingzoo.farama.org) "
+        "[lost](docs/no-such.md)"
+    )
+    got = dp.rewrite_links(text, readme, page, out)
+    assert "[install](install.md#x)" in got and "[page](games/walls.md)" in got and "[rules](rules/grid.md)" in got
+    assert "![pic](images/grid.png)" in got and "[web](https://pettingzoo.farama.org)" in got
+    assert "example (`examples/rllib_ppo.py`)" in got  # a repository file the site does not hold: its path
+    assert "[lost](no-such.md)" in got  # missing everywhere: left for the strict build to report
+    deep = dp.rewrite_links(
+        "[up](../results.md) [readme](../../README.md)", ROOT / "docs/history/x.md", out / "history/x.md", out
+    )
+    assert deep == "[up](../results.md) [readme](../index.md)"
