@@ -131,7 +131,7 @@ def game_page(game_id: str) -> str:
     return (
         f"# {game_id}\n\n*{title.strip()}*\n\n"
         f"![{game_id}: a position from the seat to move](../images/{game_id}.png)\n\n"
-        f'`jericho_env.make("{game_id}")` · id `jericho/{game_id}-v{GAME_VERSIONS[game_id]}` · '
+        f"Gymnasium and PettingZoo id `jericho/{game_id}-v{GAME_VERSIONS[game_id]}` · "
         f"[full rules](../rules/{game_id}.md)\n\n"
         f"{body.strip()}\n\n"
         "## Options as the rules class declares them\n\n"

@@ -40,5 +40,8 @@ echo "== $lib: venv $venv ready in $(($(date +%s) - start)) s"
 start=$(date +%s)
 # the library's own tests, then the engine's conformance tests on the versions this library pins
 "$venv/bin/python" -m pytest -p no:cacheprovider -m "requires_$lib" "tests/test_$lib.py" "$@"
-"$venv/bin/python" -m pytest -p no:cacheprovider -n 2 -q "${CORE_TESTS[@]}" -k "not masked_ppo and not sb3"
+core_select="not masked_ppo and not sb3"
+# AgileRL pins PettingZoo < 1.27, which has no registry (pettingzoo.make): jericho_env.make is the way there
+[ "$lib" != agilerl ] || core_select="$core_select and not pettingzoo_registry"
+"$venv/bin/python" -m pytest -p no:cacheprovider -n 2 -q "${CORE_TESTS[@]}" -k "$core_select"
 echo "== $lib: tests ran in $(($(date +%s) - start)) s"
