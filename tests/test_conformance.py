@@ -208,12 +208,17 @@ def test_invariants_over_random_play(game: str, opts: dict[str, Any]) -> None:
     assert n_games == 150
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_observation_hides_what_the_seat_cannot_see(game: str) -> None:
+# every observation version of every game (obs_version=1: what the seat can infer, issue 44)
+VERSIONS = [(g, {}) for g in GAMES] + [(g, {"obs_version": 1}) for g in jericho_env.GAME_IDS]
+VERSION_IDS = [g + "".join(f"-{k}={v}" for k, v in o.items()) for g, o in VERSIONS]
+
+
+@pytest.mark.parametrize(("game", "opts"), VERSIONS, ids=VERSION_IDS)
+def test_observation_hides_what_the_seat_cannot_see(game: str, opts: dict[str, Any]) -> None:
     """Redealing every card a seat cannot see leaves its observation and mask unchanged."""
     rng = np.random.default_rng(3)
     checked = 0
-    for rules, state, _ in _random_states(game, 40, seed=21):
+    for rules, state, _ in _random_states(game, 40, seed=21, opts=opts):
         n = rules.info.num_players
         for seat in range(n):
             other = rules.determinize(state, seat, rng)
@@ -225,9 +230,9 @@ def test_observation_hides_what_the_seat_cannot_see(game: str) -> None:
     assert checked > 100
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_observation_in_bounds_and_fresh(game: str) -> None:
-    for rules, state, _ in _random_states(game, 20, seed=4):
+@pytest.mark.parametrize(("game", "opts"), VERSIONS, ids=VERSION_IDS)
+def test_observation_in_bounds_and_fresh(game: str, opts: dict[str, Any]) -> None:
+    for rules, state, _ in _random_states(game, 20, seed=4, opts=opts):
         for seat in range(rules.info.num_players):
             obs = rules.observe(state, seat)
             assert obs.dtype == np.float32 and obs.shape == (rules.info.observation_size,)
@@ -236,7 +241,9 @@ def test_observation_in_bounds_and_fresh(game: str) -> None:
             assert again is not obs and np.array_equal(obs, again)
 
 
-@pytest.mark.parametrize(("game", "opts"), VARIANTS, ids=VARIANT_IDS)
+@pytest.mark.parametrize(
+    ("game", "opts"), VARIANTS + VERSIONS[len(GAMES) :], ids=VARIANT_IDS + VERSION_IDS[len(GAMES) :]
+)
 def test_observe_into_writes_observe_row_by_row(game: str, opts: dict[str, Any]) -> None:
     """The batched encoding the self-play env uses gives each row's ``observe``, bit for bit."""
     states, seats = [], []

@@ -33,6 +33,12 @@ CONFIGS: list[tuple[str, dict[str, Any], int]] = [
     ("walls", {"num_players": 3}, 1500),
     ("walls", {}, 1500),
     ("walls", {"num_players": 5}, 1500),
+    # observation version 1 (what the seat can infer): the copies must leave those fields unchanged too
+    ("castles", {"obs_version": 1}, 2000),
+    ("castles", {"ranks": 5, "small_deck": True, "obs_version": 1}, 2000),
+    ("grid", {"obs_version": 1}, 1500),
+    ("walls", {"obs_version": 1}, 1000),
+    ("walls", {"num_players": 2, "obs_version": 1}, 1000),
 ]
 
 
@@ -40,7 +46,9 @@ def _states(game: str, options: dict[str, Any], count: int, seed: int) -> Iterat
     """``count`` states of games played alternately by random and greedy players (each state once)."""
     rules = make_rules(game, **options)
     rng = np.random.default_rng(seed)
-    greedy = [agents.make("greedy", game, seed=seed + i, **options) for i in range(rules.info.num_players)]
+    base = {k: v for k, v in options.items() if k != "obs_version"}
+    seen = make_rules(game, **base)  # greedy reads version 0's observation (walls' greedy reads no other)
+    greedy = [agents.make("greedy", game, seed=seed + i, **base) for i in range(rules.info.num_players)]
     made, k = 0, 0
     while made < count:
         state = rules.initial_state(rng)
@@ -53,7 +61,7 @@ def _states(game: str, options: dict[str, Any], count: int, seed: int) -> Iterat
                 legal = rules.legal_actions(state)
                 a = legal[int(rng.integers(len(legal)))]
             else:
-                a = greedy[p].act({"observation": rules.observe(state, p), "action_mask": rules.legal_mask(state)})
+                a = greedy[p].act({"observation": seen.observe(state, p), "action_mask": rules.legal_mask(state)})
             rules.apply(state, a)
         if made < count:
             yield rules, state  # the terminal state too

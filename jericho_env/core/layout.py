@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -58,10 +58,16 @@ class ObsLayout:
         """Every field of ``obs`` by name."""
         return {f.name: obs[self.slices[f.name]].reshape(f.shape) for f in self.fields}
 
-    def markdown_table(self) -> str:
-        """The layout as a Markdown table (name, offset, shape, meaning), for the game pages."""
+    def markdown_table(self, names: Collection[str] | None = None) -> str:
+        """The layout as a Markdown table (name, offset, shape, meaning), for the game pages.
+
+        ``names``: only the rows of those fields (offsets stay the whole layout's), e.g. the fields a newer
+        observation version appends; the total row is always the whole layout's.
+        """
         rows = ["| field | offset | shape | meaning |", "| --- | --- | --- | --- |"]
         for f in self.fields:
+            if names is not None and f.name not in names:
+                continue
             s = self.slices[f.name]
             rows.append(f"| `{f.name}` | {s.start} | {f.shape} | {f.doc} |")
         rows.append(f"| **total** | | ({self.size},) | float32, every value in [0, 1] |")

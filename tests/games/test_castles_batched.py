@@ -144,7 +144,9 @@ def _cards(rules: Any, state: Any) -> list[int]:
     return sorted(c for zone in rules.card_zones(state).values() for c in zone)
 
 
-@pytest.mark.parametrize("options", OPTION_SETS, ids=str)
+@pytest.mark.parametrize(
+    "options", [*OPTION_SETS, {"obs_version": 1}, {"ranks": 5, "small_deck": True, "obs_version": 1}], ids=str
+)
 def test_every_compiled_copy_is_playable_indistinguishable_and_keeps_what_was_revealed(options: dict[str, Any]) -> None:
     """The properties of tests/test_determinize.py, on the kernels' copies of 2,000 positions per option set."""
     game = _game(**options)

@@ -83,11 +83,15 @@ def rig_seven_trumpets(state: WallsState, seats: list[int], rng: np.random.Gener
                 state.hands[seat][TRUMPET] += 1
 
 
+@pytest.mark.parametrize("version", [0, 1])
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_kernels_equal_the_python_rules_when_players_are_dealt_seven_trumpets(
-    n: int, monkeypatch: pytest.MonkeyPatch
+    n: int, version: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Half the games start from the Python deal: there one or two seats hold seven trumpets (trumpet log)."""
+    """Half the games start from the Python deal: there one or two seats hold seven trumpets (trumpet log).
+
+    Under observation version 1 every seat's observation is compared: its ``known_trumpets`` read the log.
+    """
     deal = WallsRules.initial_state
 
     def rigged(self: WallsRules, rng: np.random.Generator) -> WallsState:
@@ -97,7 +101,8 @@ def test_kernels_equal_the_python_rules_when_players_are_dealt_seven_trumpets(
         return state
 
     monkeypatch.setattr(WallsRules, "initial_state", rigged)
-    counts = play_both("walls", {"num_players": n}, 60, seed=50 + n, batch=60)
+    options = {"num_players": n, "obs_version": version}
+    counts = play_both("walls", options, 60, seed=50 + n, batch=60, all_seats=version == 1)
     assert counts["games"] == 60
 
 
@@ -321,10 +326,16 @@ def determinized(game: WallsBatched, state: WallsState, seats: list[int], seed: 
     return [game.from_batched(out, k) for k in range(len(seats))]
 
 
-@pytest.mark.parametrize(("n", "rigged"), [(2, False), (3, False), (4, False), (5, False), (4, True), (3, True)])
-def test_compiled_copies_are_sound(n: int, rigged: bool) -> None:
+@pytest.mark.parametrize(
+    ("n", "rigged", "version"),
+    [
+        *[(2, False, 0), (3, False, 0), (4, False, 0), (5, False, 0), (4, True, 0), (3, True, 0)],
+        *[(4, True, 1), (3, False, 1)],  # observation version 1
+    ],
+)
+def test_compiled_copies_are_sound(n: int, rigged: bool, version: int) -> None:
     """Same observation (and mask for the mover), cards conserved, strict-valid, the seat's cards and the table kept."""
-    rules = WallsRules(num_players=n)
+    rules = WallsRules(num_players=n, obs_version=version)
     game = game_of(n)
     floors = 0
     for i, state in enumerate(positions(n, 600, seed=10 + n, rigged=rigged)):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the Markdown tables of this page, one row per line, are wider than code lines)
 """Castles (Working Title): a two-player shedding race with own decks, wild jokers and hidden saves.
 
 ``jericho_env.make("castles")`` — from "Castles (Working Title)", a free card-game design whose
@@ -27,7 +28,7 @@ Properties
 | --- | --- |
 | agents | `player_0`, `player_1` |
 | actions | `Discrete(74)` with A-10 and the full deck; `R*C + 1 + 3*(R+1)` in general |
-| observation | `Box(0, 1, (74,), float32)` plus `action_mask` (sizes vary with `ranks`) |
+| observation | `Box(0, 1, (74,), float32)` plus `action_mask` (sizes vary with `ranks`); 119 with `obs_version=1` |
 | rewards | +1 win, -1 loss, at the end (there are no draws) |
 | max_game_length | 90 steps: `2 * (deck size + 3)`; 50 (A-5), 114 (A-K), 48 (small deck) |
 
@@ -55,6 +56,33 @@ Observation (default options; ``K = ranks + 1`` rank slots, joker last)
 
 Never in the observation: the opponent's hand, the opponent's saves, and the order of either deck.
 
+Observation version 1 (option ``obs_version=1``; default options)
+-----------------------------------------------------------------
+``jericho_env.make("castles", obs_version=1)`` (and ``make_batched``, ``single_agent``, ``agents.make``,
+``--option obs_version=1``): version 0's fields, unchanged and in place, then the fields below, computed
+only from what the seat has seen. Version 0 stays the default: the shipped networks read it, and a
+checkpoint records the version it was trained on (``observation_version``) and refuses the other.
+
+| field | offset | shape | meaning |
+| --- | --- | --- | --- |
+| `own_deck` | 74 | (11,) | own deck's cards of each rank (known, their order not) / copies of that rank |
+| `opp_barred` | 85 | (11,) | 1 for each rank the opponent's hand cannot hold (it was stuck with an empty deck and kept its hand) |
+| `opp_need` | 96 | (1,) | at least this many opponent hand cards cannot answer `opp_need_rank` (it was stuck with a short deck) / 5 |
+| `opp_need_rank` | 97 | (11,) | one-hot rank those cards could not answer (all 0 when `opp_need` is 0) |
+| `opp_hand_expected` | 108 | (11,) | expected opponent hand cards of each rank, its hand drawn uniformly from its unseen cards of ranks not barred / copies of that rank |
+| **total** | | (119,) | float32, every value in [0, 1] |
+
+Why these. The opponent's unseen cards per rank are already version 0's (``1 - opp_out``), and so, as
+a sum of four fields, are the seat's own deck contents; ``own_deck`` gives them directly (what the seat
+will draw, in an unknown order). The rules reveal a hand through forced moves (``seeds/castles.md``
+decision 21), facts the state keeps for ``determinize``: a player stuck with an empty deck kept a hand
+holding none of the ranks in ``opp_barred``; a player stuck with a short deck kept at least
+``opp_need`` cards that could not answer ``opp_need_rank``. ``opp_hand_expected`` is each rank's
+expected count in the opponent's hand if it were drawn uniformly from its unseen cards of ranks not
+barred (the short-deck fact and the opponent's choices are not modelled): the cards the opponent may
+answer with, a number a network would otherwise have to work out from several fields. The compiled
+engine writes the same floats (``batched.py``; ``tests/games/test_belief_observation.py``).
+
 Actions
 -------
 Written once, in ``actions.py`` (``CastlesActions``: offsets, ``play`` / ``save`` / ..., ``decode``, text).
@@ -76,6 +104,7 @@ Options
 | `ranks` | 10 | 5 (A-5), 10 (A-10) or 13 (A-K): four of each rank plus two jokers |
 | `small_deck` | False | two of each rank and one joker (21 cards with A-10) |
 | `reversed_order` | False | A highest, top rank lowest; the top rank may go on an A |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
 
 Cards for the conservation test are ``16 * owner + rank code`` (84 ints by default).
 
@@ -92,6 +121,9 @@ nothing else is legal and saves the strongest cards (how strong it plays: ``docs
 
 Version History
 ---------------
+* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``own_deck``,
+  ``opp_barred``, ``opp_need``, ``opp_need_rank`` and ``opp_hand_expected`` (``4K + 1`` floats). The rules
+  and version 0 are unchanged; version 0 stays the default.
 * v0: first release.
 """
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the Markdown tables of this page, one row per line, are wider than code lines)
 """grid: Daniel Schulman's "Jericho", a two-player game of matching cards and surrounding them.
 
 ``jericho_env.make("grid")`` — from "Jericho", an original card game by Daniel Schulman, free for
@@ -32,7 +33,7 @@ Properties
 | --- | --- |
 | agents | `player_0`, `player_1` |
 | actions | `Discrete(2206)` = `5 * board_size**2 + 1` (246 for board_size 7) |
-| observation | `Box(0, 1, (8731,), float32)` = `19 * board_size**2 + 352`, plus `action_mask` |
+| observation | `Box(0, 1, (8731,), float32)` = `19 * board_size**2 + 352`, plus `action_mask`; 8958 (`+ 227`) with `obs_version=1` |
 | rewards | +1 more points, -1 fewer, 0 equal, at the end of the game |
 | max_game_length | 155 steps, any board size (51 placements + 51 chain ends + 53 passes; see `rules.py`) |
 
@@ -67,6 +68,38 @@ with row 0 at the top (y = +10) and the base at the centre.
 
 Never in the observation: the opponent's hand, the order of the draw pile, the base's face.
 
+Observation version 1 (option ``obs_version=1``)
+------------------------------------------------
+``jericho_env.make("grid", obs_version=1)`` (and ``make_batched``, ``single_agent``, ``agents.make``,
+``--option obs_version=1``): version 0's fields, unchanged and in place, then the fields below, computed
+only from what the seat has seen (its own cards, the table, the piles, the public history of the
+opponent's chains). Version 0 stays the default: the shipped networks read it, and a checkpoint records
+the version it was trained on (``observation_version``) and refuses the other.
+
+| field | offset | shape | meaning |
+| --- | --- | --- | --- |
+| `unseen` | 8731 | (52,) | 1 per card this seat has not seen: in the opponent's hand, the draw pile or the base |
+| `unseen_suit` | 8783 | (4,) | unseen cards of each suit c d h s / 13 |
+| `unseen_rank` | 8787 | (13,) | unseen cards of each rank A..K / 4 |
+| `unseen_count` | 8800 | (1,) | unseen cards / 47 |
+| `opp_lacked` | 8801 | (52,) | 1 per unseen card the opponent's hand held none of when its latest chain ended by itself (the cards that fitted a capturing cell then) |
+| `opp_lacked_room` | 8853 | (1,) | how many of `opp_lacked` the opponent's hand can hold now: cards it drew since, at most its hand size / 5 |
+| `fits` | 8854 | (52,) | 1 per card that matches some empty cell beside the table (where it could be placed) |
+| `fits_capture` | 8906 | (52,) | 1 per card that matches some cell where a placement captures |
+| **total** | | (8958,) | float32, every value in [0, 1] |
+
+Why these. Most of version 0 is table planes, mostly empty cells far from any play, and nothing in it
+says which cards are still out. ``unseen`` (and its suit and rank counts) is the set the opponent's hand
+is drawn from, as ``determinize`` uses it. The rules reveal one thing about the hidden hand: a chain that
+ends by itself shows that the hand held no card fitting a capturing cell (``seeds/grid.md`` decision 18);
+``opp_lacked`` is that set for the opponent's latest such chain, less the cards seen since, and
+``opp_lacked_room`` how many cards entered its hand since (0: its hand holds none of them now). What a
+chain ended by choice shows (the hand held *some* card of a set) is not a field: it binds the current hand
+only with an empty draw pile. ``fits`` and ``fits_capture`` summarise the table as the moves see it, per
+card rather than per cell: which cards have somewhere to go, and which could capture now, for own and
+unseen cards alike (a move in a chain must capture). The compiled engine writes the same floats
+(``batched.py``; ``tests/games/test_belief_observation.py``).
+
 Actions
 -------
 The encoding is written once, in ``actions.py`` (``GridActions``: offsets, ``place``, ``decode``, text).
@@ -90,6 +123,7 @@ Options
 | option | default | meaning |
 | --- | --- | --- |
 | `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
 
 How the default was chosen: ``python -m experiments.studies.grid_edge_study`` plays games on a 41x41
 window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement
@@ -115,5 +149,8 @@ whose turn it is (gold) with the capture-chain marker. ``seat=None`` shows both 
 
 Version History
 ---------------
+* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``unseen``,
+  ``unseen_suit``, ``unseen_rank``, ``unseen_count``, ``opp_lacked``, ``opp_lacked_room``, ``fits`` and
+  ``fits_capture`` (227 floats). The rules and version 0 are unchanged; version 0 stays the default.
 * v0: first release.
 """

@@ -40,8 +40,8 @@ def belief_fields() -> list[Field]:
         Field(
             "opp_lacked",
             (NUM_CARDS,),
-            "1 per unseen card of a capturing cell the opponent's hand held none of, when its latest chain "
-            "ended by itself",
+            "1 per unseen card the opponent's hand held none of when its latest chain ended by itself (the "
+            "cards that fitted a capturing cell then)",
         ),
         Field(
             "opp_lacked_room",

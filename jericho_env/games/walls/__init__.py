@@ -31,7 +31,7 @@ Properties
 | --- | --- |
 | agents | `player_0` .. `player_{n-1}`, n = `num_players` (default 4) |
 | actions | `Discrete(56)` |
-| observation | `Box(0, 1, (306,)/(370,)/(434,))` float32 for 3/4/5 players (242 for the 2-player variant) |
+| observation | `Box(0, 1, (306,)/(370,)/(434,))` float32 for 3/4/5 players (242 for the 2-player variant); `+ 25 + 2n` with `obs_version=1` |
 | action mask | int8 `(56,)`, zeros for seats not to move |
 | rewards | at the end only; zero-sum: winners share +1 (each +1/w), the others share -1 (each -1/(n-w)); all 0 if every seat ties |
 | render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image, 1228 px wide, 90 + 86n high: own hand face up, others' as backs, each wall a row of small cards one per value with `xN` for several, trumpets dark with a gold T, supply and pile counts, cards won, the seat to move framed) |
@@ -80,11 +80,38 @@ The trumpets of collapsed walls waiting in the supply are not a field of their o
 Never observed: other seats' hands, their face-down first wall cards before the reveal, the cards
 they put face down into the supply (only how many), the order of the draw pile.
 
+Observation version 1 (option ``obs_version=1``; 4 players)
+-----------------------------------------------------------
+``jericho_env.make("walls", obs_version=1)`` (and ``make_batched``, ``single_agent``, ``agents.make``,
+``--option obs_version=1``): version 0's fields, unchanged and in place, then the fields below, computed
+only from what the seat has seen. Version 0 stays the default: the shipped networks read it, and a
+checkpoint records the version it was trained on (``observation_version``) and refuses the other.
+
+| field | offset | shape | meaning |
+| --- | --- | --- | --- |
+| `unseen` | 370 | (26,) | cards of each type this seat has not seen (in others' hands, face-down openings and supply cards, or the draw pile) / copies |
+| `unseen_count` | 396 | (1,) | cards this seat has not seen, scoring cards aside / 110 |
+| `known_trumpets` | 397 | (3, 2) | each other seat, (seat+k)%n for k >= 1: trumpets it is known to hold in hand and face-down supply cards / 7, and 1 if one of them is known to be in the supply (only a seat seen to open with a trumpet) |
+| **total** | | (403,) | float32, every value in [0, 1] |
+
+Why these. ``unseen`` counts, per card type, the copies the seat has not seen: the copies of the type
+less those in its hand, its face-down opening and supply cards, every wall, every seat's won cards, the
+public supply, and (trumpets) the trumpets face up in the supply or out of the game. They are the cards
+the others' hands, openings and face-down supply cards and the draw pile are drawn from, the pool
+``determinize`` redeals; version 0 holds them only as a sum of many fields. No move of walls is forced
+(any card may go to the supply), so play reveals nothing about a hand, with one exception
+(``seeds/walls.md`` decision 26): a seat seen to open with a trumpet was dealt seven, and
+``known_trumpets`` is the floor that decision keeps (``state.trumpet_floor``), zero for every other
+seat. Per-seat shares of the unseen cards are not fields: with nothing forced they are the hand sizes
+(observed) times ``unseen``. The compiled engine writes the same floats (``batched.py``;
+``tests/games/test_belief_observation.py``).
+
 Options
 -------
 | option | default | allowed |
 | --- | --- | --- |
 | `num_players` | 4 | 3, 4, 5 (published); 2 is a variant, not in the published rules |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
 
 Baseline agent
 --------------
@@ -97,6 +124,9 @@ a trumpet in a wall is ``T-red``.
 
 Version History
 ---------------
+* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``unseen``,
+  ``unseen_count`` and ``known_trumpets`` (25 + 2n floats). The rules (v1) and observation version 0
+  are unchanged; version 0 stays the default.
 * v1: the trumpets of a wall that loses its last wall card go face up into the supply, as the
   Italian seed says ("vengono scartate e messe nella riserva"), and the next scoring throws them
   out with the supply's other trumpets; v0 discarded them at once. The same moves give the same
