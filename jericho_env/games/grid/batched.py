@@ -510,15 +510,14 @@ def _belief_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, nb: np.ndarr
         fits |= s.allowed[i]
         if _captures_at(s, s.front[i], nb, nbn):
             capture |= s.allowed[i]
-    suits = np.zeros(4, dtype=np.int64)
-    ranks = np.zeros(13, dtype=np.int64)
+    o_suit, o_rank = offs[O_UNSEEN_SUIT], offs[O_UNSEEN_RANK]
     count = 0
-    for c in range(NUM_CARDS):
+    for c in range(NUM_CARDS):  # the suit and rank fields count first (exact small floats), divided below
         bit = np.int64(1) << c
         if unseen & bit:
             o[offs[O_UNSEEN] + c] = 1.0
-            suits[c // 13] += 1
-            ranks[c % 13] += 1
+            o[o_suit + c // 13] += 1.0
+            o[o_rank + c % 13] += 1.0
             count += 1
             if lacked & bit:
                 o[offs[O_LACKED] + c] = 1.0
@@ -526,10 +525,10 @@ def _belief_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, nb: np.ndarr
             o[offs[O_FITS] + c] = 1.0
         if capture & bit:
             o[offs[O_FITS_CAPTURE] + c] = 1.0
-    for k in range(4):
-        o[offs[O_UNSEEN_SUIT] + k] = suits[k] / 13
+    for k in range(4):  # count / 13 in float64, then float32: the Python encoder's value
+        o[o_suit + k] = np.float64(o[o_suit + k]) / 13
     for k in range(13):
-        o[offs[O_UNSEEN_RANK] + k] = ranks[k] / 4
+        o[o_rank + k] = np.float64(o[o_rank + k]) / 4
     o[offs[O_UNSEEN_COUNT]] = count / MAX_UNSEEN
     if lacked:
         o[offs[O_LACKED_ROOM]] = min(drawn, np.int64(s.hand_len[opp])) / HAND_SIZE
