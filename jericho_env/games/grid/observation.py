@@ -16,11 +16,13 @@ import numpy as np
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.core.layout import Field, ObsLayout
 from jericho_env.games.grid.knowledge import DRAW, NONE, History
-from jericho_env.games.grid.state import ALL_CARDS_MASK, HAND_SIZE, TOTAL_POINTS, Board, GridState, capturing_cells
+from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, HAND_SIZE, TOTAL_POINTS, Board, GridState
 
 MAX_DRAW = NUM_CARDS - 1 - 2 * HAND_SIZE  # 41 cards in the draw pile after the deal
 MAX_UNSEEN = NUM_CARDS - HAND_SIZE  # a seat sees its own 5 cards from the deal on, and every card placed since
 OBS_VERSIONS = (0, 1)
+_BIT = tuple(1 << c for c in range(NUM_CARDS))
+_RANK_BITS = sum(1 << 13 * k for k in range(4))  # the ace of each suit: shifted by r, rank r's cards
 BELIEF_FIELDS = (
     "unseen", "unseen_suit", "unseen_rank", "unseen_count", "opp_lacked", "opp_lacked_room", "fits", "fits_capture",
 )  # fmt: skip
@@ -173,12 +175,10 @@ class Encoder:
         cc = self.cell_card
         for cell, c in s.faceup.items():
             ext(cc[cell][c])
-        if self.belief:
-            unseen = self._belief_ones(s, seat, idx)
         obs = np.zeros(self.layout.size, dtype=np.float32)
         obs[np.array(idx, dtype=np.intp)] = 1.0  # an explicit dtype converts the list ~40% faster
         if self.belief:
-            self._belief_counts(s, seat, unseen, obs)
+            self._encode_belief(s, seat, obs)
         obs[self.own_score] = s.points[seat] / TOTAL_POINTS
         obs[self.opp_score] = s.points[opp] / TOTAL_POINTS
         obs[self.opp_hand_size] = len(s.hands[opp]) / HAND_SIZE
@@ -191,52 +191,46 @@ class Encoder:
                 obs[self.in_chain] = 1.0
         return obs
 
-    def _belief_ones(self, s: GridState, seat: int, idx: list[int]) -> list[int]:
-        """The 1s of version 1's card fields into ``idx``; the unseen cards back, ascending."""
-        seen = 0
-        for c in s.hands[seat]:
-            seen |= 1 << c
-        for c in s.faceup.values():
-            seen |= 1 << c
-        for pile in (s.discard, s.captured[0], s.captured[1]):
-            for c in pile:
-                seen |= 1 << c
-        unseen_mask = ALL_CARDS_MASK & ~seen
-        unseen = [c for c in range(NUM_CARDS) if unseen_mask >> c & 1]
-        o = self.unseen
-        idx += [o + c for c in unseen]
-        lacked, _ = latest_lack(s.hist[1 - seat])
-        lacked &= unseen_mask
-        o = self.opp_lacked
-        idx += [o + c for c in range(NUM_CARDS) if lacked >> c & 1]
-        fits = 0
-        allowed = s.allowed
-        for cell in s.frontier:
-            fits |= allowed[cell]
-        o = self.fits
-        idx += [o + c for c in range(NUM_CARDS) if fits >> c & 1]
-        capture = 0
-        for cell in capturing_cells(self.board, s):
-            capture |= allowed[cell]
-        o = self.fits_capture
-        idx += [o + c for c in range(NUM_CARDS) if capture >> c & 1]
-        return unseen
+    def _encode_belief(self, s: GridState, seat: int, obs: np.ndarray) -> None:
+        """Version 1's fields into ``obs`` (zeros there; they are the layout's last fields).
 
-    def _belief_counts(self, s: GridState, seat: int, unseen: list[int], obs: np.ndarray) -> None:
-        """The counts of version 1's fields into ``obs``."""
-        suits = [0] * 4
-        ranks = [0] * 13
-        for c in unseen:
-            suits[c // 13] += 1
-            ranks[c % 13] += 1
-        for k in range(4):
-            if suits[k]:
-                obs[self.unseen_suit + k] = suits[k] / 13
-        for k in range(13):
-            if ranks[k]:
-                obs[self.unseen_rank + k] = ranks[k] / 4
-        obs[self.unseen_count] = len(unseen) / MAX_UNSEEN
+        The four card fields are one bit string (each card field's bits at its offset from ``unseen``),
+        unpacked into the floats in one call; the counts are bit counts of the unseen mask.
+        """
+        bit = _BIT
+        seen = sum(map(bit.__getitem__, s.hands[seat]))  # distinct cards: the sum of their bits is their union
+        seen += sum(map(bit.__getitem__, s.faceup.values()))
+        seen += sum(map(bit.__getitem__, s.discard))
+        seen += sum(map(bit.__getitem__, s.captured[0])) + sum(map(bit.__getitem__, s.captured[1]))
+        unseen = ALL_CARDS_MASK & ~seen
         opp = 1 - seat
         lacked, drawn = latest_lack(s.hist[opp])
+        fits = capture = 0
+        allowed, nbrs, cells, neighbours = s.allowed, s.nbrs, s.board, self.board.neighbours
+        for cell in s.frontier:  # as ``capturing_cells``: a placement captures there, whatever the card
+            a = allowed[cell]
+            fits |= a
+            if nbrs[cell] == 4:
+                capture |= a
+                continue
+            for q in neighbours[cell]:
+                if nbrs[q] == 3 and 0 <= cells[q] < BASE:
+                    capture |= a
+                    break
+        start = self.unseen
+        ones = (
+            unseen
+            | (lacked & unseen) << (self.opp_lacked - start)
+            | fits << (self.fits - start)
+            | capture << (self.fits_capture - start)
+        )
+        width = self.layout.size - start
+        packed = np.frombuffer(ones.to_bytes((width + 7) // 8, "little"), dtype=np.uint8)
+        obs[start:] = np.unpackbits(packed, count=width, bitorder="little")
+        for k in range(4):
+            obs[self.unseen_suit + k] = (unseen >> 13 * k & 0x1FFF).bit_count() / 13
+        for r in range(13):
+            obs[self.unseen_rank + r] = (unseen >> r & _RANK_BITS).bit_count() / 4
+        obs[self.unseen_count] = unseen.bit_count() / MAX_UNSEEN
         if lacked:
             obs[self.opp_lacked_room] = min(drawn, len(s.hands[opp])) / HAND_SIZE
