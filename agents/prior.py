@@ -189,7 +189,7 @@ class PriorHintEnv(gym.Wrapper):
         super().__init__(env)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Box) and space.shape is not None
-        hint = prior_hint(prior, game_id, **game_options)
+        hint = prior_hint(check_prior(prior, game_id), game_id, **game_options)  # a user's value: checked here
         if hint is None:
             raise ValueError("PriorHintEnv needs a prior agent, not 'none'")
         self.prior = hint

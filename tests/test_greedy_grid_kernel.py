@@ -130,7 +130,8 @@ def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.nda
 
 def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
     """``BatchGreedyGrid`` (one compiled call, ties drawn with the agent's generator) against ``act`` per row."""
-    from agents.batch import AgentBatchPolicy, BatchGreedyGrid, make_batch_policy
+    from agents.batch import AgentBatchPolicy, make_batch_policy
+    from agents.greedy.grid import BatchGreedyGrid
 
     obs, masks = as_batch(cases)
     batch = make_batch_policy("greedy", "grid", seed=4)
