@@ -71,6 +71,20 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **kwargs
     return batch.make_batch_policy(name, game_id, seed=seed, **kwargs)
 
 
+def agent_options(name: str, game_id: str) -> dict[str, Any] | None:
+    """The options ``name`` plays ``game_id`` with only, or None for any (the plugin hook the web page reads).
+
+    A checkpoint player without a path (``ppo``, ``exit``, ``exit-search``) plays the network shipped for
+    the game, trained with the options on its card (``agents.pretrained``); every other agent plays any.
+    """
+    from agents.pretrained import CHECKPOINT_AGENTS, zoo
+
+    if name not in CHECKPOINT_AGENTS:
+        return None
+    entry = zoo().entry(name, game_id)
+    return None if entry is None else dict(entry.card.get("options") or {})
+
+
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
 

@@ -15,6 +15,9 @@ module) provides
   a front end may offer by name alone (this project's: the baselines, ``ismcts``, and ``ppo``/``exit``
   where a trained network is shipped for the game). Without it, every name of ``agent_names`` is taken
   to play without an argument.
+* optionally ``agent_options(name, game_id)``: the options ``name`` plays ``game_id`` with only (a
+  mapping, such as the options a shipped network was trained with), or ``None`` when it plays any; the
+  web page offers such an agent only for those options.
 * optionally ``make_batch_policy(name, game_id, seed=None, **kwargs)``: the agent as a batch policy
   ``(observations, masks) -> actions`` for the batched self-play games (``SelfPlayVector``). Without
   it, ``make_batch_policy`` here asks the agent of ``make`` row by row.

@@ -6,7 +6,11 @@ drawn table and step back through it, watch a game to its end, open a replay and
 check that the first player named is the one who moved first, that switching tabs keeps each
 tab's game apart, that the page deletes the games it leaves, that one visitor's many games never
 push out another's, and that pages of other sites (another origin, or the server reached under
-another name) are refused. Each browser context is a visitor of its own (its own cookie).
+another name) are refused. Before the first game: a refused start says why beside Start, a slow
+start shows a sign of life with Start disabled, and a shipped network is not offered for options
+it was not trained with. During a game: the window does not scroll as the log follows the moves
+(a 30-move grid game at 1280x720), and while an agent thinks the status says so and the cards are
+not clickable. Each browser context is a visitor of its own (its own cookie).
 
 Screenshots of each view go into ``$JERICHO_WEB_SCREENSHOTS`` when set (``docs/images`` for the
 README: ``JERICHO_WEB_SCREENSHOTS=docs/images pytest tests/test_web_browser.py``), else into a
@@ -30,11 +34,11 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from experiments.evaluate import evaluate
-from experiments.tournament import AgentSpec
+from experiments.play.tournament import AgentSpec
 from jericho_env.web.app import create_app
 from jericho_env.web.guard import VISITOR_COOKIE
 from jericho_env.web.sessions import SessionStore
-from tests.web_helpers import serving
+from tests.web_helpers import NO_HOOK, has_agent_options_hook, serving
 
 CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 60_000  # the machines that run this are shared and loaded
@@ -69,8 +73,8 @@ def browser(base_url: str) -> Iterator[Any]:
 class Visitor:
     """A browser context (a visitor of its own: its own cookie) and its page, opened on the server's page."""
 
-    def __init__(self, browser: Any, base_url: str) -> None:
-        self.context = browser.new_context(viewport={"width": 1360, "height": 900})
+    def __init__(self, browser: Any, base_url: str, width: int = 1360, height: int = 900) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": height})
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.errors: list[str] = []
@@ -128,16 +132,40 @@ def error_text(page: Any) -> str:
     return "" if box.is_hidden() else box.inner_text()
 
 
-def start_play(page: Any, game: str, options: dict[str, Any] | None = None, agent: str = "random") -> dict[str, str]:
-    form = page.locator("#form-play")
+def choose(form: Any, game: str, options: dict[str, Any] | None = None, agent: str | None = "random") -> None:
+    """Fill in a start form: the game, its options (select, checkbox or number field), every agent."""
     form.locator("select[name=game]").select_option(game)
     for name, value in (options or {}).items():
-        form.locator(f"select[data-option={name}]").select_option(str(value))
-    for sel in form.locator(".agents select").all():
-        sel.select_option(agent)
+        field = form.locator(f"[data-option={name}]")
+        kind = field.get_attribute("data-kind")
+        if kind == "bool":
+            field.set_checked(bool(value))
+        elif kind == "choice":
+            field.select_option(label=str(value))
+        else:
+            field.fill(str(value))
+    if agent is not None:
+        for sel in form.locator(".agents select").all():
+            sel.select_option(agent)
+
+
+def start_play(page: Any, game: str, options: dict[str, Any] | None = None, agent: str = "random") -> dict[str, str]:
+    form = page.locator("#form-play")
+    choose(form, game, options, agent)
     form.locator("#start-play").click()
     page.wait_for_selector("body[data-kind=play]")
     return settle(page)
+
+
+def force_agent(page: Any, seat: int, name: str) -> None:
+    """Set an agent select as a stale page could have it (greyed-out options cannot be clicked)."""
+    page.evaluate(f"document.querySelector('#form-play select[name=agent-{seat}]').value = {name!r}")
+
+
+def start_message(page: Any) -> str:
+    box = page.locator("#form-play .start-error")
+    box.wait_for(state="visible")
+    return str(box.inner_text())
 
 
 def wait_until(check: Any, what: str, seconds: float = 30) -> None:
@@ -183,12 +211,20 @@ def test_play_a_whole_game_by_clicking_then_step_back_through_it(page: Any, game
     assert moves >= 3 and clicks >= moves
     plies = int(state["plies"])
     assert page.locator("#log li").count() == plies
+    # the game's own result beside the reward the environment pays; no empty list of legal moves
+    result = page.locator("#result")
+    assert result.is_visible() and "Reward the environment pays, not the game's points: you " in result.inner_text()
+    assert page.locator("#moves-box").is_hidden()
+    if game == "walls":
+        assert "cards won: you " in result.inner_text() and "winners share +1" in result.inner_text()
+        screenshot(page, "web-walls-over.png")
     # the finished game, stepped back through
     assert page.locator("#step-controls").is_visible()
     page.locator("#prev").click()
     back = settle(page)
     assert back["ply"] == str(plies - 1) and back["over"] == "false" and back["yourTurn"] == "false"
-    assert page.locator("#status").inner_text().startswith(f"move {plies} of {plies}: ")
+    assert page.locator("#status").inner_text().startswith(f"after move {plies - 1} of {plies}: ")  # the past tense
+    assert " to move" not in page.locator("#status").inner_text() and page.locator("#result").is_hidden()
     assert page.locator("#board rect.target.live").count() == 0 and page.locator("#choices button").count() == 0
     assert page.locator("#log li").count() == plies - 1
     page.keyboard.press("ArrowLeft")
@@ -342,7 +378,7 @@ def test_pages_of_other_sites_cannot_start_games(visitor: Visitor, app: Any, bas
 
 
 def test_watch_a_game_to_its_end(page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents.ismcts import ISMCTSAgent
+    from agents.search.ismcts import ISMCTSAgent
 
     searched = ISMCTSAgent.act
 
@@ -427,3 +463,135 @@ def test_the_rules_are_one_click_away(page: Any, base_url: str) -> None:
     form.locator("select[name=game]").select_option("grid")
     assert form.locator(".rules-text b").first.inner_text() == "base"  # and grid's **base** in bold
     assert "*" not in form.locator(".rules-text").inner_text()
+
+
+# ------------------------------------------------------------------------------------ before the first game
+def test_a_refused_start_says_why_beside_start(visitor: Visitor) -> None:
+    """The issue's clicks: walls with 3 players, or castles A-K, against ppo (shipped for other options)."""
+    page = visitor.page
+    form = page.locator("#form-play")
+    choose(form, "walls", {"num_players": 3})
+    force_agent(page, 1, "ppo")
+    form.locator("#start-play").click()
+    message = start_message(page)
+    assert "ppo cannot play walls" in message and "Number of players set to 4" in message, message
+    assert "Choose another agent for player_1" in message and "(path=)" not in message
+    assert page.locator("#game").is_hidden()  # no game yet: the message is beside Start, where the player is
+    assert "invalid" in str(form.locator("select[name=agent-1]").get_attribute("class"))
+    screenshot(page, "web-refused.png")
+    choose(form, "castles", {"ranks": 13}, agent="greedy")
+    force_agent(page, 1, "ppo")
+    form.locator("#start-play").click()
+    page.wait_for_function("document.querySelector('#form-play .start-error').innerText.includes('castles')")
+    assert "Ranks per suit set to 10" in start_message(page)
+    choose(form, "grid", {"board_size": 4}, agent="random")  # a number out of its bounds, named before sending
+    form.locator("#start-play").click()
+    page.wait_for_function("document.querySelector('#form-play .start-error').innerText.includes('Board size')")
+    assert start_message(page) == "Board size must be an odd number from 3 to 101; not 4."
+
+
+def test_a_slow_start_shows_the_thinking_sign(visitor: Visitor, app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    opponents = app.state.server.opponents
+    make = opponents.make
+
+    def slow_make(*args: Any, **kwargs: Any) -> Any:  # as a network loading, or Numba compiling
+        time.sleep(1.5)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(opponents, "make", slow_make)  # the server runs in this process (a thread)
+    page = visitor.page
+    choose(page.locator("#form-play"), "castles")
+    page.locator("#start-play").click()
+    sign = page.locator("#form-play .start-thinking")
+    sign.wait_for(state="visible")
+    assert sign.locator(".text").inner_text() == "starting: dealing, and getting random ready…"
+    assert page.locator("#start-play").is_disabled() and page.locator("#start-watch").is_disabled()
+    page.wait_for_selector("body[data-kind=play]")
+    settle(page)
+    assert sign.is_hidden() and page.locator("#start-play").is_enabled()
+
+
+def test_networks_that_cannot_play_the_options_are_not_offered(page: Any) -> None:
+    assert has_agent_options_hook(), NO_HOOK
+    form = page.locator("#form-play")
+    choose(form, "walls", {"num_players": 3}, agent=None)
+    ppo = form.locator("select[name=agent-1] option[value=ppo]")
+    assert ppo.is_disabled() and ppo.inner_text() == "ppo (not for these options)"
+    note = form.locator(".agents-note")
+    assert note.is_visible() and note.inner_text() == (
+        "ppo is not offered here: it plays walls only with Number of players set to 4."
+    )
+    assert form.locator("select[name=agent-1] option[value=greedy]").is_enabled()
+    choose(form, "walls", {"num_players": 4}, agent=None)
+    assert form.locator("select[name=agent-1] option[value=ppo]").is_enabled() and note.is_hidden()
+    choose(form, "castles", {"ranks": 13}, agent=None)
+    for name in ("ppo", "exit", "exit-search"):
+        assert form.locator(f"select[name=agent-1] option[value={name}]").is_disabled(), name
+    assert note.inner_text().startswith("ppo, exit and exit-search are not offered here: they play castles only with")
+    screenshot(page, "web-start.png")
+
+
+# ------------------------------------------------------------------------------------ during a game
+def test_the_window_does_not_scroll_during_a_grid_game(browser: Any, base_url: str) -> None:
+    """A 30-move grid game at 1280x720: the log follows the moves inside its box; the window stays put."""
+    visitor = Visitor(browser, base_url, 1280, 720)
+    try:
+        page = visitor.page
+        start_play(page, "grid")
+        top = page.evaluate("window.scrollY")
+        rng = random.Random(1)
+        log = page.locator("#log")
+        overflowing = "e => e.scrollHeight > e.clientHeight"
+        while True:
+            state = settle(page)
+            if int(state["plies"]) >= 30 and log.evaluate(overflowing):
+                break
+            assert state["over"] == "false", "the game ended before 30 moves filled the log"
+            live = page.locator("#board rect.target.live")
+            if live.count():
+                live.nth(rng.randrange(live.count())).click()
+            else:
+                page.locator("#choices button.move").first.click()
+            settle(page)
+            assert page.evaluate("window.scrollY") == top
+        board = page.locator("#board").bounding_box()
+        assert page.locator("#status").bounding_box()["y"] >= 0 and board["y"] + board["height"] <= 720
+        assert log.evaluate("e => e.scrollTop > 0")  # it followed the moves, inside its own box
+        assert log.evaluate("e => e.scrollTop + e.clientHeight >= e.scrollHeight - 2")  # to the newest move
+    finally:
+        visitor.close()
+
+
+class SlowAgent:
+    """An agent that takes a second over each move (as ismcts searching)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def reset(self, seed: int | None = None) -> None:
+        """As the agent wrapped."""
+        self.agent.reset(seed)
+
+    def act(self, observation: Any) -> int:
+        """The wrapped agent's move, a second later."""
+        time.sleep(1.0)
+        return int(self.agent.act(observation))
+
+
+def test_while_an_agent_thinks_the_cards_are_not_clickable(
+    page: Any, app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opponents = app.state.server.opponents
+    make = opponents.make
+    monkeypatch.setattr(opponents, "make", lambda *a, **k: SlowAgent(make(*a, **k)))
+    start_play(page, "grid")
+    page.locator("#board rect.target.live").first.click()  # a hand card
+    page.locator("#board rect.target.live").first.click()  # then a cell: no capture yet, so the agent answers
+    page.wait_for_selector("body[data-waiting=true]")
+    assert page.locator("#status").inner_text() == "player_1 (random) is thinking…"
+    assert page.locator("#board rect.target.live").count() == 0 and page.locator("#choices button").count() == 0
+    page.wait_for_selector("body[data-thinking=true]")  # and the sign of life beside the status
+    assert page.locator("#thinking").is_visible()
+    state = settle(page)
+    assert state["yourTurn"] == "true" and page.evaluate("document.body.dataset.waiting") == "false"
+    assert page.locator("#status").inner_text() == "your move" and page.locator("#board rect.target.live").count()

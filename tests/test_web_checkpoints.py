@@ -144,5 +144,6 @@ def test_the_server_plays_many_games_against_one_loaded_checkpoint(runs: Path) -
         assert "error" not in view, view
     wrong = {"game": "castles", "seat": 0, "agents": [None, "ppo:walls-run/model.zip"]}
     r = client.post("/api/play", json=wrong)
-    assert r.status_code == 400 and "cannot make agent" in r.json()["error"], r.text
+    assert r.status_code == 400 and "cannot play castles here" in r.json()["error"], r.text
+    assert r.json()["field"] == "agent-1" and "Choose another agent for player_1" in r.json()["error"]
     assert cache.loads == 1  # a refused checkpoint is not kept

@@ -6,6 +6,8 @@
   while the body is read (a real server, a raw socket sending an endless chunked body).
 * Visitors: a cookie names each; a visitor sees only their own sessions; a visitor's many sessions
   push out only their own, and a full server refuses new games instead of pushing out anyone's.
+  Requests without a cookie share a small pool of their own (250 of them leave room for everyone
+  else); idle games go after minutes, not hours, once the server is nearly full.
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ def test_the_command_line_refuses_bad_server_settings(capsys: pytest.CaptureFixt
         (["--max-games", "3", "--games-per-visitor", "5"], "--games-per-visitor must be 1..--max-games (3)"),
         (["--max-games", "0"], "--max-games must be at least 1"),
         (["--checkpoint-memory", "-1"], "--checkpoint-memory must be >= 0"),
+        (["--anonymous-games", "300"], "--anonymous-games must be 1..--max-games (200)"),
+        (["--anonymous-games", "0"], "argument --anonymous-games: must be at least 1"),
+        (["--crowded-idle-minutes", "0"], "argument --crowded-idle-minutes: must be a number of minutes above 0"),
+        (["--idle-minutes", "nan"], "argument --idle-minutes: must be a number of minutes above 0"),
     ]:
         with pytest.raises(SystemExit) as e:
             web_main(argv)
@@ -312,3 +318,49 @@ def test_idle_games_are_forgotten_and_make_room() -> None:
     error(alice.get(f"/api/session/{old}"), 404, "idle for")
     with pytest.raises(ValueError, match=r"per_visitor must be 1\.\.limit"):
         SessionStore(limit=2, per_visitor=3)
+
+
+def test_cookieless_requests_share_a_small_pool_and_cannot_fill_the_server() -> None:
+    """The issue's case: 250 POST /api/watch without a cookie; a new visitor can still start a game."""
+    store = SessionStore(limit=200, per_visitor=12)
+    app = create_app("/nonexistent-runs", store, seed=3)
+    alice = visitor(app)
+    mine = alice.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "random"]}).json()["id"]
+    for _ in range(250):
+        script = TestClient(app, base_url=BASE)  # keeps no cookie: a new visitor every request
+        assert script.post("/api/watch", json=WATCH).status_code == 200
+    assert store.anonymous == 20 and len(store) == 1 + 20  # the pool's newest 20, and alice's game
+    late = visitor(app)
+    assert late.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "random"]}).status_code == 200
+    assert alice.get(f"/api/session/{mine}").status_code == 200
+    # a script that keeps the cookie it was given: its game leaves the pool once it comes back
+    keeper = TestClient(app, base_url=BASE)
+    kept = keeper.post("/api/watch", json=WATCH).json()["id"]
+    assert keeper.get(f"/api/session/{kept}?seat=all").status_code == 200
+    for _ in range(30):
+        TestClient(app, base_url=BASE).post("/api/watch", json=WATCH)
+    assert keeper.get(f"/api/session/{kept}?seat=all").status_code == 200
+    with pytest.raises(ValueError, match=r"anonymous must be 1\.\.limit"):
+        SessionStore(limit=5, per_visitor=2, anonymous=6)
+
+
+def test_idle_games_go_after_minutes_once_the_server_is_nearly_full() -> None:
+    now = [0.0]
+    store = SessionStore(limit=10, per_visitor=5, clock=lambda: now[0])
+    assert store.anonymous == 1 and store.idle_seconds == 6 * 3600 and store.crowded_idle_seconds == 600
+    app = create_app("/nonexistent-runs", store, seed=5)
+    quiet = visitor(app)
+    old = quiet.post("/api/watch", json=WATCH).json()["id"]
+    now[0] = 3600.0  # an hour idle on a quiet server: kept
+    assert quiet.get(f"/api/session/{old}?seat=all").status_code == 200
+    busy = [visitor(app) for _ in range(2)]
+    for v in busy:
+        for _ in range(5 if v is busy[0] else 4):
+            assert v.post("/api/watch", json=WATCH).status_code == 200
+    assert len(store) == 10
+    error(visitor(app).post("/api/watch", json=WATCH), 503, "its limit", "10 min while the server is nearly full")
+    now[0] += 11 * 60  # eleven minutes idle on a full server: forgotten, and a new visitor plays
+    late = visitor(app)
+    assert late.post("/api/watch", json=WATCH).status_code == 200
+    assert len(store) == 1
+    error(quiet.get(f"/api/session/{old}?seat=all"), 404, "idle for 6 h (10 min while the server is nearly full)")

@@ -1,5 +1,7 @@
 """The web server's JSON endpoints: bad input gets a clear error and the game goes on; games do not mix;
-what the page offers and shows (option values, the first player, rules, scores, narration in the cards' words)."""
+what the page offers and shows (options in the game's words, agents for the options they play, the first
+player, rules, the game's own result beside the reward, narration in the cards' words and in the past tense
+when looking back, the favicon)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ from jericho_env.web.app import create_app
 from jericho_env.web.catalog import option_values
 from jericho_env.web.guard import VISITOR_COOKIE
 from jericho_env.web.opponents import Opponents
+from jericho_env.web.results import walls_result
 from jericho_env.web.sessions import Session, SessionStore, score_text
-from tests.web_helpers import error, font_characters
+from tests.web_helpers import NO_HOOK, error, font_characters, has_agent_options_hook
 
 BASE = "http://127.0.0.1"
 STATIC = Path(__file__).resolve().parent.parent / "jericho_env" / "web" / "static"
@@ -75,8 +78,9 @@ def test_catalog_lists_games_agents_and_replays(
 def test_catalog_offers_each_options_allowed_values_the_first_player_and_the_rules(client: TestClient) -> None:
     games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
     options = {g: {o["name"]: o["values"] for o in games[g]["options"]} for g in ("grid", "walls", "castles")}
-    assert options["castles"] == {"ranks": [5, 10, 13], "small_deck": [False, True], "reversed_order": [False, True]}
-    assert options["walls"] == {"num_players": [2, 3, 4, 5]}
+    expected = {"ranks": [5, 10, 13], "small_deck": [False, True], "reversed_order": [False, True]}
+    assert options["castles"].items() >= expected.items()
+    assert options["walls"]["num_players"] == [2, 3, 4, 5]
     assert options["grid"]["board_size"] == list(range(3, 102, 2))
     for game_id in ("grid", "walls", "castles"):  # every game here draws who moves first
         assert games[game_id]["first_player"] is None
@@ -124,6 +128,91 @@ def test_a_provider_that_adds_agents_adds_them_to_the_page_read_once() -> None:
         bare.make("greedy", "castles")
 
 
+def test_options_are_shown_in_the_games_words(client: TestClient) -> None:
+    """A label and a one-line help from the game's page; a yes/no is a checkbox; a long list a number field."""
+    games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
+    fields = {g: {o["name"]: o for o in games[g]["options"]} for g in games}
+    ranks, small = fields["castles"]["ranks"], fields["castles"]["small_deck"]
+    assert (ranks["label"], ranks["kind"]) == ("Ranks per suit", "choice")
+    assert ranks["help"].startswith("5 (A-5), 10 (A-10) or 13 (A-K)")  # the Options table of the game's page
+    assert (small["label"], small["kind"], small["rule"]) == ("The smaller deck", "bool", "yes or no")
+    assert fields["castles"]["reversed_order"]["label"] == "Reversed order"
+    assert fields["walls"]["num_players"]["label"] == "Number of players"
+    assert "published" in fields["walls"]["num_players"]["help"]
+    size = fields["grid"]["board_size"]
+    assert (size["label"], size["kind"], size["min"], size["max"], size["step"]) == ("Board size", "number", 3, 101, 2)
+    assert size["rule"] == "an odd number from 3 to 101" and "window" in size["help"]
+    assert all("_" not in o["label"] for g in fields.values() for o in g.values())
+    for body, words, field in [
+        ({"game": "grid", "options": {"board_size": 4}}, "Board size cannot be 4: choose an odd number from 3 to 101",
+         "option:board_size"),
+        ({"game": "castles", "options": {"ranks": 7}}, "Ranks per suit cannot be 7: choose one of 5, 10, 13",
+         "option:ranks"),
+        ({"game": "castles", "options": {"small_deck": "yes"}}, "The smaller deck cannot be 'yes': choose yes or no",
+         "option:small_deck"),
+    ]:  # fmt: skip
+        r = client.post("/api/play", json={**body, "seat": 0, "agents": [None, "random"]})
+        error(r, 400, words)
+        assert r.json()["field"] == field
+
+
+def test_the_seat_of_a_played_game_is_required(client: TestClient) -> None:
+    r = client.post("/api/play", json={"game": "castles", "agents": [None, "random"]})
+    error(r, 400, "seat is required", "0..1")
+    assert r.json()["field"] == "seat"
+    assert client.post("/api/play", json={"game": "castles", "seat": 1, "agents": ["random", None]}).status_code == 200
+
+
+class Trained(Zoo):
+    """A provider whose network plays castles only as trained (A-10, the full deck), as the zoo's cards say."""
+
+    def agent_names(self, game_id: str) -> list[str]:
+        """Its agent, for castles."""
+        return ["net"] if game_id == "castles" else []
+
+    def agent_options(self, name: str, game_id: str) -> dict[str, Any] | None:
+        """The options ``net`` was trained with (the plugin hook the page offers agents by)."""
+        return {"ranks": 10, "small_deck": False} if name == "net" else None
+
+
+def test_an_agent_is_offered_only_for_the_options_it_plays() -> None:
+    opponents = Opponents(lambda: {**providers(), "trained": Trained()})
+    client = TestClient(create_app("/nonexistent-runs", opponents=opponents, seed=4), base_url=BASE)
+    castles = next(g for g in client.get("/api/games").json()["games"] if g["id"] == "castles")
+    needs = castles["agent_options"]["net"]
+    assert needs["ranks"] == 10 and needs["small_deck"] is False and needs["reversed_order"] is False  # all filled in
+    assert "random" not in castles["agent_options"] and "greedy" not in castles["agent_options"]
+    body = {"game": "castles", "seat": 0, "agents": [None, "net"]}
+    assert client.post("/api/play", json=body).status_code == 200
+    r = client.post("/api/play", json={**body, "options": {"ranks": 13}})
+    error(r, 400, "net cannot play castles with Ranks per suit set to 13: it plays castles only with Ranks per suit "
+          "set to 10. Choose another agent for player_1, or set Ranks per suit to 10")  # fmt: skip
+    assert r.json()["field"] == "agent-1" and "(path=)" not in r.text
+    small = {"game": "castles", "options": {"small_deck": True}, "agents": ["net", "random"]}
+    r = client.post("/api/watch", json=small)
+    error(r, 400, "with The smaller deck set to yes", "only with The smaller deck set to no")
+    assert r.json()["field"] == "agent-0"
+
+
+def test_the_shipped_networks_say_which_options_they_play() -> None:
+    """The installed agents provider's agent_options hook reads each shipped network's card (agents/zoo)."""
+    assert has_agent_options_hook(), NO_HOOK
+    client = TestClient(create_app("/nonexistent-runs", seed=4), base_url=BASE)
+    games = {g["id"]: g for g in client.get("/api/games").json()["games"]}
+    assert games["walls"]["agent_options"]["ppo"]["num_players"] == 4
+    assert games["castles"]["agent_options"]["ppo"]["ranks"] == 10
+    assert "greedy" not in games["walls"]["agent_options"]
+    r = client.post("/api/play", json={"game": "walls", "options": {"num_players": 3}, "seat": 0,
+                                       "agents": [None, "ppo", "random"]})  # fmt: skip
+    error(r, 400, "ppo cannot play walls", "Number of players set to 4", "Choose another agent for player_1")
+
+
+def test_the_page_has_an_icon(client: TestClient) -> None:
+    r = client.get("/favicon.ico")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/x-icon" and r.content[:4] == b"\0\0\1\0"
+    assert '<link rel="icon" href="/favicon.ico"' in client.get("/").text
+
+
 def test_option_values_come_from_the_options_own_check() -> None:
     assert option_values(choice_option("x", 3, "", (1, 3, 9))) == [1, 3, 9]
     assert option_values(int_option("n", 4, "", "2..6", lambda v: 2 <= v <= 6)) == [2, 3, 4, 5, 6]
@@ -147,13 +236,15 @@ def test_bad_requests_get_clear_errors(client: TestClient) -> None:
     error(client.post("/api/play", json={"game": "chess"}), 400, "unknown game", "castles")
     error(client.post("/api/play", content=b"{not json", headers={"content-type": "application/json"}), 400, "JSON")
     error(client.post("/api/play", json=[1, 2]), 400, "JSON object")
-    error(client.post("/api/play", json={"game": "castles", "options": {"ranks": 7}}), 400, "ranks")
+    error(client.post("/api/play", json={"game": "castles", "options": {"ranks": 7}}), 400, "Ranks per suit")
+    error(client.post("/api/play", json={"game": "castles", "options": {"nope": 1}}), 400, "no option 'nope'", "ranks")
     error(
         client.post("/api/play", json={"game": "castles", "seat": 2, "agents": [None, "greedy"]}), 400, "seat", "0..1"
     )
-    error(client.post("/api/play", json={"game": "castles", "agents": [None, "alphazero"]}), 400, "unknown agent")
-    error(client.post("/api/play", json={"game": "castles", "agents": [None, "ppo:/etc/passwd"]}), 400, "checkpoint")
-    error(client.post("/api/play", json={"game": "castles", "agents": ["greedy"]}), 400, "2 agent names")
+    play = {"game": "castles", "seat": 0}
+    error(client.post("/api/play", json={**play, "agents": [None, "alphazero"]}), 400, "unknown agent")
+    error(client.post("/api/play", json={**play, "agents": [None, "ppo:/etc/passwd"]}), 400, "checkpoint")
+    error(client.post("/api/play", json={**play, "agents": ["greedy"]}), 400, "2 agent names")
     error(client.get("/api/session/0123456789abcdef"), 404, "unknown game id")
     error(client.post("/api/replay", json={"file": "../../etc/passwd", "index": 0}), 400, "unknown replay file")
     error(client.post("/api/replay", json={"file": "t/replays.jsonl", "index": 9}), 400, "0..1")
@@ -242,7 +333,13 @@ def test_a_finished_played_game_can_be_stepped_back_through(client: TestClient) 
         back = client.get(f"/api/session/{end['id']}?ply={ply}").json()
         assert back["ply"] == ply and back["seat"] == 1 and back["finished"] and not back["over"]
         assert back["moves"] == [] and back["targets"] == {} and not back["your_turn"]
-        assert len(back["log"]) == ply and back["status"].startswith(f"move {ply + 1} of {n}: ")
+        # in the past tense: the move that led there (its text as that seat knows it), or who moved first
+        who = r"(you|player_0 \(random\))"
+        assert len(back["log"]) == ply and re.fullmatch(
+            rf"the start of the game \({n} moves in all\): {who} moved first" if ply == 0
+            else rf"after move {ply} of {n}: {who} (played \S.*|passed|ended the turn)", back["status"]
+        ), back["status"]  # fmt: skip
+        assert " to move" not in back["status"] and "result" not in back
         assert back["seed"] == end["seed"]  # the game is over: its deal may be known
     assert client.get(f"/api/session/{end['id']}?ply={n}").json() == end
 
@@ -264,7 +361,56 @@ def test_walls_status_shows_the_scores_as_fractions(client: TestClient) -> None:
     view = client.post("/api/play", json={"game": "walls", "seat": 0, "agents": [None, "random", "random", "random"],
                                           "options": {"num_players": 4}}).json()  # fmt: skip
     end = finish(client, view)
-    assert re.search(r"-1/3", end["status"]) and not re.search(r"\d\.\d{3}", end["status"]), end["status"]
+    reward = end["result"]["reward"]
+    assert re.search(r"-1/3", reward) and not re.search(r"\d\.\d{3}", reward), reward
+    assert end["result"]["text"].startswith("cards won: you ")  # the game's own result, beside the reward
+    assert "winners share +1" in end["result"]["reward_rule"]
+    assert end["status"].startswith("game over: you ")
+
+
+class FakeWalls:
+    """What walls_result reads of the rules: each seat's (cards won, cards in walls) and the winners."""
+
+    def __init__(self, keys: list[tuple[int, int]]) -> None:
+        self.keys = keys
+
+    def ranking_keys(self, state: Any) -> list[tuple[int, int]]:
+        """The keys given."""
+        return self.keys
+
+    def winners(self, state: Any) -> list[int]:
+        """Seats sharing the best key."""
+        return [s for s, k in enumerate(self.keys) if k == max(self.keys)]
+
+
+def test_the_result_names_the_tiebreak_that_decided() -> None:
+    def name(seat: int) -> str:
+        return f"player_{seat}"
+
+    assert walls_result(FakeWalls([(24, 5), (21, 9), (11, 3)]), None, name) == (
+        "cards won: player_0 24, player_1 21, player_2 11; player_0 won the most cards"
+    )
+    assert walls_result(FakeWalls([(20, 5), (22, 6), (22, 9)]), None, name) == (
+        "cards won: player_0 20, player_1 22, player_2 22; player_1 and player_2 each won 22, "
+        "so cards in walls decided (player_1 6, player_2 9): player_2 won"
+    )
+    assert walls_result(FakeWalls([(20, 5), (22, 6), (22, 6)]), None, name).endswith(
+        ": still equal, player_1 and player_2 share the win"
+    )
+
+
+def test_each_games_end_names_its_own_result(client: TestClient) -> None:
+    seen = {}
+    for game_id, agents in (("grid", [None, "random"]), ("castles", [None, "random"])):
+        end = finish(client, client.post("/api/play", json={"game": game_id, "seat": 0, "agents": agents}).json())
+        seen[game_id] = end["result"]["text"]
+        assert end["result"]["reward"].startswith("you ") and end["status"].startswith("game over: ")
+    assert re.fullmatch(r"points of captured cards: you \d+, player_1 \(random\) \d+; .*", seen["grid"]), seen
+    assert " won" in seen["castles"] and ("no cards left" in seen["castles"] or "no save left" in seen["castles"])
+    watch = client.post("/api/watch", json={"game": "castles", "agents": ["random", "greedy"]}).json()
+    while not watch["over"]:
+        watch = client.post(f"/api/session/{watch['id']}/step?seat=all", json={"ply": watch["plies"]}).json()
+    assert re.fullmatch(r"game over: player_\d \((random|greedy)\) wins", watch["status"]), watch["status"]
 
 
 def _texts(view: dict[str, Any]) -> list[str]:
@@ -291,14 +437,14 @@ def test_every_character_the_page_shows_is_drawn_by_dejavu_sans(client: TestClie
     assert DEBIAN_FONT.is_file(), f"no {DEBIAN_FONT}: apt-get install fonts-dejavu-core (scripts/setup.sh does)"
     served = Path(font(12).path)
     drawn = font_characters(DEBIAN_FONT) & font_characters(served)
-    shown = {p.name: p.read_text(encoding="utf-8") for p in STATIC.iterdir()}
+    shown = {p.name: p.read_text(encoding="utf-8") for p in STATIC.iterdir() if p.suffix in (".html", ".js", ".css")}
     for game_id, agents in (
         ("grid", [None, "random"]),
         ("castles", [None, "random"]),
         ("walls", [None, "random", "random", "random"]),
     ):
         view = finish(client, client.post("/api/play", json={"game": game_id, "seat": 0, "agents": agents}).json())
-        text = [view["status"], *_texts(view), *re.findall(r">([^<]+)<", view["svg"])]
+        text = [view["status"], *_texts(view), *re.findall(r">([^<]+)<", view["svg"]), *view["result"].values()]
         shown[f"{game_id} views"] = "\n".join(text)
     shown["catalog"] = client.get("/api/games").text
     missing = {name: sorted({c for c in text if ord(c) > 127 and ord(c) not in drawn}) for name, text in shown.items()}

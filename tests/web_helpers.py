@@ -14,6 +14,16 @@ from typing import Any
 import uvicorn
 
 
+def has_agent_options_hook() -> bool:
+    """Whether this project's agents provider (``agents.registry``) has the ``agent_options`` plugin hook."""
+    from jericho_env.agent_plugins import providers
+
+    return callable(getattr(providers().get("agents"), "agent_options", None))
+
+
+NO_HOOK = "agents/registry.py has no agent_options(name, game_id) hook (the options of a shipped network's card)"
+
+
 def free_port() -> int:
     """A port of 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:

@@ -9,10 +9,33 @@ it with ``--allow-host``; ``--allow-host '*'`` answers to any name (only behind 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")  # bind every interface: no name of its own
+
+
+def count(text: str) -> int:
+    """A whole number of at least 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def minutes(text: str) -> float:
+    """A finite number of minutes above 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of minutes, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of minutes above 0, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-games", type=int, default=200, help="games kept at once, all visitors (default 200)")
     p.add_argument("--games-per-visitor", type=int, default=12, help="games one visitor keeps at once (default 12)")
     p.add_argument(
+        "--anonymous-games",
+        type=count,
+        default=None,
+        metavar="N",
+        help="games kept at once for requests without a cookie, all together (default a tenth of --max-games): "
+        "scripts that keep no cookie cannot fill the server for everyone",
+    )
+    p.add_argument(
+        "--idle-minutes",
+        type=minutes,
+        default=360,
+        help="minutes an idle game is kept (default 360)",
+    )
+    p.add_argument(
+        "--crowded-idle-minutes",
+        type=minutes,
+        default=10,
+        help="minutes an idle game is kept once the server holds 80%% of --max-games (default 10)",
+    )
+    p.add_argument(
         "--checkpoint-memory",
         type=int,
         default=512,
@@ -64,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--max-games must be at least 1, got {args.max_games}")
     if not 1 <= args.games_per_visitor <= args.max_games:
         parser.error(f"--games-per-visitor must be 1..--max-games ({args.max_games}), got {args.games_per_visitor}")
+    if args.anonymous_games is not None and args.anonymous_games > args.max_games:
+        parser.error(f"--anonymous-games must be 1..--max-games ({args.max_games}), got {args.anonymous_games}")
     if args.checkpoint_memory < 0:
         parser.error(f"--checkpoint-memory must be >= 0 MB, got {args.checkpoint_memory}")
     bad = [h for h in args.allow_host if not h.strip() or "/" in h]
@@ -83,7 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = Path(args.runs)
     app = create_app(
         runs,
-        SessionStore(limit=args.max_games, per_visitor=args.games_per_visitor),
+        SessionStore(
+            limit=args.max_games,
+            per_visitor=args.games_per_visitor,
+            anonymous=args.anonymous_games,
+            idle_seconds=60 * args.idle_minutes,
+            crowded_idle_seconds=60 * args.crowded_idle_minutes,
+        ),
         allowed_hosts=hosts,
         checkpoints=CheckpointCache(max_bytes=args.checkpoint_memory * 2**20),
     )

@@ -2,15 +2,24 @@
 
 Routes (every answer is JSON, errors as ``{"error": message}`` with an HTTP status):
 
-* ``GET /api/games``: each game, its options (default, allowed values), seats, who moves first,
-  its rules in short, and its agents; the PPO checkpoints found under the server's runs folder.
-* ``POST /api/play``: ``{game, options, seat, agents}``: a game with a human in ``seat``.
+* ``GET /api/games``: each game, its options (label, help, default, allowed values or bounds:
+  ``jericho_env.web.catalog.option_field``), seats, who moves first, its rules in short, and its
+  agents, with the options each restricted agent plays only (``agent_options``); the PPO
+  checkpoints found under the server's runs folder.
+* ``POST /api/play``: ``{game, options, seat, agents}``: a game with a human in ``seat`` (required:
+  ``0..players-1``; ``agents`` has ``null`` there).
 * ``POST /api/watch``: ``{game, options, agents}``: agents against each other, stepped by the page.
 * ``GET /api/replays`` lists the recorded games; ``POST /api/replay`` ``{file, index}`` opens one.
 * ``GET /api/session/ID?seat=S&ply=P``: the view of a game (``seat=all``: the full view).
 * ``POST /api/session/ID/move`` ``{action, ply}`` (play) and ``POST /api/session/ID/step`` ``{ply}``
   (watch); ``DELETE /api/session/ID`` forgets a game (the page does when it leaves one).
 * ``GET /rules/GAME``: the game's page (its rules, properties and encodings) as text.
+* ``GET /favicon.ico``: the page's icon.
+
+A refused start names what to change in the player's words, and the form field to blame
+(``{"error": ..., "field": "agent-1"}``, ``"option:ranks"``, ``"seat"``): an option value the game
+does not allow, an agent that does not play the chosen options (``Opponents.refusal``: a shipped
+network plays the options it was trained with), an agent that could not be made.
 
 Before any route, ``jericho_env.web.guard.Guard`` checks the Host, the Origin of requests that change
 something, that bodies are JSON and small, and names the visitor (a cookie): a visitor sees and
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -48,9 +58,9 @@ from jericho_env.core.image import font
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import known_game_ids, make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
-from jericho_env.web.catalog import first_player, option_values, rules_page, rules_summary
+from jericho_env.web.catalog import first_player, option_field, option_label, rules_page, rules_summary, value_words
 from jericho_env.web.checkpoints import CHECKPOINT_AGENT, CheckpointCache
-from jericho_env.web.guard import LOCAL_HOSTS, Guard, read_json, visitor_of
+from jericho_env.web.guard import LOCAL_HOSTS, Guard, anonymous_of, read_json, visitor_of
 from jericho_env.web.opponents import Opponents
 from jericho_env.web.sessions import Session, SessionStore, WebError, brief
 
@@ -91,6 +101,15 @@ class Server:
         """
         return self.opponents.playable(game_id, CHECKPOINT_AGENT)
 
+    def agent_options(self, game_id: str) -> dict[str, dict[str, Any]]:
+        """The named agents of ``game_id`` that play only some options, with them (``Opponents.requirements``)."""
+        out = {}
+        for name in self.named_agents(game_id):
+            needs = self.opponents.requirements(name, game_id)
+            if needs is not None:
+                out[name] = needs
+        return out
+
     def checkpoints(self) -> dict[str, Path]:
         """PPO checkpoints under ``runs``, by their path relative to it (the only ones the page may choose)."""
         if not self.runs.is_dir():
@@ -117,17 +136,9 @@ class Server:
                     "players": rules.info.num_players,
                     "first_player": first_player(game_id),
                     "rules": rules_summary(game_id),
-                    "options": [
-                        {
-                            "name": o.name,
-                            "default": o.default,
-                            "doc": o.doc,
-                            "allowed": o.allowed,
-                            "values": option_values(o),
-                        }
-                        for o in cls.OPTIONS
-                    ],
+                    "options": [option_field(game_id, o) for o in cls.OPTIONS],
                     "agents": self.named_agents(game_id),
+                    "agent_options": self.agent_options(game_id),
                 }
             )
         has_ppo = any(CHECKPOINT_AGENT in self.opponents.names(g) for g in known_game_ids())
@@ -183,7 +194,11 @@ class Server:
                     f"({len(checkpoints)} found under {self.runs})",
                 )
             if checkpoint is None and spec not in names:
-                raise WebError(400, f"unknown agent {spec[:100]!r} for {game_id}: choose one of {', '.join(names)}")
+                known = ", ".join(names)
+                message = f"unknown agent {spec[:100]!r} for {game_id}: choose one of {known}"
+                raise WebError(400, message, f"agent-{seat}")
+            if checkpoint is None:
+                self.check_agent_plays(spec, game_id, options, seat)
             seed = self.draw_seed()
             try:
                 agent: PlayingAgent
@@ -194,22 +209,62 @@ class Server:
                     agent = self.opponents.make(spec, game_id, seed=seed, **options)
                 agent.reset(seed=seed)
             except Exception as e:  # a checkpoint of another game, a broken file: the page gets one line
-                raise WebError(400, f"cannot make agent {spec[:200]!r} for {game_id}: {e}") from None
+                raise WebError(
+                    400,
+                    f"{spec[:200]} cannot play {game_id} here: {self.in_words(game_id, str(e))}. "
+                    f"Choose another agent for player_{seat}, or other options",
+                    f"agent-{seat}",
+                ) from None
             out[seat] = agent
         return out
 
-    def new_game(self, body: dict[str, Any], kind: str, visitor: str) -> Session:
-        """A ``play`` (a human seat) or ``watch`` session of ``visitor`` from the page's form."""
+    def check_agent_plays(self, name: str, game_id: str, options: dict[str, Any], seat: int) -> None:
+        """``WebError`` 400 in the player's words if agent ``name`` does not play ``game_id`` with ``options``."""
+        needs = self.opponents.refusal(name, game_id, options)
+        if needs is None:
+            return
+        labels = {o.name: option_label(o) for o in rules_class(game_id).OPTIONS}
+
+        def words(values: dict[str, Any]) -> str:
+            return " and ".join(f"{labels.get(k, k)} set to {value_words(v)}" for k, v in values.items())
+
+        chosen = {k: options.get(k) for k in needs}
+        raise WebError(
+            400,
+            f"{name} cannot play {game_id} with {words(chosen)}: it plays {game_id} only with {words(needs)}. "
+            f"Choose another agent for player_{seat}, or set {words(needs).replace(' set to ', ' to ')}",
+            f"agent-{seat}",
+        )
+
+    def in_words(self, game_id: str, reason: str) -> str:
+        """An agent's refusal cut to its first clause, its ``option=value`` put as the form's "Label set to value"."""
+        text = reason.split("; ", 1)[0].strip().rstrip(".")
+        for o in rules_class(game_id).OPTIONS:
+            label = option_label(o)
+
+            def words(m: re.Match[str], label: str = label) -> str:
+                return f"{label} set to {value_words(_literal(m.group(1)))}"
+
+            text = re.sub(rf"\b{re.escape(o.name)}=([^\s,;)]+)", words, text)
+        return text[:300]
+
+    def new_game(self, body: dict[str, Any], kind: str, visitor: str, anonymous: bool = False) -> Session:
+        """A ``play`` (a human seat) or ``watch`` session of ``visitor`` from the page's form.
+
+        ``anonymous``: the request came without a cookie (its game goes to the store's small pool).
+        """
         game_id, options = _game_and_options(body)
         rules = _rules(game_id, options)
         n = rules.info.num_players
         human = None
         if kind == "play":
-            human = body.get("seat", 0)
+            if "seat" not in body:
+                raise WebError(400, f"seat is required: your seat number, 0..{n - 1}", "seat")
+            human = body["seat"]
             if isinstance(human, bool) or not isinstance(human, int) or not 0 <= human < n:
-                raise WebError(400, f"seat must be your seat number, 0..{n - 1}; got {brief(human)}")
+                raise WebError(400, f"seat must be your seat number, 0..{n - 1}; got {brief(human)}", "seat")
         seats = [s for s in range(n) if s != human]
-        self.store.check_room(visitor)  # before loading agents for a game the server could not keep
+        self.store.check_room(visitor, anonymous)  # before loading agents for a game the server could not keep
         agents = self.make_agents(game_id, rules.options, body.get("agents"), seats)
         seed = self.draw_seed()
         state = rules.initial_state(np.random.default_rng(seed))
@@ -217,9 +272,9 @@ class Server:
         session = Session(self.store.new_id(), kind, rules, state, labels, agents, human, seed)  # type: ignore[arg-type]
         if kind == "play":
             session.run_agents()
-        return self.store.add(session, visitor)
+        return self.store.add(session, visitor, anonymous)
 
-    def open_replay(self, body: dict[str, Any], visitor: str) -> Session:
+    def open_replay(self, body: dict[str, Any], visitor: str, anonymous: bool = False) -> Session:
         """A ``replay`` session of ``visitor``: game ``index`` of the server's replay file ``file``."""
         files = self.replay_files()
         rel, index = body.get("file"), body.get("index")
@@ -233,9 +288,9 @@ class Server:
             raise WebError(400, str(e)) from None
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(replays):
             raise WebError(400, f"index must be a game of {rel}: 0..{len(replays) - 1}; got {brief(index)}")
-        self.store.check_room(visitor)
+        self.store.check_room(visitor, anonymous)
         session = replay_session(self.store.new_id(), replays[index], {"file": rel, "index": index})
-        return self.store.add(session, visitor)
+        return self.store.add(session, visitor, anonymous)
 
 
 def replay_session(sid: str, replay: Replay, where: dict[str, Any]) -> Session:
@@ -269,10 +324,39 @@ def _game_and_options(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _rules(game_id: str, options: dict[str, Any]) -> Any:
+    """The rules of ``game_id`` with ``options``; ``WebError`` 400 naming, in the form's words, an option to change."""
+    known = {o.name: o for o in rules_class(game_id).OPTIONS}
+    for name, value in options.items():
+        option = known.get(name)
+        if option is None:
+            names = ", ".join(known) or "none"
+            raise WebError(400, f"{game_id} has no option {str(name)[:60]!r}: its options are {names}")
+        try:
+            ok = bool(option.check(value))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            field = option_field(game_id, option)
+            raise WebError(
+                400,
+                f"{field['label']} cannot be {value_words(value)[:40]}: choose {field['rule']} "
+                f"(option {name}; default {value_words(option.default)})",
+                f"option:{name}",
+            )
     try:
         return make_rules(game_id, **options)
     except JerichoError as e:
         raise WebError(400, str(e)) from None
+
+
+def _literal(text: str) -> Any:
+    """``4`` -> 4, ``True`` -> True, anything else as it is (an option value quoted in a message)."""
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        return int(text)
+    except ValueError:
+        return text.strip("'\"")
 
 
 # ---------------------------------------------------------------------- HTTP plumbing
@@ -323,7 +407,7 @@ def create_app(
             try:
                 return _json(await fn(request))
             except WebError as e:
-                return _json({"error": e.message}, e.status)
+                return _json(e.payload(), e.status)
 
         return handler
 
@@ -344,16 +428,18 @@ def create_app(
 
     async def play(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "seat", "agents"))
-        return (await run_in_threadpool(server.new_game, body, "play", visitor_of(request))).view()
+        session = await run_in_threadpool(server.new_game, body, "play", visitor_of(request), anonymous_of(request))
+        return session.view()
 
     async def watch(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "agents"))
-        session = await run_in_threadpool(server.new_game, body, "watch", visitor_of(request))
+        session = await run_in_threadpool(server.new_game, body, "watch", visitor_of(request), anonymous_of(request))
         return session.view(seat=None)
 
     async def replay(request: Request) -> Any:
         body = await read_json(request, ("file", "index"))
-        return (await run_in_threadpool(server.open_replay, body, visitor_of(request))).view(seat=None, ply=0)
+        session = await run_in_threadpool(server.open_replay, body, visitor_of(request), anonymous_of(request))
+        return session.view(seat=None, ply=0)
 
     async def show(request: Request) -> Any:
         seat, ply, full = _seat_and_ply(request)
@@ -384,6 +470,10 @@ def create_app(
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def favicon(request: Request) -> Response:
+        headers = {"Cache-Control": "max-age=86400"}
+        return FileResponse(STATIC / "favicon.ico", media_type="image/x-icon", headers=headers)
 
     async def rules_of(request: Request) -> Response:
         game_id = request.path_params["game"]
@@ -419,6 +509,7 @@ def create_app(
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/rules/{game}", rules_of),
         Route("/api/games", route(games)),
         Route("/api/replays", route(replays)),

@@ -16,7 +16,9 @@
   ``read_json`` counts the bytes as they arrive and stops at the limit (bodies sent in chunks).
 * **Visitor**: every browser gets a cookie (``VISITOR_COOKIE``, random, ``HttpOnly``,
   ``SameSite=Strict``) naming it as a visitor; ``request.state.visitor`` is that name, and the
-  sessions a visitor makes are theirs alone (``jericho_env.web.sessions.SessionStore``).
+  sessions a visitor makes are theirs alone (``jericho_env.web.sessions.SessionStore``). A request
+  that came without the cookie (or with one the server never gave) is named a new visitor and
+  marked ``request.state.anonymous``: the games such requests make share one small pool.
 
 Every refusal is JSON, ``{"error": message}``, as from the routes.
 """
@@ -111,6 +113,7 @@ class Guard:
         if fresh:
             visitor = secrets.token_hex(16)
         scope.setdefault("state", {})["visitor"] = visitor
+        scope["state"]["anonymous"] = fresh
 
         async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -124,6 +127,11 @@ class Guard:
 def visitor_of(request: Request) -> str:
     """The visitor ``Guard`` named for this request."""
     return str(request.state.visitor)
+
+
+def anonymous_of(request: Request) -> bool:
+    """Whether the request came without the visitor cookie (``Guard`` named a new visitor for it)."""
+    return bool(getattr(request.state, "anonymous", False))
 
 
 def _depth(data: Any) -> int:

@@ -16,7 +16,17 @@ Whose games: every session belongs to the visitor who made it (``SessionStore``:
 cookie the server hands out, ``jericho_env.web.guard``). Another visitor's session is an unknown id
 to them. A visitor holds at most ``per_visitor`` sessions (beyond it, their own least recently used
 goes) and the server at most ``limit`` in all: when it is full, a new game is refused (503) rather
-than pushing out anyone else's.
+than pushing out anyone else's. A request that came without a cookie (a script that keeps none)
+is a new visitor every time, so its games share one small pool of their own (``anonymous``: beyond
+it the pool's least recently used goes) and cannot fill the server for everyone; once its maker
+comes back with the cookie it was given, a game leaves the pool. Games idle for ``idle_seconds``
+(6 h) are forgotten, and for ``crowded_idle_seconds`` (10 min) once the server holds ``crowded``
+(80 %) of its limit.
+
+What the page shows at the end: the game's own result (``jericho_env.web.results``) beside the
+reward the environment pays; looking back at an earlier position of a game, the status says in the
+past tense what the last move before it was (as that seat may know it: never the next move, which
+the position does not yet show), or who moved first.
 
 Bad requests raise ``WebError`` (an HTTP status and a message naming what was wrong and what is
 allowed); the session is then unchanged.
@@ -37,6 +47,8 @@ import numpy as np
 
 from jericho_env.agent_plugins import PlayingAgent
 from jericho_env.core.rules import JerichoError, Rules
+from jericho_env.web.catalog import reward_rule
+from jericho_env.web.results import result_text
 from jericho_env.web.tables import table_for
 
 Kind = Literal["play", "watch", "replay"]
@@ -44,14 +56,23 @@ MAX_MESSAGE = 600  # characters of an error message: a request's own text is nev
 
 
 class WebError(Exception):
-    """A request the server refuses: an HTTP ``status`` and a message for the page (cut to ``MAX_MESSAGE``)."""
+    """A request the server refuses: an HTTP ``status`` and a message for the page (cut to ``MAX_MESSAGE``).
 
-    def __init__(self, status: int, message: str) -> None:
+    ``field`` names the form field to change, when one is to blame (``"agent-1"``, ``"option:ranks"``,
+    ``"seat"``): the page marks it beside the message.
+    """
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 3] + "..."
         super().__init__(message)
         self.status = status
         self.message = message
+        self.field = field
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON of the answer: ``{"error": message}``, and ``"field"`` when one is named."""
+        return {"error": self.message} if self.field is None else {"error": self.message, "field": self.field}
 
 
 def brief(value: Any, limit: int = 80) -> str:
@@ -100,6 +121,7 @@ class Session:
         self.human = human
         self.info = dict(info or {})
         self.owner = ""  # the visitor who made it (SessionStore.add sets it)
+        self.anonymous = False  # made by a request without a cookie: kept in the store's small pool
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self.actions: list[int] = list(actions)
@@ -243,6 +265,7 @@ class Session:
         }
         if over:
             out["returns"] = [float(r) for r in rules.returns(state)]
+            out["result"] = self._result(state, seat)
         if self.kind != "play" or self.over:  # the seed deals every hidden card: never during a played game
             out["seed"] = self.seed
         return out
@@ -273,21 +296,59 @@ class Session:
             return "you"
         return f"{seat_name(mover)} ({self.labels[mover]})"
 
+    def _name(self, seat: int | None) -> Callable[[int], str]:
+        return lambda i: "you" if self.kind == "play" and i == self.human else self._who(i, seat)
+
+    def _result(self, state: Any, seat: int | None) -> dict[str, str]:
+        """The game's own result and the reward the environment pays (see ``jericho_env.web.results``)."""
+        name = self._name(seat)
+        returns = self.rules.returns(state)
+        reward = ", ".join(f"{name(i)} {score_text(float(r))}" for i, r in enumerate(returns))
+        text = result_text(self.rules, state, name)
+        return {"text": text, "reward": reward, "reward_rule": reward_rule(self.rules.game_id)}
+
+    def _verdict(self, state: Any, seat: int | None) -> str:
+        returns = [float(r) for r in self.rules.returns(state)]
+        name = self._name(seat)
+        if self.kind == "play" and self.human is not None:
+            mine = returns[self.human]
+            shared = sum(r == mine for r in returns) > 1
+            if mine > 0:
+                return "you share the win" if shared else "you win"
+            return "you lose" if mine < 0 else "a draw"
+        best = max(returns)
+        if best <= 0:
+            return "a draw"
+        winners = [name(i) for i, r in enumerate(returns) if r == best]
+        return f"{' and '.join(winners)} {'win' if len(winners) > 1 else 'wins'}"
+
     def _status(self, state: Any, seat: int | None, ply: int, over: bool, to_move: int) -> str:
         if over:
-            returns = self.rules.returns(state)
-            scores = ", ".join(f"{self._who(i, seat)} {score_text(float(r))}" for i, r in enumerate(returns))
-            if self.kind == "play" and self.human is not None:
-                mine = returns[self.human]
-                verdict = "you win" if mine > 0 else "you lose" if mine < 0 else "a draw"
-                return f"game over: {verdict} ({scores})"
-            return f"game over ({scores})"
-        if ply < len(self.actions):  # looking back at an earlier position
-            who = "you" if self.kind == "play" and to_move == self.human else self._who(to_move, seat)
-            return f"move {ply + 1} of {len(self.actions)}: {who} to move"
+            return f"game over: {self._verdict(state, seat)}"
+        n = len(self.actions)
+        if ply < n:  # looking back at an earlier position: the move that led there, in the past tense
+            name = self._name(seat)
+            if ply == 0:
+                return f"the start of the game ({n} moves in all): {name(to_move)} moved first"
+            before = self.states[ply - 1]
+            mover = self.rules.current_player(before)
+            done = self.table.words(self.rules, self.rules.public_action_to_str(before, self.actions[ply - 1], seat))
+            return f"after move {ply} of {n}: {name(mover)} {past_tense(done)}"
         if self.kind == "play" and to_move == self.human:
             return "your move"
         return f"{self._who(to_move, seat)} to move"
+
+
+def past_tense(move: str) -> str:
+    """A move's text as something done: ``played 7x2``, ``passed``, ``ended the turn``."""
+    return {"pass": "passed", "end": "ended the turn"}.get(move, f"played {move}")
+
+
+def _duration(seconds: float) -> str:
+    """``6 h``, ``10 min``, ``45 s``."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:g} h"
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
 def check_ply(ply: Any, now: int) -> None:
@@ -300,21 +361,33 @@ def check_ply(ply: Any, now: int) -> None:
 
 @dataclasses.dataclass
 class SessionStore:
-    """The sessions of one server by unguessable id, each owned by a visitor; caps per visitor and in all.
+    """The sessions of one server by unguessable id, each owned by a visitor; caps per visitor, anonymous and in all.
 
     ``per_visitor``: a visitor's sessions beyond it push out that visitor's own least recently used
-    one. ``limit``: the sessions of everyone; when full, ``add`` refuses (503) instead of pushing out
-    another visitor's game. Sessions idle for ``idle_seconds`` are forgotten.
+    one. ``anonymous``: the sessions made by requests without a cookie, all together (default a tenth
+    of ``limit``, at least 1); beyond it the least recently used of them goes. ``limit``: the
+    sessions of everyone; when full, ``add`` refuses (503) instead of pushing out another visitor's
+    game. Sessions idle for ``idle_seconds`` are forgotten, and for ``crowded_idle_seconds`` once the
+    store holds ``crowded`` (a fraction) of ``limit``.
     """
 
     limit: int = 200
     per_visitor: int = 12
     idle_seconds: float = 6 * 3600
     clock: Callable[[], float] = time.monotonic
+    anonymous: int | None = None
+    crowded_idle_seconds: float = 10 * 60
+    crowded: float = 0.8
 
     def __post_init__(self) -> None:
         if not 1 <= self.per_visitor <= self.limit:
             raise ValueError(f"per_visitor must be 1..limit ({self.limit}), got {self.per_visitor}")
+        if self.anonymous is None:
+            self.anonymous = max(1, self.limit // 10)
+        if not 1 <= self.anonymous <= self.limit:
+            raise ValueError(f"anonymous must be 1..limit ({self.limit}), got {self.anonymous}")
+        if not 0 < self.crowded <= 1:
+            raise ValueError(f"crowded must be a fraction of the limit in (0, 1], got {self.crowded}")
         self._sessions: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
@@ -322,56 +395,77 @@ class SessionStore:
         """A fresh id that nobody can guess (other people's games stay theirs)."""
         return secrets.token_hex(8)
 
+    def idle_limit(self) -> float:
+        """Seconds a game may stay idle now: ``crowded_idle_seconds`` if the store is crowded, else ``idle_seconds``."""
+        if len(self._sessions) >= self.crowded * self.limit:
+            return min(self.idle_seconds, self.crowded_idle_seconds)
+        return self.idle_seconds
+
     def _expire(self, now: float) -> None:
-        for sid in [s for s, v in self._sessions.items() if now - v.touched > self.idle_seconds]:
+        limit = self.idle_limit()
+        for sid in [s for s, v in self._sessions.items() if now - v.touched > limit]:
             del self._sessions[sid]
 
-    def _check_room(self, visitor: str) -> list[str]:
-        """The visitor's sessions to push out to make room for one more (own ones only); 503 if the server is full."""
-        own = [sid for sid, s in self._sessions.items() if s.owner == visitor]
-        drop = own[: max(0, len(own) - self.per_visitor + 1)]
+    def _idle_words(self) -> str:
+        slow, fast = _duration(self.idle_seconds), _duration(min(self.idle_seconds, self.crowded_idle_seconds))
+        return slow if slow == fast else f"{slow} ({fast} while the server is nearly full)"
+
+    def _check_room(self, visitor: str, anonymous: bool) -> list[str]:
+        """Sessions to push out to make room for one more (own ones, or the anonymous pool's); 503 if full."""
+        if anonymous:  # a request without a cookie: a new visitor each time, so the pool is the cap
+            pool = [sid for sid, s in self._sessions.items() if s.anonymous]
+            drop = pool[: max(0, len(pool) - int(self.anonymous or 1) + 1)]
+        else:
+            own = [sid for sid, s in self._sessions.items() if s.owner == visitor]
+            drop = own[: max(0, len(own) - self.per_visitor + 1)]
         if len(self._sessions) - len(drop) >= self.limit:
             raise WebError(
                 503,
-                f"the server holds {len(self._sessions)} games, its limit (--max-games {self.limit}); "
-                "games left idle are forgotten after "
-                f"{self.idle_seconds / 3600:g} h: try again later, or close games you no longer need",
+                f"the server is busy: it holds {len(self._sessions)} games, its limit (--max-games {self.limit}). "
+                f"Games left idle are forgotten after {self._idle_words()}: try again in a few minutes, "
+                "or close games you no longer need",
             )
         return drop
 
-    def check_room(self, visitor: str) -> None:
+    def check_room(self, visitor: str, anonymous: bool = False) -> None:
         """``WebError`` 503 if a new session of ``visitor`` could not be kept (asked before building one)."""
         with self._lock:
             self._expire(self.clock())
-            self._check_room(visitor)
+            self._check_room(visitor, anonymous)
 
-    def add(self, session: Session, visitor: str) -> Session:
-        """Keep ``session`` as ``visitor``'s; beyond ``per_visitor``, that visitor's own least recently used goes."""
+    def add(self, session: Session, visitor: str, anonymous: bool = False) -> Session:
+        """Keep ``session`` as ``visitor``'s (``anonymous``: made without a cookie, in the small pool)."""
         with self._lock:
             now = self.clock()
             self._expire(now)
-            for sid in self._check_room(visitor):
+            for sid in self._check_room(visitor, anonymous):
                 del self._sessions[sid]
             session.owner = visitor
+            session.anonymous = anonymous
             session.touched = now
             self._sessions[session.id] = session
         return session
 
     def get(self, sid: str, visitor: str) -> Session:
-        """The session ``sid`` of ``visitor``; ``WebError`` 404 for an unknown, ended, forgotten or another's id."""
+        """The session ``sid`` of ``visitor``; ``WebError`` 404 for an unknown, ended, forgotten or another's id.
+
+        A game made without a cookie whose maker comes back with the cookie it was given leaves the
+        anonymous pool: it is then kept as any visitor's game.
+        """
         with self._lock:
             session = self._sessions.get(sid)
-            if session is not None and self.clock() - session.touched > self.idle_seconds:
+            if session is not None and self.clock() - session.touched > self.idle_limit():
                 del self._sessions[sid]
                 session = None
             if session is None or session.owner != visitor:  # another's game is as unknown as no game
                 raise WebError(
                     404,
                     f"unknown game id {sid[:40]!r}: the server does not know it (closed, idle for "
-                    f"{self.idle_seconds / 3600:g} h, pushed out by your own newer games (at most "
+                    f"{self._idle_words()}, pushed out by your own newer games (at most "
                     f"{self.per_visitor} each), or the server restarted); start a new game",
                 )
             session.touched = self.clock()
+            session.anonymous = False
             self._sessions.move_to_end(sid)
             return session
 

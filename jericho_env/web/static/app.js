@@ -2,6 +2,10 @@
 // The server holds every game; this page shows the view it is sent and posts moves by number.
 // Each tab (Play, Watch, Replay) keeps its own game; a game the page leaves (replaced by a new one
 // in its tab, or the page closed) is deleted on the server.
+// What a request is doing shows where the player is looking: a start's progress and refusal beside
+// its Start button (the game area may still be hidden), a move's beside the status line. While a
+// request is under way the controls that would send another are disabled, and while the agents
+// answer a move the player's cards are not clickable. The move log scrolls inside its own box.
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -17,6 +21,8 @@ let path = [];        // the targets clicked so far towards a move
 let busy = false;     // a request is under way
 let running = false;  // a watched game runs on its own
 let seenPlies = 0;    // log entries already shown (newer ones are highlighted)
+let waiting = false;  // a move of the player's was sent: the agents are answering it
+const THINKING_DELAY_MS = 150;  // a sign of life for answers slower than this (quick ones do not flicker)
 
 async function api(method, url, body) {
   const opts = { method, headers: {} };
@@ -30,6 +36,7 @@ async function api(method, url, body) {
   if (!res.ok) {
     const err = new Error(data.error || `${res.status}`);
     err.status = res.status;
+    err.field = data.field || null;
     throw err;
   }
   return data;
@@ -46,21 +53,56 @@ function showError(msg) {
   box.hidden = !msg;
 }
 
+function formOf(tab) { return $(`#form-${tab}`); }
+
+function markField(form, field) {
+  for (const el of $$(".invalid", form)) el.classList.remove("invalid");
+  if (!field) return;
+  const sel = field.startsWith("option:") ? `[data-option="${field.slice(7)}"]`
+    : field === "seat" ? "select[name=seat]" : `select[name="${field}"]`;
+  const el = $(sel, form);
+  if (el) el.classList.add("invalid");
+}
+
+function showStartError(tab, msg, field) {
+  // a refused start says why beside its Start button, whether or not a game is shown
+  const form = formOf(tab);
+  const box = $(".start-error", form);
+  box.textContent = msg || "";
+  box.hidden = !msg;
+  markField(form, msg ? field : null);
+}
+
 let thinkingTimer = null;
-function showThinking(text) {
-  // shown only if the answer takes a moment (an agent searching), so quick answers do not flicker
+function showThinking(text, where) {
+  // shown only if the answer takes a moment (an agent searching, a network loading), so quick ones do not flicker
   clearTimeout(thinkingTimer);
-  const box = $("#thinking");
+  const boxes = [$("#thinking"), ...$$(".start-thinking")];
   if (!text) {
-    box.hidden = true;
+    for (const b of boxes) b.hidden = true;
     delete document.body.dataset.thinking;
     return;
   }
+  const box = where === "game" ? $("#thinking") : $(".start-thinking", formOf(TAB));
+  const label = where === "game" ? $("#thinking-text") : $(".text", box);
   thinkingTimer = setTimeout(() => {
-    $("#thinking-text").textContent = text;
+    label.textContent = text;
     box.hidden = false;
     document.body.dataset.thinking = "true";
-  }, 150);
+  }, THINKING_DELAY_MS);
+}
+
+function updateControls() {
+  // while a request is under way, whatever would send another is disabled (Pause stays: it sends nothing)
+  for (const b of $$("button.start, #step-controls button, #choices button, #moves button, #replay-list button")) {
+    b.disabled = busy;
+  }
+  $("#ply-slider").disabled = busy;
+  if (G) {
+    $("#step").disabled = busy || G.over || running;
+    $("#run").disabled = G.over && !running;
+  }
+  document.body.dataset.waiting = waiting ? "true" : "false";
 }
 
 // ------------------------------------------------------------------ forms
@@ -74,24 +116,74 @@ function parseValue(text) {
   return t;
 }
 
-function optionField(o) {
-  // a select of the allowed values where the server could list them, else a text box
+function valueWords(v) { return v === true ? "yes" : v === false ? "no" : String(v); }
+
+function optionBlock(o) {
+  // the option in the game's words: its label, the field (checkbox, select, number with bounds, text), a help line
+  const block = document.createElement("div");
+  block.className = "option";
+  block.dataset.name = o.name;
+  const label = document.createElement("label");
   let field;
-  if (o.values) {
-    field = document.createElement("select");
-    for (const v of o.values) field.add(new Option(String(v), JSON.stringify(v)));
-    field.value = JSON.stringify(o.default);
-  } else {
+  if (o.kind === "bool") {
+    block.classList.add("check");
     field = document.createElement("input");
-    field.value = String(o.default);
-    field.placeholder = o.allowed;
+    field.type = "checkbox";
+    field.checked = o.default === true;
+    label.append(field, ` ${o.label}`);
+  } else {
+    if (o.kind === "number") {
+      field = document.createElement("input");
+      field.type = "number";
+      field.min = o.min; field.max = o.max; field.step = o.step;
+      field.value = String(o.default);
+      field.inputMode = "numeric";
+    } else if (o.kind === "choice") {
+      field = document.createElement("select");
+      for (const v of o.values) field.add(new Option(valueWords(v), JSON.stringify(v)));
+      field.value = JSON.stringify(o.default);
+    } else {
+      field = document.createElement("input");
+      field.value = String(o.default);
+      field.placeholder = o.allowed;
+    }
+    label.append(`${o.label} `, field);
   }
   field.dataset.option = o.name;
-  return field;
+  field.dataset.kind = o.kind;
+  label.title = `${o.name}: ${o.doc} (${o.allowed}; default ${valueWords(o.default)})`;
+  const help = document.createElement("span");
+  help.className = "help";
+  help.textContent = o.kind === "number" ? `${o.help} (${o.rule})` : o.help;
+  block.append(label, help);
+  return block;
 }
 
 function optionValue(field) {
-  return field.tagName === "SELECT" ? JSON.parse(field.value) : parseValue(field.value);
+  if (field.type === "checkbox") return field.checked;
+  if (field.tagName === "SELECT") return JSON.parse(field.value);
+  if (field.type === "number") return /^-?\d+$/.test(field.value.trim()) ? parseInt(field.value, 10) : field.value;
+  return parseValue(field.value);
+}
+
+function formOptions(form) {
+  const options = {};
+  for (const field of $$("[data-option]", form)) options[field.dataset.option] = optionValue(field);
+  return options;
+}
+
+function formProblem(form) {
+  // a number out of its bounds is named before anything is sent
+  const game = gameById($("select[name=game]", form).value);
+  for (const field of $$("input[data-kind=number]", form)) {
+    const o = game.options.find(x => x.name === field.dataset.option);
+    const v = optionValue(field);
+    if (!Number.isInteger(v) || v < o.min || v > o.max || (v - o.min) % o.step !== 0) {
+      return { message: `${o.label} must be ${o.rule}; ${field.value.trim() === "" ? "it is empty" : `not ${field.value.trim()}`}.`,
+               field: `option:${o.name}` };
+    }
+  }
+  return null;
 }
 
 function seatCount(form) {
@@ -101,13 +193,36 @@ function seatCount(form) {
   return Number.isInteger(n) && n > 0 && n <= 8 ? n : game.players;
 }
 
-function agentSelect(game, seat, keep) {
-  // the agent plugins' names for this game, then the checkpoints found under the runs folder
+function optionLabel(game, name) {
+  const o = game.options.find(x => x.name === name);
+  return o ? o.label : name;
+}
+
+function agentRefusal(game, name, options) {
+  // why `name` does not play these options (the options it plays only: a shipped network's training), or null
+  const needs = (game.agent_options || {})[name];
+  if (!needs) return null;
+  const differ = Object.entries(needs).filter(([k, v]) => options[k] !== v);
+  if (!differ.length) return null;
+  return `${game.id} only with ` + differ.map(([k, v]) => `${optionLabel(game, k)} set to ${valueWords(v)}`).join(" and ");
+}
+
+function defaultAgent(game, refused) {
+  for (const a of ["greedy", "random", ...game.agents]) if (game.agents.includes(a) && !refused[a]) return a;
+  return "random";
+}
+
+function agentSelect(game, seat, keep, refused) {
+  // the agent plugins' names for this game (those that cannot play these options greyed out), then the checkpoints
   const sel = document.createElement("select");
   sel.name = `agent-${seat}`;
   const named = document.createElement("optgroup");
   named.label = "agents";
-  for (const a of game.agents) named.append(new Option(a, a));
+  for (const a of game.agents) {
+    const opt = new Option(refused[a] ? `${a} (not for these options)` : a, a);
+    if (refused[a]) { opt.disabled = true; opt.title = `${a} plays ${refused[a]}`; }
+    named.append(opt);
+  }
   sel.append(named);
   if (CATALOG.checkpoints.length) {
     const files = document.createElement("optgroup");
@@ -115,8 +230,9 @@ function agentSelect(game, seat, keep) {
     for (const c of CATALOG.checkpoints) files.append(new Option(c, c));
     sel.append(files);
   }
-  const all = [...game.agents, ...CATALOG.checkpoints];
-  sel.value = keep && all.includes(keep) ? keep : (game.agents.includes("greedy") ? "greedy" : "random");
+  const all = [...game.agents.filter(a => !refused[a]), ...CATALOG.checkpoints];
+  sel.value = keep && all.includes(keep) ? keep : defaultAgent(game, refused);
+  sel.addEventListener("change", () => markField(sel.closest("form, section"), null));
   return sel;
 }
 
@@ -136,6 +252,19 @@ function buildAgents(form) {
     if (old && Number(old) < n) seatSel.value = old;
     human = Number(seatSel.value);
   }
+  const options = formOptions(form);
+  const refused = {};
+  for (const a of game.agents) {
+    const why = agentRefusal(game, a, options);
+    if (why) refused[a] = why;
+  }
+  const note = $(".agents-note", form);
+  const byReason = {};  // agents refused for the same reason are named together
+  for (const [a, why] of Object.entries(refused)) (byReason[why] = byReason[why] || []).push(a);
+  note.textContent = Object.entries(byReason).map(([why, names]) => names.length === 1
+    ? `${names[0]} is not offered here: it plays ${why}.`
+    : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]} are not offered here: they play ${why}.`).join(" ");
+  note.hidden = !Object.keys(refused).length;
   const box = $(".agents", form);
   const keep = {};
   for (const s of $$("select", box)) keep[s.name] = s.value;
@@ -148,7 +277,7 @@ function buildAgents(form) {
       you.textContent = "you";
       label.append(you);
     } else {
-      label.append(agentSelect(game, s, keep[`agent-${s}`]));
+      label.append(agentSelect(game, s, keep[`agent-${s}`], refused));
     }
     box.append(label);
   }
@@ -182,28 +311,26 @@ function buildForm(form) {
     const box = $(".options", form);
     box.innerHTML = "";
     for (const o of game.options) {
-      const label = document.createElement("label");
-      label.textContent = `${o.name} `;
-      label.title = `${o.doc} (${o.allowed})`;
-      const field = optionField(o);
-      field.addEventListener("change", () => buildAgents(form));
-      label.append(field);
-      box.append(label);
+      const block = optionBlock(o);
+      const field = $("[data-option]", block);
+      // typed numbers count as they are typed: the agents offered follow before Start is clicked
+      field.addEventListener(field.tagName === "INPUT" && field.type !== "checkbox" ? "input" : "change",
+        () => { markField(form, null); buildAgents(form); });
+      box.append(block);
     }
     rulesText($(".rules-text", form), game.rules);
     $(".rules summary", form).textContent = `Rules of ${game.id} in short`;
     $(".rules-link", form).href = `/rules/${game.id}`;
     buildAgents(form);
   };
-  gameSel.addEventListener("change", refresh);
+  gameSel.addEventListener("change", () => { showStartError(form.id.replace("form-", ""), ""); refresh(); });
   const seatSel = $("select[name=seat]", form);
   if (seatSel) seatSel.addEventListener("change", () => buildAgents(form));
   refresh();
 }
 
 function formRequest(form) {
-  const options = {};
-  for (const field of $$("[data-option]", form)) options[field.dataset.option] = optionValue(field);
+  const options = formOptions(form);
   const n = seatCount(form);
   const agents = [];
   for (let s = 0; s < n; s++) {
@@ -275,8 +402,10 @@ function stepsShown(v) {
 function clearGame() {
   // the tab has no game: nothing of another tab's game stays on the page
   $("#game").hidden = true;
+  $("#welcome").hidden = TAB === "replay";
   for (const id of ["#board", "#choices", "#moves", "#log", "#players"]) $(id).innerHTML = "";
   $("#status").textContent = "";
+  $("#result").hidden = true;
   for (const k of ["kind", "ply", "plies", "over", "yourTurn", "first"]) delete document.body.dataset[k];
 }
 
@@ -292,6 +421,7 @@ function render(v) {
   document.body.dataset.yourTurn = v.your_turn ? "true" : "false";
   document.body.dataset.first = v.first;
   $("#game").hidden = false;
+  $("#welcome").hidden = true;
   if (fresh) buildViewSelect(v);
   $("#view").value = v.full_view ? "all" : String(v.seat);
   const banner = $("#banner");
@@ -315,6 +445,7 @@ function render(v) {
     players.append(span);
   }
   $("#status").textContent = v.status;
+  showResult(v);
   $("#game-rules").href = `/rules/${v.game}`;
   $("#game-rules").textContent = `rules of ${v.game}`;
   $("#view-control").hidden = v.kind === "play";
@@ -323,9 +454,7 @@ function render(v) {
   const slider = $("#ply-slider");
   slider.max = v.plies;
   slider.value = v.ply;
-  $("#step").disabled = v.over || running;
   $("#run").textContent = running ? "Pause" : "Run";
-  $("#run").disabled = v.over && !running;
 
   // the table and its click targets
   const board = $("#board");
@@ -345,6 +474,9 @@ function render(v) {
     }
   }
   board.append(overlay);
+  // the log is as tall as the table beside it (at least 300 px), and scrolls inside
+  const height = Math.max(300, Math.round(board.getBoundingClientRect().height));
+  $("#table-row").style.setProperty("--board-height", `${height}px`);
 
   // the narration
   const log = $("#log");
@@ -358,15 +490,35 @@ function render(v) {
     log.append(li);
   }
   seenPlies = Math.max(seenPlies, v.log.length);
-  const current = $("#log li.current") || log.lastElementChild;
-  if (current) current.scrollIntoView({ block: "nearest" });
+  followLog();
 
-  // every legal move as a list too
+  // every legal move as a list too (only while there are moves to make)
   const moves = $("#moves");
   moves.innerHTML = "";
   for (const m of v.moves) moves.append(moveButton(m));
-  $("#moves-box").hidden = v.kind !== "play";
+  $("#moves-box").hidden = v.kind !== "play" || !v.moves.length;
   refreshTargets();
+  updateControls();
+}
+
+function followLog() {
+  // the log follows the game inside its own box (scrollIntoView would scroll the window too)
+  const log = $("#log");
+  const current = $("#log li.current");
+  if (!current) { log.scrollTop = log.scrollHeight; return; }
+  const top = current.offsetTop, bottom = top + current.offsetHeight;
+  if (top < log.scrollTop) log.scrollTop = top;
+  else if (bottom > log.scrollTop + log.clientHeight) log.scrollTop = bottom - log.clientHeight;
+}
+
+function showResult(v) {
+  // at the end: the game's own result (points, the tie-break that decided) beside the reward the env pays
+  const box = $("#result");
+  box.hidden = !(v.over && v.result);
+  if (box.hidden) return;
+  $("#result-text").textContent = `Result: ${v.result.text}.`;
+  const rule = v.result.reward_rule ? ` (${v.result.reward_rule})` : "";
+  $("#reward-text").textContent = `Reward the environment pays, not the game's points: ${v.result.reward}${rule}.`;
 }
 
 function show(v, tab) {
@@ -389,7 +541,7 @@ function startsWith(keys, prefix) {
 }
 
 function refreshTargets() {
-  const moves = G.your_turn ? G.moves : [];
+  const moves = G.your_turn && !waiting ? G.moves : [];
   const next = new Set();
   for (const m of moves) if (m.keys.length > path.length && startsWith(m.keys, path)) next.add(m.keys[path.length]);
   for (const r of $$("#board rect.target")) {
@@ -399,12 +551,12 @@ function refreshTargets() {
   }
   const choices = $("#choices");
   choices.innerHTML = "";
-  if (!G.your_turn) return;
+  if (!G.your_turn || waiting) return;
   const exact = path.length ? moves.filter(m => m.keys.length === path.length && startsWith(m.keys, path)) : [];
   const buttons = moves.filter(m => m.keys.length === 0);
   const span = document.createElement("span");
   span.className = "label";
-  span.textContent = path.length ? (exact.length ? "choose:" : "now click where it goes:") : "your move: click a highlighted card";
+  span.textContent = path.length ? (exact.length ? "choose:" : "now click where it goes:") : "click a highlighted card";
   choices.append(span);
   for (const m of [...exact, ...buttons]) choices.append(moveButton(m));
   if (path.length) {
@@ -417,7 +569,7 @@ function refreshTargets() {
 }
 
 function clickTarget(key) {
-  if (!G || !G.your_turn || busy) return;
+  if (!G || !G.your_turn || busy || waiting) return;
   if (path.includes(key)) { path = path.slice(0, path.indexOf(key)); refreshTargets(); return; }
   const next = [...path, key];
   const longer = G.moves.filter(m => m.keys.length > next.length && startsWith(m.keys, next));
@@ -433,37 +585,55 @@ function viewUrl(v, ply) {
   return `/api/session/${v.id}?${seat}ply=${ply === undefined ? v.plies : ply}`;
 }
 
-async function request(fn, thinking) {
-  // one request at a time; its answer goes to the tab that asked, even if another tab is shown by then
+async function request(fn, thinking, where = "game") {
+  // one request at a time; its answer goes to the tab that asked, even if another tab is shown by then.
+  // `where`: "form" for starts (progress and refusal beside Start), "game" for moves and steps
   if (busy) return;
   busy = true;
   const tab = TAB;
   document.body.dataset.busy = "true";
-  showThinking(thinking || "");
+  updateControls();
+  showThinking(thinking || "", where);
   try {
-    showError("");
+    if (where === "form") showStartError(tab, ""); else showError("");
     await fn(tab);
   } catch (e) {
-    if (tab === TAB) showError(e.message);
+    if (where === "form") showStartError(tab, e.message, e.field);
+    else if (tab === TAB) showError(e.message);
+    if (waiting) { waiting = false; if (G) { $("#status").textContent = G.status; refreshTargets(); } }
     if (e.status === 409 && GAMES[tab]) {
       try { show(await api("GET", viewUrl(GAMES[tab])), tab); } catch (e2) { /* keep the message */ }
     }
   } finally {
     showThinking("");
     busy = false;
+    waiting = false;
     document.body.dataset.busy = "false";
+    updateControls();
   }
 }
 
 function thinkingOf(v) {
-  const names = [...new Set(v.players.filter(p => !p.you).map(p => p.agent))];
-  return `${names.join(", ")} ${names.length > 1 ? "are" : "is"} thinking…`;
+  const others = v.players.filter(p => !p.you);
+  if (others.length === 1) return `${others[0].name} (${others[0].agent}) is thinking…`;
+  const names = [...new Set(others.map(p => p.agent))];
+  return `the others (${names.join(", ")}) are thinking…`;
 }
 
 function sendMove(action) {
   const v = G;
-  return request(async tab => show(await api("POST", `/api/session/${v.id}/move`, { action, ply: v.plies }), tab),
-    thinkingOf(v));
+  if (busy || waiting) return Promise.resolve();
+  // from now until the answer: the status says the agents are thinking and the cards are not clickable
+  waiting = true;
+  path = [];
+  $("#status").textContent = thinkingOf(v);
+  refreshTargets();
+  updateControls();
+  return request(async tab => {
+    const next = await api("POST", `/api/session/${v.id}/move`, { action, ply: v.plies });
+    waiting = false;
+    show(next, tab);
+  }, thinkingOf(v));
 }
 
 function showPly(ply) {
@@ -496,16 +666,28 @@ async function runWatch() {
   if (TAB === "watch" && G) render(G);
 }
 
+function startingText(kind, body) {
+  if (kind === "replay") return "opening the recorded game…";
+  const agents = [...new Set((body.agents || []).filter(a => a))];
+  return `starting: dealing, and getting ${agents.join(", ")} ready…`;
+}
+
 function start(kind, body) {
   running = false;
-  const thinking = kind === "replay" ? "" : "starting the game…";
   return request(async tab => {
     const v = await api("POST", `/api/${kind}`, body);
     const old = GAMES[tab];
     if (old && old.id !== v.id) forget(old);  // the new game replaces it in this tab
     if (tab === TAB) G = null;
     show(v, tab);
-  }, thinking);
+  }, startingText(kind, body), "form");
+}
+
+function startForm(kind) {
+  const form = formOf(kind);
+  const problem = formProblem(form);
+  if (problem) { showStartError(kind, problem.message, problem.field); return Promise.resolve(); }
+  return start(kind, formRequest(form));
 }
 
 function switchTab(tab) {
@@ -519,7 +701,7 @@ function switchTab(tab) {
   G = null;
   if (GAMES[tab]) render(GAMES[tab]);
   else clearGame();
-  if (tab === "replay") loadReplays().catch(e => showError(e.message));
+  if (tab === "replay") loadReplays().catch(e => showStartError("replay", e.message));
 }
 
 async function init() {
@@ -528,9 +710,9 @@ async function init() {
   buildForm($("#form-play"));
   buildForm($("#form-watch"));
   for (const b of $$("#tabs button")) b.addEventListener("click", () => switchTab(b.dataset.tab));
-  $("#start-play").addEventListener("click", () => start("play", formRequest($("#form-play"))));
-  $("#start-watch").addEventListener("click", () => start("watch", formRequest($("#form-watch"))));
-  $("#replay-filter").addEventListener("input", () => loadReplays().catch(e => showError(e.message)));
+  $("#start-play").addEventListener("click", () => startForm("play"));
+  $("#start-watch").addEventListener("click", () => startForm("watch"));
+  $("#replay-filter").addEventListener("input", () => loadReplays().catch(e => showStartError("replay", e.message)));
   $("#view").addEventListener("change", () => showPly(G.ply));
   $("#first").addEventListener("click", () => showPly(0));
   $("#prev").addEventListener("click", () => showPly(G.ply - 1));
@@ -548,4 +730,4 @@ async function init() {
   document.body.dataset.ready = "true";
 }
 
-init().catch(e => showError(`cannot load the game list: ${e.message}`));
+init().catch(e => showStartError("play", `cannot load the game list: ${e.message}; reload the page`));
