@@ -242,3 +242,25 @@ def test_search_row_functions_observe_version_1_as_the_rules(game: str) -> None:
             assert k.determinize(rows, 0, k.params, seat, det, 0, row_seeds(rng, 1), 0)
             copy = game_rows.from_batched(det, 0)
             assert np.array_equal(rules.observe(copy, seat), rules.observe(state, seat))
+
+
+# ---------------------------------------------------------------------------------------------- checkpoints
+@pytest.mark.parametrize("game", jericho_env.GAME_IDS)
+def test_a_checkpoint_records_the_version_it_reads_and_refuses_the_other(game: str) -> None:
+    from agents.checkpoint import CheckpointError, check_game
+
+    for version in (0, 1):
+        rules = jericho_env.make_rules(game, obs_version=version)
+        meta = {
+            "game_id": game,
+            "game_version": rules.version,
+            "observation_version": rules.observation_version,
+            "options": dict(rules.options),
+        }
+        check_game(meta, game, {"obs_version": version}, "the checkpoint")
+        with pytest.raises(CheckpointError, match=f"obs_version={1 - version}"):
+            check_game(meta, game, {"obs_version": 1 - version}, "the checkpoint")
+    old = {"game_id": game, "game_version": rules.version, "observation_version": 0, "options": {}}
+    check_game(old, game, {}, "a checkpoint from before the option")  # its options lack obs_version: version 0
+    with pytest.raises(CheckpointError):
+        check_game(old, game, {"obs_version": 1}, "a checkpoint from before the option")
