@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/dmc/GAME-TIME)")
-    p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
+    p.add_argument("--resume", default=None, metavar="RUN_FOLDER",
+                   help="continue the run in this folder (its config; --positions may set a new budget)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -103,7 +104,7 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.DmcConfig, Path]:
-    """The config of the run in ``folder``; a larger ``--positions`` extends it."""
+    """The config of the run in ``folder``; ``--positions`` sets a new budget (recorded in config.json)."""
     from experiments.training.run_folder import RunFolder, read_json
 
     path = Path(folder)
@@ -118,7 +119,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     if set(saved) - known or not isinstance(options, dict):
         raise ValueError(f"--resume {folder!r}: config.json is not a dmc config")
     cfg = dmc.make_config(game, options, **saved)
-    if positions is not None and positions > cfg.positions:
+    if positions is not None and positions != cfg.positions:
         cfg.positions = positions
         RunFolder(path).save_config(dataclasses.asdict(cfg))
     return cfg, path

@@ -206,3 +206,34 @@ def test_help_documents_every_flag() -> None:
         for flag in action.option_strings:
             assert flag in text
         assert action.help or action.dest == "help"
+
+
+def test_kill_9_loses_nothing_saved_and_resume_continues(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    from agents.dmc import read_dmc_meta
+
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "experiments.dmc", "castles", *TINY, "--positions", "10000000"]
+    argv += ["--checkpoint-seconds", "0.5", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    latest = out / "checkpoints" / "latest.zip"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (latest.is_file() and (out / "training.json").is_file()):
+            time.sleep(0.2)
+        time.sleep(1.5)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    saved = read_dmc_meta(latest)["training"]["stats"]
+    assert saved["positions_generated"] > 0
+    target = saved["positions_generated"] + 2000
+    assert dmc_cli.main(["castles", "--resume", str(out), "--positions", str(target), "--quiet"]) == 0
+    after = json.loads((out / "training.json").read_text())
+    assert after["positions_generated"] >= target and len(after["sessions"]) == 2
+    assert after["evals"][: len(saved["evals"])] == saved["evals"]
+    for key in ("positions_learned", "updates", "agent_steps", "games", "seconds"):
+        assert after[key] >= saved[key]

@@ -97,18 +97,19 @@ class Actors:
         from jericho_env.envs.batched import random_actions
 
         env, n = self.env, self.env.num_envs
-        rows = np.arange(n)
         before = self.positions
         for _ in range(rounds):
             mask = self.mask
-            actions = plan.best(self.obs, mask)
-            explore = self.rng.random(n) < self.epsilon
-            if explore.any():
-                actions[explore] = random_actions(mask[explore], self.rng)
-            choice = mask.sum(axis=1) > 1
-            if choice.any():
-                games = rows[choice]
-                serials = self.buffer.add(plan.stored(self.obs, games, actions[games]), actions[games])
+            actions = mask.argmax(axis=1)  # a forced move: the only legal action (no network asked)
+            games = np.flatnonzero(mask.sum(axis=1) > 1)  # the decisions: only they are scored and recorded
+            if len(games):
+                obs, legal = self.obs[games], mask[games]
+                chosen = plan.best(obs, legal)
+                explore = self.rng.random(len(games)) < self.epsilon
+                if explore.any():
+                    chosen[explore] = random_actions(legal[explore], self.rng)
+                actions[games] = chosen
+                serials = self.buffer.add(plan.stored(obs, np.arange(len(games)), chosen), chosen)
                 at = self.count[games]
                 self.pending[games, at] = serials
                 self.seats[games, at] = self.player[games]
