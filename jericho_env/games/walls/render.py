@@ -200,9 +200,23 @@ def _draw_mini_stack(
         canvas.text(x + _MINI_W / 2 + 2, y + _MINI_H + 7, f"x{count}", size=11, fill=_LIGHT, bold=True, anchor="mm")
 
 
+def result_line(s: WallsState, winners: list[int]) -> str:
+    """Who won and why: the most cards won, and the tie-break (cards in walls) where it decided or still ties."""
+    won = [sum(s.won[p]) for p in range(s.n)]
+    names = " and ".join(f"player_{w}" for w in winners)
+    verb = "share the win" if len(winners) > 1 else "wins"
+    best = won[winners[0]]
+    tied = [p for p in range(s.n) if won[p] == best]
+    if len(tied) == 1:
+        return f"{names} {verb}: most cards won ({best})"
+    walls = {p: sum(sum(s.walls[p][c * WALL_STRIDE : c * WALL_STRIDE + LENGTH_AT]) for c in range(5)) for p in tied}
+    detail = ", ".join(f"player_{p} {walls[p]}" for p in tied)
+    return f"{names} {verb}: {best} cards won, tie-break by cards in walls ({detail})"
+
+
 def _draw_header(canvas: Any, s: WallsState, seat: int | None, window: tuple[int, int], winners: list[int]) -> None:
     if s.phase == Phase.OVER:
-        head = "game over - most cards won: " + ", ".join(f"player_{w}" for w in winners)
+        head = "game over - " + result_line(s, winners)
     else:
         head = f"round {s.scored + 1}/3 - {PHASE_NAMES[s.phase]} - player_{s.to_move} to move"
     canvas.text(8, 6, head, size=15, bold=True)
