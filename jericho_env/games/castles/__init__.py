@@ -104,7 +104,7 @@ Options
 | `ranks` | 10 | 5 (A-5), 10 (A-10) or 13 (A-K): four of each rank plus two jokers |
 | `small_deck` | False | two of each rank and one joker (21 cards with A-10) |
 | `reversed_order` | False | A highest, top rank lowest; the top rank may go on an A |
-| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer from the public history) |
 
 Cards for the conservation test are ``16 * owner + rank code`` (84 ints by default).
 

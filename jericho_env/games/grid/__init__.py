@@ -123,7 +123,7 @@ Options
 | option | default | meaning |
 | --- | --- | --- |
 | `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
-| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer from the public history) |
 
 How the default was chosen: ``python -m experiments.studies.grid_edge_study`` plays games on a 41x41
 window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement

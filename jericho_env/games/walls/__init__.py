@@ -111,7 +111,7 @@ Options
 | option | default | allowed |
 | --- | --- | --- |
 | `num_players` | 4 | 3, 4, 5 (published); 2 is a variant, not in the published rules |
-| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer; see above) |
+| `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer from the public history) |
 
 Baseline agent
 --------------
