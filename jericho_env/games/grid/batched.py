@@ -485,9 +485,8 @@ def _belief_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, nb: np.ndarr
     seen = 0
     for i in range(s.hand_len[seat]):
         seen |= np.int64(1) << np.int64(s.hands[seat, i])
-    for c in range(NUM_CARDS):
-        if s.card_cell[c] >= 0:
-            seen |= np.int64(1) << c
+    for c in range(NUM_CARDS):  # face up: without a branch per card
+        seen |= np.int64(s.card_cell[c] >= 0) << c
     for i in range(s.discard_len):
         seen |= np.int64(1) << np.int64(s.discard[i])
     for p in range(2):
@@ -510,25 +509,25 @@ def _belief_row(s: Any, seat: int, o: np.ndarray, offs: np.ndarray, nb: np.ndarr
         fits |= s.allowed[i]
         if _captures_at(s, s.front[i], nb, nbn):
             capture |= s.allowed[i]
+    lacked_unseen = lacked & unseen
+    o_unseen, o_lacked, o_fits, o_capture = offs[O_UNSEEN], offs[O_LACKED], offs[O_FITS], offs[O_FITS_CAPTURE]
     o_suit, o_rank = offs[O_UNSEEN_SUIT], offs[O_UNSEEN_RANK]
     count = 0
-    for c in range(NUM_CARDS):  # the suit and rank fields count first (exact small floats), divided below
-        bit = np.int64(1) << c
-        if unseen & bit:
-            o[offs[O_UNSEEN] + c] = 1.0
-            o[o_suit + c // 13] += 1.0
-            o[o_rank + c % 13] += 1.0
-            count += 1
-            if lacked & bit:
-                o[offs[O_LACKED] + c] = 1.0
-        if fits & bit:
-            o[offs[O_FITS] + c] = 1.0
-        if capture & bit:
-            o[offs[O_FITS_CAPTURE] + c] = 1.0
-    for k in range(4):  # count / 13 in float64, then float32: the Python encoder's value
-        o[o_suit + k] = np.float64(o[o_suit + k]) / 13
-    for k in range(13):
-        o[o_rank + k] = np.float64(o[o_rank + k]) / 4
+    for k in range(4):  # every bit written, 0 or 1, without a branch per card (random bits mispredict)
+        in_suit = 0
+        for r in range(13):
+            c = 13 * k + r
+            u = (unseen >> c) & 1
+            o[o_unseen + c] = u
+            o[o_lacked + c] = (lacked_unseen >> c) & 1
+            o[o_fits + c] = (fits >> c) & 1
+            o[o_capture + c] = (capture >> c) & 1
+            o[o_rank + r] += u  # a count (exact small floats), divided below
+            in_suit += u
+        o[o_suit + k] = np.float64(in_suit) / 13  # in float64, then float32: the Python encoder's value
+        count += in_suit
+    for r in range(13):
+        o[o_rank + r] = np.float64(o[o_rank + r]) / 4
     o[offs[O_UNSEEN_COUNT]] = count / MAX_UNSEEN
     if lacked:
         o[offs[O_LACKED_ROOM]] = min(drawn, np.int64(s.hand_len[opp])) / HAND_SIZE
