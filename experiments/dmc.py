@@ -167,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         resume = bool(args.resume)
         if args.resume:
             cfg, folder = resumed_config(args.resume, args.game, args.positions)
+            differ = [f"--{k.replace('_', '-')} {v} (the run's: {getattr(cfg, k)})" for k, v in given.items()
+                      if v is not None and k != "positions" and v != getattr(cfg, k)]  # fmt: skip
+            if differ or args.option or args.observation is not None:
+                raise ValueError(
+                    f"--resume continues the run as configured; these differ: {', '.join(differ) or 'options'}"
+                )
             if not (folder / "checkpoints" / "latest.zip").is_file():
                 print(f"--resume {folder}: no checkpoint was written; starting the run afresh in that folder")
                 resume = False

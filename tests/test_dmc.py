@@ -171,6 +171,9 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
     assert [e["opponent"] for e in first["evals"]] == ["greedy", "greedy"]
     agent = agents.make("dmc", "castles", path=str(out / "final.zip"))
     assert agent.meta["training"]["stats"]["positions_generated"] == first["positions_generated"]
+    with pytest.raises(SystemExit) as refused:  # a resumed run keeps its settings
+        dmc_cli.main(["castles", "--resume", str(out), "--epsilon", "0.5", "--quiet"])
+    assert refused.value.code == 2
     assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0
     second = json.loads((out / "training.json").read_text())
     assert second["positions_generated"] >= 6000 and len(second["sessions"]) == 2
