@@ -16,7 +16,7 @@ import numpy as np
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.core.layout import Field, ObsLayout
 from jericho_env.games.grid.knowledge import DRAW, NONE, History
-from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, HAND_SIZE, TOTAL_POINTS, Board, GridState
+from jericho_env.games.grid.state import ALL_CARDS_MASK, HAND_SIZE, TOTAL_POINTS, Board, GridState
 
 MAX_DRAW = NUM_CARDS - 1 - 2 * HAND_SIZE  # 41 cards in the draw pile after the deal
 MAX_UNSEEN = NUM_CARDS - HAND_SIZE  # a seat sees its own 5 cards from the deal on, and every card placed since
@@ -36,6 +36,7 @@ def belief_fields() -> list[Field]:
             (NUM_CARDS,),
             "1 per card this seat has not seen: in the opponent's hand, the draw pile or the base",
         ),
+        # unseen_suit, unseen_rank and unseen_count side by side: the encoder writes the three at once
         Field("unseen_suit", (4,), "unseen cards of each suit c d h s / 13"),
         Field("unseen_rank", (13,), "unseen cards of each rank A..K / 4"),
         Field("unseen_count", (1,), f"unseen cards / {MAX_UNSEEN}"),
@@ -205,18 +206,21 @@ class Encoder:
         unseen = ALL_CARDS_MASK & ~seen
         opp = 1 - seat
         lacked, drawn = latest_lack(s.hist[opp])
+        allowed, nbrs, frontier = s.allowed, s.nbrs, s.frontier
         fits = capture = 0
-        allowed, nbrs, cells, neighbours = s.allowed, s.nbrs, s.board, self.board.neighbours
-        for cell in s.frontier:  # as ``capturing_cells``: a placement captures there, whatever the card
+        for cell in frontier:
             a = allowed[cell]
             fits |= a
-            if nbrs[cell] == 4:
+            if nbrs[cell] == 4:  # surrounded once filled
                 capture |= a
-                continue
-            for q in neighbours[cell]:
-                if nbrs[q] == 3 and 0 <= cells[q] < BASE:
-                    capture |= a
-                    break
+        # the other capturing cells (``capturing_cells``): the empty side of a face-up card with three
+        # occupied sides, found from the cards (the OR does not mind a cell found twice)
+        neighbours = self.board.neighbours
+        for q in s.faceup:
+            if nbrs[q] == 3:
+                for cell in neighbours[q]:
+                    if cell in frontier:
+                        capture |= allowed[cell]
         start = self.unseen
         ones = (
             unseen
@@ -227,10 +231,10 @@ class Encoder:
         width = self.layout.size - start
         packed = np.frombuffer(ones.to_bytes((width + 7) // 8, "little"), dtype=np.uint8)
         obs[start:] = np.unpackbits(packed, count=width, bitorder="little")
-        for k in range(4):
-            obs[self.unseen_suit + k] = (unseen >> 13 * k & 0x1FFF).bit_count() / 13
-        for r in range(13):
-            obs[self.unseen_rank + r] = (unseen >> r & _RANK_BITS).bit_count() / 4
-        obs[self.unseen_count] = unseen.bit_count() / MAX_UNSEEN
+        # unseen_suit, unseen_rank and unseen_count lie side by side: one write
+        counts = [(unseen >> 13 * k & 0x1FFF).bit_count() / 13 for k in range(4)]
+        counts += [(unseen >> r & _RANK_BITS).bit_count() / 4 for r in range(13)]
+        counts.append(unseen.bit_count() / MAX_UNSEEN)
+        obs[self.unseen_suit : self.unseen_count + 1] = counts
         if lacked:
             obs[self.opp_lacked_room] = min(drawn, len(s.hands[opp])) / HAND_SIZE

@@ -26,6 +26,8 @@ _OVER = Phase.OVER  # a module global: cheaper to read per call than the enum at
 OBS_VERSIONS = (0, 1)
 BELIEF_FIELDS = ("unseen", "unseen_count", "known_trumpets")
 SEVEN_TRUMPETS = 7  # the hand of a player seen to open with a trumpet
+_WALL_TYPE_AT = [c * WALL_STRIDE + i for c in range(5) for i in range(5)]  # wall card type t's count in a wall
+_TRUMPETS_AT = [c * WALL_STRIDE + TRUMPETS_AT for c in range(5)]
 
 
 def build_layout(n: int, version: int = 0) -> ObsLayout:
@@ -161,25 +163,14 @@ def belief_counts(s: WallsState, seat: int, order: list[int]) -> list[int]:
     in any wall, among any seat's won cards, in the public supply, or among the trumpets out of the game
     or face up in the supply; every other card of the type is unseen.
     """
-    unseen = list(COPIES[:26])
-    hand, hidden = s.hands[seat], s.supply_hidden[seat]
-    for t in range(26):
-        unseen[t] -= hand[t] + hidden[t]
+    walls = s.walls
+    # per wall card type: the public copies (supply, every seat's won cards and walls), summed column-wise
+    public = map(sum, zip(s.supply_public, *s.won, *([w[i] for i in _WALL_TYPE_AT] for w in walls), strict=True))
+    trumpets = s.discard + s.supply_trumpets + sum(w[i] for w in walls for i in _TRUMPETS_AT)
+    seen = zip(s.hands[seat], s.supply_hidden[seat], [*public, trumpets], strict=True)
+    unseen = [c - h - d - p for c, (h, d, p) in zip(COPIES[:26], seen, strict=True)]
     if s.opening[seat] >= 0:
         unseen[s.opening[seat]] -= 1
-    for t in range(25):
-        unseen[t] -= s.supply_public[t]
-    trumpets = s.discard + s.supply_trumpets
-    for o in order:
-        wall, won = s.walls[o], s.won[o]
-        for t in range(25):
-            unseen[t] -= won[t]
-        for c in range(5):
-            b = c * WALL_STRIDE
-            for i in range(5):
-                unseen[c * 5 + i] -= wall[b + i]
-            trumpets += wall[b + TRUMPETS_AT]
-    unseen[25] -= trumpets
     out = [*unseen, sum(unseen)]
     for o in order[1:]:
         floor = trumpet_floor(s.trumpet_log[o], seat)
