@@ -154,3 +154,15 @@ def test_links_are_rewritten_for_the_site(tmp_path: Path) -> None:
         "[up](../results.md) [readme](../../README.md)", ROOT / "docs/history/x.md", out / "history/x.md", out
     )
     assert deep == "[up](../results.md) [readme](../index.md)"
+
+
+def test_doctest_lines_become_code_blocks() -> None:
+    spec = importlib.util.spec_from_file_location("docs_griffe", ROOT / "scripts" / "docs_griffe.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = "Intro.\n\n    >>> env = make('grid')\n    >>> env.reset(seed=0)\n\nAfter."
+    assert module.fence_doctests(text) == (
+        "Intro.\n\n\n```pycon\n>>> env = make('grid')\n>>> env.reset(seed=0)\n```\n\n\nAfter."
+    )
+    assert module.fence_doctests("No session here.") == "No session here."
