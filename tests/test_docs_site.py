@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urldefrag, urlparse
 
 import pytest
+from playwright import sync_api
 
 import jericho_env
 from jericho_env import make_rules
@@ -106,7 +107,6 @@ def check_page(browser: Any, base: str, path: str) -> list[str]:
 
 
 def test_the_site_builds_and_its_pages_have_no_broken_link_or_image(server: tuple[Path, str]) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="the web extra is not installed")
     site, base = server
     for game in jericho_env.GAME_IDS:  # a page per game, from its own tables, with its picture
         html = (site / "games" / f"{game}.html").read_text(encoding="utf-8")

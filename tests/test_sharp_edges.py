@@ -132,7 +132,6 @@ def test_the_batched_self_play_takes_agent_names(game: str) -> None:
 
 # ---------------------------------------------------------------- (d) OpenSpiel's perfect-information bots
 def test_openspiel_mcts_bot_warns_and_tabular_walkers_refuse() -> None:
-    pytest.importorskip("pyspiel", reason="the openspiel extra is not installed: pip install -e .[openspiel]")
     from open_spiel.python.algorithms import cfr, evaluate_bots, exploitability, mcts
 
     import jericho_env.openspiel as bridge
