@@ -102,7 +102,7 @@ def test_evaluate_bots_with_ismcts_and_random(game_id: str, params: dict[str, An
 
 def test_ismcts_agent_with_the_openspiel_backend_plays_legal_moves() -> None:
     import agents
-    from experiments.tournament import play_game
+    from experiments.play.tournament import play_game
     from jericho_env.envs.aec import JerichoEnv
 
     env = JerichoEnv("castles")
@@ -116,7 +116,7 @@ def test_ismcts_agent_with_the_openspiel_backend_plays_legal_moves() -> None:
 def test_nothing_but_the_bridge_imports_pyspiel() -> None:
     """The engine, the agents and the experiments load without pyspiel (the bridge is the only importer)."""
     code = (
-        "import sys, jericho_env, jericho_env.play, jericho_env.envs.single, agents, agents.ismcts, "
+        "import sys, jericho_env, jericho_env.play, jericho_env.envs.single, agents, agents.search.ismcts, "
         "experiments.evaluate; sys.exit(1 if 'pyspiel' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
