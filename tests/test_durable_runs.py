@@ -167,7 +167,7 @@ def test_snapshots_are_listed_relative_to_the_run_folder_which_resumes_when_move
     [
         (["--option", "ranks=13"], "--option ranks=13 differs from the run's config.json"),
         (["--timesteps", "256"], "--timesteps 256 is below the run's 384"),
-        (["--learning-rate", "0.001"], "--learning-rate 0.001 differs from the run's config.json (0.0003)"),
+        (["--learning-rate", "0.123"], "--learning-rate 0.123 differs from the run's config.json ("),
         (["--net", "32,32"], "--net '32,32' differs from the run's config.json ('16,16')"),
     ],
 )
