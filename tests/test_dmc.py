@@ -136,7 +136,7 @@ def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
         load_dmc(tmp_path / "big.zip")
 
 
-@pytest.mark.parametrize(("game", "options"), GAMES)
+@pytest.mark.parametrize(("game", "options"), [*GAMES, ("grid", {"board_size": 7, "obs_version": 1})])
 def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tmp_path: Path) -> None:
     network = build_network(game, options, "16")
     with torch.no_grad():  # strong preferences, many of them for illegal actions

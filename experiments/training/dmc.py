@@ -49,7 +49,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "castles": {},
     "walls": {},
-    "grid": {"envs": 128, "rounds": 8, "buffer": 100_000, "net": "256,256", "batch_size": 512},
+    "grid": {"envs": 256, "rounds": 8, "buffer": 200_000, "net": "256,256", "batch_size": 512},
 }
 STAT_KEYS = (
     "positions_generated",
