@@ -522,21 +522,28 @@ def _raw_counts(s: Any, seat: int, windows: Any, deck_size: int, raw: Any, belie
 def _belief_counts(s: Any, seat: int, raw: Any, j: int) -> None:
     """``observation.belief_counts`` of ``seat`` into ``raw[j:]``."""
     n = np.int64(s.n)
+    seen = raw[j : j + 26]  # first the copies of each type the seat has seen (each at most 22), then unseen
+    hands, hidden, public, won, walls = s.hands, s.supply_hidden, s.supply_public, s.won, s.walls  # views, once
+    for t in range(26):
+        seen[t] = hands[seat, t] + hidden[seat, t]
+    if s.opening[seat] >= 0:
+        seen[s.opening[seat]] += 1
+    trumpets = np.int64(s.discard) + s.supply_trumpets
+    for t in range(25):
+        seen[t] += public[t]
+    for o in range(n):  # seat by seat: each seat's won cards and walls read in order
+        for t in range(25):
+            seen[t] += won[o, t]
+        for c in range(5):
+            b = c * WALL_STRIDE
+            for i in range(5):
+                seen[c * 5 + i] += walls[o, b + i]
+            trumpets += walls[o, b + TRUMPETS_AT]
+    seen[25] += trumpets
     total = 0
     for t in range(26):
-        u = _COPIES[t] - s.hands[seat, t] - s.supply_hidden[seat, t]
-        if s.opening[seat] == t:
-            u -= 1
-        if t < 25:
-            u -= s.supply_public[t]
-            for o in range(n):
-                u -= s.won[o, t] + s.walls[o, (t // 5) * WALL_STRIDE + t % 5]
-        else:
-            u -= s.discard + s.supply_trumpets
-            for o in range(n):
-                for c in range(5):
-                    u -= s.walls[o, c * WALL_STRIDE + TRUMPETS_AT]
-        raw[j + t] = u
+        u = _COPIES[t] - seen[t]
+        seen[t] = u
         total += u
     raw[j + 26] = total
     j += 27
