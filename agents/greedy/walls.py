@@ -76,7 +76,7 @@ class GreedyAgent(BaseAgent):
         }
         unscale = np.empty(layout.size, dtype=np.float64)
         for f in layout.fields:
-            unscale[sl[f.name]] = parts[f.name]
+            unscale[sl[f.name]] = parts.get(f.name, 1.0)  # version 1's fields (what the seat infers): not read
         self.unscale = unscale
         self.sl = dict(sl)
 
