@@ -2,7 +2,8 @@
 
 ``python -m experiments.studies.config_path`` runs one tiny ``experiments.train`` run (castles, a few hundred
 steps, no final table) under ``sys.setprofile`` and records, in call order, the first call of every function
-of the project (``jericho_env``, ``agents``, ``experiments``) from ``config_from_args`` to the end of
+of the project (``jericho_env``, ``agents``, ``experiments``; module and class bodies, which an import runs,
+are not calls) from ``config_from_args`` to the end of
 ``train``: the path a reader follows from the config to a trained, saved model. Consecutive calls in one file
 make one *stay*; a stay in a file already left is a *return*; a stay in a higher layer than the stay before it
 (``jericho_env`` < ``agents`` < ``experiments``) is a *climb back up*, and among those, a call made from a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import itertools
 import sys
 import tempfile
@@ -103,7 +105,8 @@ def trace(run: Callable[[], Any]) -> ConfigPath:
             return
         seen.add(frame.f_code)
         name = _project_file(frame.f_code.co_filename)
-        if name is None or frame.f_code.co_name.startswith("<"):  # module bodies, comprehensions, lambdas
+        # module and class bodies (run by an import, not by the run), comprehensions and lambdas are not calls
+        if name is None or not frame.f_code.co_flags & inspect.CO_OPTIMIZED or frame.f_code.co_name.startswith("<"):
             return
         if path.stays and path.stays[-1][0] == name:
             path.stays[-1][1].append(frame.f_code.co_name)

@@ -248,9 +248,11 @@ def check_numbers(values: Mapping[str, Any]) -> None:
 def check(game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None) -> None:
     """A clear ``ValueError`` for the first value that ``game_id`` (under ``options``) cannot train with."""
     check_numbers(values)
+    num_actions = make_rules(game_id, **dict(options or {})).info.num_actions
     check_policy(values["policy"], game_id)
     parse_net(values["net"])
-    check_prior(values["prior"], game_id)
+    # the prior, checked against the game once for the run, and the floats its hint adds to each sample
+    hint = hint_size(check_prior(values["prior"], game_id), num_actions)
     parse_pool(values["pool"], game_id)
     if values["eval_opponent"] not in baselines(game_id):
         raise ValueError(
@@ -260,24 +262,31 @@ def check(game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | 
         raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
     if values["shards"] > values["n_envs"]:
         raise ValueError(f"--shards {values['shards']} is more than the {values['n_envs']} games (--n-envs) to split")
-    check_rollout(game_id, values, options)
+    check_rollout(game_id, values, options, hint=hint)
 
 
 def check_rollout(
-    game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None, memory: int | None = None
+    game_id: str,
+    values: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
+    memory: int | None = None,
+    hint: int | None = None,
 ) -> None:
     """A clear ``ValueError`` if one rollout (``n_envs`` x ``n_steps`` samples) cannot be held in memory.
 
     PPO's buffer keeps, per sample, the observation (with the prior's hint) and the action mask as
     float32; one sample alone has no advantage to normalise. ``memory``: bytes available (default: this
-    machine's physical memory, where the platform says it).
+    machine's physical memory, where the platform says it). ``hint``: the floats the prior's hint adds to
+    each sample (default: ``agents.prior.hint_size`` of ``values["prior"]``).
     """
     samples = values["n_envs"] * values["n_steps"]
     flags = f"--n-envs {values['n_envs']} x --n-steps {values['n_steps']}"
     if samples < 2:
         raise ValueError(f"{flags} is one sample per rollout: PPO needs at least 2 (raise either)")
     info = make_rules(game_id, **dict(options or {})).info
-    floats = info.observation_size + hint_size(values["prior"], info.num_actions) + info.num_actions
+    if hint is None:
+        hint = hint_size(values["prior"], info.num_actions)
+    floats = info.observation_size + hint + info.num_actions
     need = 4 * floats * samples
     if memory is None and hasattr(os, "sysconf"):
         try:
