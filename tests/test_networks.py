@@ -136,7 +136,9 @@ def test_options_and_game_are_checked_against_the_checkpoint(tmp_path: Path) -> 
     save(model, path, 7)
     with pytest.raises(ValueError, match="was trained on 'grid', not 'castles'"):
         PPOAgent("castles", path=path)
-    with pytest.raises(ValueError, match=r"with options \{'board_size': 7\}; this game has board_size=9"):
+    with pytest.raises(
+        ValueError, match=r"with options \{'board_size': 7, 'obs_version': 0\}; this game has board_size=9"
+    ):
         PPOAgent("grid", path=path, board_size=9)
 
 
@@ -153,7 +155,7 @@ def test_policy_names_build_for_their_games_only() -> None:
     assert kwargs == {
         "features": True,
         "game_id": "grid",
-        "game_options": {"board_size": 9},
+        "game_options": {"board_size": 9, "obs_version": 0},
         "prior": "greedy-scores",
         "prior_weight": 3.0,
     }
@@ -161,7 +163,7 @@ def test_policy_names_build_for_their_games_only() -> None:
     assert kwargs["features_extractor_kwargs"] == {
         "features_dim": 64,
         "game_id": "walls",
-        "game_options": {"num_players": 4},
+        "game_options": {"num_players": 4, "obs_version": 0},
     }
     assert kwargs["net_arch"] == [32]
     with pytest.raises(ValueError, match="takes no channels"):
