@@ -84,6 +84,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     # our own masks and logits: skip torch's argument checks (a simplex test per masked Categorical, per call)
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
+    initial = run.initial  # where the starting policy is saved
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
     # the parts: the prior's hint, the opponents, the games, the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
@@ -94,7 +95,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     vec = make_vec_env(cfg.game, cfg.n_envs, pool, hint, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options)
     if checkpoint is None:
         model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
-        save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
+        save_checkpoint(model, initial)  # the starting policy joins the final tournament as "untrained"
     else:  # its own hyperparameters and tensors (the meta: for an SB3 zip of an earlier version)
         model = resume_model(checkpoint, vec, done, training_meta(cfg.game, cfg.options, network, ppo, cfg.seed), trust)
     update_with_threads(model, cfg.update_threads)

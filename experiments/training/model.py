@@ -71,18 +71,21 @@ def make_model(
     from agents.rollout import FlatRolloutBuffer
 
     options = dict(options or {})
+    # the plain values first (the rate, the checkpoints' meta), then what is built from them
+    meta = training_meta(game_id, options, network, ppo, seed)
+    rate = learning_rate(float(ppo["learning_rate"]), str(ppo["lr_schedule"]))
     policy, kwargs = network.build(game_id, options)  # agents.nets.build_policy
     model = MaskablePPO(
         policy,
         vec,
-        learning_rate(float(ppo["learning_rate"]), str(ppo["lr_schedule"])),
+        rate,
         **{k: ppo[k] for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")},
         policy_kwargs=kwargs,
         seed=seed,
         device="cpu",
         rollout_buffer_class=FlatRolloutBuffer,
     )
-    attach_meta(model, training_meta(game_id, options, network, ppo, seed))
+    attach_meta(model, meta)
     if init:
         start_from(model, init, trust)
     return model
