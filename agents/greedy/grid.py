@@ -446,6 +446,7 @@ class BatchGreedyGrid:
     def __init__(self, agent: Any) -> None:
         self.agent = agent
         self.tables = grid_kernel.tables_for(agent)
+        self.score_at = np.array(agent._scores, dtype=np.int64)  # where the two scores sit in a row
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         agent, tables = self.agent, self.tables
@@ -465,9 +466,8 @@ class BatchGreedyGrid:
         agent, tables = self.agent, self.tables
         rows = np.ascontiguousarray(observations, dtype=np.float32)
         legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        score_at = np.array(agent._scores, dtype=np.int64)
         soft = bool(agent.soft_setup)
-        return grid_kernel.scores_rows(rows, legal, score_at, tables.weights(agent), soft, *tables.args)  # type: ignore[no-any-return]
+        return grid_kernel.scores_rows(rows, legal, self.score_at, tables.weights(agent), soft, *tables.args)  # type: ignore[no-any-return]
 
 
 def batch_twin(agent: GreedyAgent, **options: Any) -> BatchGreedyGrid | None:
