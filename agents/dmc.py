@@ -33,20 +33,27 @@ META = "meta.json"
 WEIGHTS = "weights.pt"
 
 
-def build_network(game_id: str, options: Mapping[str, Any], hidden: Any, features: str = "game") -> Any:
-    """A fresh ``QNetwork`` for ``game_id`` under ``options`` (``hidden``: sizes or ``"512,512"``)."""
-    from agents.nets.dmc import QNetwork, QSpec, action_features, parse_hidden
+def build_network(
+    game_id: str, options: Mapping[str, Any], hidden: Any, features: str = "game", prior: str = "none"
+) -> Any:
+    """A fresh ``QNetwork`` for ``game_id`` under ``options`` (``hidden``: sizes or ``"512,512"``).
+
+    ``prior``: ``"greedy-scores"`` gives the network greedy's score of every action (grid and walls;
+    ``agents.nets.dmc``), ``"none"`` not.
+    """
+    from agents.nets.dmc import QNetwork, QSpec, action_features, make_hinter, parse_hidden
     from jericho_env.registry import make_rules
 
     info = make_rules(game_id, **dict(options)).info
+    hinter = make_hinter(prior, game_id, options)
     if game_id == "grid":  # a compact state and per-action features (agents.nets.dmc_grid)
         from agents.nets.dmc_grid import GridQNetwork
 
-        spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, "game", "pairs")
-        return GridQNetwork(spec, options)
-    spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, features)
+        spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, "game", "pairs", prior)
+        return GridQNetwork(spec, options, hinter)
+    spec = QSpec(info.observation_size, parse_hidden(hidden), info.num_actions, features, "ids", prior)
     table = action_features(game_id, options) if features == "game" else np.zeros((info.num_actions, 0), np.float32)
-    return QNetwork(spec, table)
+    return QNetwork(spec, table, hinter)
 
 
 def meta_json(network: Any, game_id: str, options: Mapping[str, Any], training: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,7 +129,8 @@ def read_dmc_meta(path: str | Path) -> dict[str, Any]:
 def _check_network(meta: Mapping[str, Any], where: str) -> None:
     """The network meta.json describes: the game's sizes, layers within the bounds of ``agents.nets``."""
     from agents.checkpoint import CheckpointError
-    from agents.nets.dmc import ACTION_FEATURE_KINDS, NETWORK_KINDS, parse_hidden
+    from agents.nets.dmc import ACTION_FEATURE_KINDS, NETWORK_KINDS, PRIOR_KINDS, parse_hidden
+    from agents.prior import SCORE_GAMES
     from jericho_env.core.rules import JerichoError
     from jericho_env.registry import make_rules
 
@@ -140,6 +148,9 @@ def _check_network(meta: Mapping[str, Any], where: str) -> None:
         raise CheckpointError(f"{where}: {META}'s network is refused: {e}") from None
     sizes = (net.get("observation_size"), net.get("num_actions"))
     kinds_ok = net.get("features") in ACTION_FEATURE_KINDS and net.get("kind", "ids") in NETWORK_KINDS
+    prior = net.get("prior", "none")
+    if prior not in PRIOR_KINDS or (prior != "none" and meta["game_id"] not in SCORE_GAMES):
+        raise CheckpointError(f"{where}: {META}'s network names prior {prior!r}, not one of {PRIOR_KINDS} for its game")
     if sizes != (info.observation_size, info.num_actions) or not kinds_ok:
         raise CheckpointError(
             f"{where}: {META}'s network must read {info.observation_size} floats and score {info.num_actions} "
@@ -162,7 +173,7 @@ def load_dmc(
     if game_id is not None:
         check_game(meta, game_id, options or {}, f"checkpoint {str(p)!r}")
     net = meta["network"]
-    network = build_network(meta["game_id"], meta["options"], net["hidden"], net["features"])
+    network = build_network(meta["game_id"], meta["options"], net["hidden"], net["features"], net.get("prior", "none"))
     if network.spec.kind != net.get("kind", "ids"):
         raise CheckpointError(f"{str(p)!r}: its network kind {net.get('kind')!r} is not {meta['game_id']}'s")
     state = _weights(p, weights_limit(network))

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--net", "hidden layer sizes of the Q network's trunk, e.g. 512,512,256")
     add("--features", "action input: game (id embedding plus the action's features) or none (id embedding alone)",
         choices=("game", "none"))  # fmt: skip
+    add("--prior", "greedy-scores: greedy's score of every action as an input and a residual of Q, so that "
+        "self-play starts from greedy's play (grid and walls); none: the observation alone",
+        choices=("none", "greedy-scores"))  # fmt: skip
     add("--replay-ratio", "positions learned per position generated", type=positive_float)
     add("--eval-every", "positions generated between evaluations against greedy", type=positive_int)
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
@@ -114,6 +117,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     if not isinstance(saved, dict) or saved.get("game") != game:
         raise ValueError(f"--resume {folder!r} is not a {game!r} dmc run (its config.json says otherwise)")
     saved = dict(saved)
+    saved.setdefault("prior", "none")  # runs from before --prior had none
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}
     if set(saved) - known or not isinstance(options, dict):

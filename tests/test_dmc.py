@@ -114,6 +114,62 @@ def test_checkpoint_round_trip_keeps_network_optimizer_and_counters(tmp_path: Pa
         load_dmc(path, "walls", {})
 
 
+PRIOR_GAMES = [("walls", {}), ("grid", {"board_size": 7}), ("grid", {"obs_version": 1})]
+
+
+@pytest.mark.parametrize(("game", "options"), PRIOR_GAMES)
+def test_the_prior_starts_at_greedys_best_move(game: str, options: dict[str, Any], tmp_path: Path) -> None:
+    """Untrained, a prior network plays a move greedy scores best; its plan equals the torch network."""
+    import jericho_env
+    from agents.prior import prior_hint
+
+    network = build_network(game, options, "32", prior="greedy-scores")
+    path = save_dmc(tmp_path / "p.zip", network, game, options, {})
+    loaded, meta, _ = load_dmc(path, game, options)
+    assert meta["network"]["prior"] == "greedy-scores" and loaded.spec.prior == "greedy-scores"
+    hint = prior_hint("greedy-scores", game, **options)
+    assert hint is not None
+    env = jericho_env.make_batched(game, 24, copy=True, check=False, **options)
+    obs, mask, _ = env.reset(seed=3)
+    plan, rng = loaded.plan(), np.random.default_rng(0)
+    checked = 0
+    for _ in range(40):
+        legal = mask.astype(bool)
+        choice = plan.best(obs, mask)
+        scores = hint(obs, legal)
+        assert legal[np.arange(len(choice)), choice].all()
+        # greedy's best (exp(0)) but for its tie-breaking bonuses (a hundredth of a point: exp(-0.01) = 0.99)
+        assert (scores[np.arange(len(choice)), choice] >= 0.99).all()
+        rows = np.arange(len(choice))
+        stored = torch.from_numpy(plan.stored(obs, rows, choice).astype(np.float32))
+        q = loaded.q_stored(stored, torch.from_numpy(choice)).detach().numpy()
+        q_plan = plan.pair_values(obs, legal) if game == "grid" else None
+        if q_plan is not None:
+            r, a, v = q_plan
+            expect = np.array([v[(r == i) & (a == choice[i])][0] for i in rows])
+        else:
+            expect = plan.q_values(plan.rows(obs, mask))[rows, choice]
+        np.testing.assert_allclose(q, expect, atol=1e-5)
+        checked += len(choice)
+        obs, mask, _, _, _ = env.step(np.where(rng.random(len(choice)) < 0.5, choice, mask.argmax(axis=1)))
+    assert checked == 40 * 24
+
+
+def test_a_prior_is_refused_where_the_game_has_no_scores(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="grid, walls"):
+        build_network("castles", {}, "8", prior="greedy-scores")
+    network = build_network("walls", {}, "8", prior="greedy-scores")
+    path = save_dmc(tmp_path / "w.zip", network, "walls", {}, {})
+    with zipfile.ZipFile(path) as zf:
+        meta, weights = json.loads(zf.read("meta.json")), zf.read("weights.pt")
+    meta["network"]["prior"] = "oracle"
+    with zipfile.ZipFile(tmp_path / "bad.zip", "w") as zf:
+        zf.writestr("meta.json", json.dumps(meta))
+        zf.writestr("weights.pt", weights)
+    with pytest.raises(CheckpointError, match="prior"):
+        load_dmc(tmp_path / "bad.zip")
+
+
 def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
     network = build_network("castles", {}, "8")
     good = save_dmc(tmp_path / "n.zip", network, "castles", {}, {})
@@ -162,6 +218,15 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
     assert list(policy(np.zeros((4, network.spec.observation_size), np.float32), masks)) == [0, 1, 2, 3]
 
 
+def test_the_command_trains_a_prior_network(tmp_path: Path) -> None:
+    out = tmp_path / "walls"
+    argv = ["walls", *TINY, "--prior", "greedy-scores", "--option", "num_players=3", "--out", str(out)]
+    assert dmc_cli.main(argv) == 0
+    assert json.loads((out / "config.json").read_text())["prior"] == "greedy-scores"
+    agent = agents.make("dmc", "walls", path=str(out / "final.zip"), num_players=3)
+    assert agent.network.spec.prior == "greedy-scores" and agent.network.prior_weight is not None
+
+
 def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert dmc_cli.main(["castles", *TINY, "--out", str(out)]) == 0
@@ -193,6 +258,8 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--resume", "/no/such/run"],
         ["castles", "--option", "ranks=4"],
         ["castles", "--bogus"],
+        ["castles", "--prior", "greedy-scores"],
+        ["walls", "--prior", "greedy"],
     ],
 )
 def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:

@@ -16,6 +16,13 @@ learning is one trunk pass per position whatever the number of legal actions, an
 matrix product; the masked argmax over the legal actions picks the move. The action features enter
 through the embedding, which is the part of DouZero's encoding that generalizes across moves.
 
+With a **prior** (``QSpec.prior == "greedy-scores"``, grid and walls), greedy's score of every action
+(``agents.prior``: ``exp(score - best score)``, 1 for greedy's best moves) is both an input and a residual:
+the trunk reads the observation and the scores of every action, and ``w * score[a]`` (a learned ``w``,
+starting at 1) is added to Q(s, a). The untrained network (Q near 0 elsewhere) plays greedy's best move,
+so self-play starts from greedy's games, and Q learns where to depart from it. The scores are computed
+outside the network, from the observation alone (they read nothing hidden), by ``agents.prior.prior_hint``.
+
 ``QPlan`` is the same network as numpy arrays (the actors' snapshot: numpy costs less than torch's
 dispatch on the batches of a few hundred rows that actors ask for); ``best_actions`` is the masked argmax.
 """
@@ -34,6 +41,22 @@ ACTION_FEATURE_KINDS = ("none", "game")  # "game": the game's table (action_feat
 # "ids": Q of every action id in one pass (QNetwork); "pairs": Q of (state, action features) pairs
 # (agents.nets.dmc_grid.GridQNetwork, grid only)
 NETWORK_KINDS = ("ids", "pairs")
+# "greedy-scores": greedy's score of every action as an input and a residual (module docstring), grid and walls
+PRIOR_KINDS = ("none", "greedy-scores")
+PRIOR_WEIGHT = 1.0  # the residual's weight at the start
+
+
+def make_hinter(prior: str, game_id: str, options: Mapping[str, Any]) -> Any:
+    """The scorer of ``prior`` for ``game_id`` (``(obs (B, D), masks (B, A)) -> (B, A)``), None for "none"."""
+    if prior not in PRIOR_KINDS:
+        raise ValueError(f"the prior must be one of {', '.join(PRIOR_KINDS)}, got {prior!r}")
+    if prior == "none":
+        return None
+    from agents.prior import SCORE_GAMES, prior_hint
+
+    if game_id not in SCORE_GAMES:
+        raise ValueError(f"prior {prior!r} is for {', '.join(SCORE_GAMES)} only, not {game_id!r}")
+    return prior_hint(prior, game_id, **dict(options))
 
 
 def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
@@ -100,6 +123,7 @@ class QSpec:
     num_actions: int
     features: str = "game"  # a key of ACTION_FEATURE_KINDS
     kind: str = "ids"  # a key of NETWORK_KINDS
+    prior: str = "none"  # a key of PRIOR_KINDS
 
     def to_json(self) -> dict[str, Any]:
         """The spec as JSON (the checkpoint's ``network``)."""
@@ -109,19 +133,23 @@ class QSpec:
             "num_actions": self.num_actions,
             "features": self.features,
             "kind": self.kind,
+            "prior": self.prior,
         }
 
 
 class QNetwork(nn.Module):
     """Q(s, ·) for every action id (module docstring); ``forward(obs) -> (B, A)``."""
 
-    def __init__(self, spec: QSpec, feature_table: np.ndarray) -> None:
+    def __init__(self, spec: QSpec, feature_table: np.ndarray, hinter: Any = None) -> None:
         super().__init__()
         if spec.features not in ACTION_FEATURE_KINDS:
             raise ValueError(f"action features must be one of {', '.join(ACTION_FEATURE_KINDS)}, got {spec.features!r}")
+        if (spec.prior != "none") != (hinter is not None):
+            raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
+        self.hinter = hinter
         layers: list[nn.Module] = []
-        size = spec.observation_size
+        size = spec.observation_size + (spec.num_actions if hinter is not None else 0)
         for width in spec.hidden:
             layers += [nn.Linear(size, width), nn.ReLU()]
             size = width
@@ -136,6 +164,7 @@ class QNetwork(nn.Module):
             nn.init.normal_(self.project.weight, std=0.01)
         nn.init.normal_(self.head.weight, std=0.01)
         nn.init.zeros_(self.head.bias)
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
 
     def action_embeddings(self) -> torch.Tensor:
         """Each action's embedding ``E[a] + F[a] P`` (A, hidden)."""
@@ -144,27 +173,33 @@ class QNetwork(nn.Module):
             weight = weight + self.project(self.action_table)
         return weight
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """Q of every action (B, A) for observations (B, observation_size)."""
-        return self.trunk(obs) @ self.action_embeddings().T + self.head.bias
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Q of every action (B, A) for stored rows (B, stored_width): observations, then any prior's scores."""
+        q = self.trunk(x) @ self.action_embeddings().T + self.head.bias
+        if self.prior_weight is not None:
+            q = q + self.prior_weight * x[:, self.spec.observation_size :]
+        return q
 
     @property
     def stored_width(self) -> int:
-        """Numbers stored per position for learning: the observation."""
-        return self.spec.observation_size
+        """Numbers stored per position for learning: the observation, then any prior's score of every action."""
+        return self.spec.observation_size + (self.spec.num_actions if self.hinter is not None else 0)
 
     def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """Q(s, a) of stored positions (their observations) and the actions taken (B,)."""
+        """Q(s, a) of stored positions and the actions taken (B,)."""
         return self.q_taken(x, actions)
 
-    def q_taken(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    def q_taken(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q(s, a) of the given actions (B,): the trunk once, then only the taken actions' embeddings."""
-        h = self.trunk(obs)
+        h = self.trunk(x)
         emb = self.head.weight[actions]
         if self.project is not None:
             table: torch.Tensor = self.action_table  # type: ignore[assignment]
             emb = emb + self.project(table[actions])
-        return (h * emb).sum(dim=1) + self.head.bias[actions]
+        q = (h * emb).sum(dim=1) + self.head.bias[actions]
+        if self.prior_weight is not None:
+            q = q + self.prior_weight * x[:, self.spec.observation_size :].gather(1, actions[:, None]).squeeze(1)
+        return q
 
     def plan(self) -> QPlan:
         """The network as numpy arrays (a snapshot for the actors)."""
@@ -175,33 +210,60 @@ class QNetwork(nn.Module):
                 if isinstance(m, nn.Linear)
             ]
             out = (self.action_embeddings().numpy().T.copy(), self.head.bias.detach().numpy().copy())
-        return QPlan(tuple(layers), out)
+            weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
+        return QPlan(tuple(layers), out, self.hinter, weight)
 
 
-@dataclasses.dataclass(frozen=True)
 class QPlan:
-    """A ``QNetwork`` as numpy arrays: trunk layers (weight (in, out), bias) with ReLU, then the Q head."""
+    """A ``QNetwork`` as numpy arrays: trunk layers (weight (in, out), bias) with ReLU, then the Q head.
 
-    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
-    head: tuple[np.ndarray, np.ndarray]
+    With a prior, ``best`` computes the scores (``hinter``) and keeps the rows it built, so that ``stored``
+    right after it on the same observations reuses them.
+    """
 
-    def q_values(self, obs: np.ndarray) -> np.ndarray:
-        """Q of every action (B, A) float32."""
+    def __init__(
+        self,
+        layers: tuple[tuple[np.ndarray, np.ndarray], ...],
+        head: tuple[np.ndarray, np.ndarray],
+        hinter: Any = None,
+        prior_weight: float = 0.0,
+    ) -> None:
+        self.layers, self.head, self.hinter, self.prior_weight = layers, head, hinter, prior_weight
+        self._last: tuple[np.ndarray, np.ndarray] | None = None
+
+    def rows(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's input rows: the observations, then any prior's scores of every action."""
         x = np.ascontiguousarray(obs, dtype=np.float32)
+        if self.hinter is None:
+            return x
+        return np.concatenate([x, self.hinter(x, np.asarray(masks, dtype=bool))], axis=1)
+
+    def q_values(self, x: np.ndarray) -> np.ndarray:
+        """Q of every action (B, A) float32 of input rows (``rows``; the observations where there is no prior)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        h = x
         for weight, bias in self.layers:
-            x = x @ weight
-            x += bias
-            np.maximum(x, 0, out=x)
-        out: np.ndarray = x @ self.head[0] + self.head[1]
+            h = h @ weight
+            h += bias
+            np.maximum(h, 0, out=h)
+        out: np.ndarray = h @ self.head[0] + self.head[1]
+        if self.hinter is not None:
+            out += self.prior_weight * x[:, x.shape[1] - out.shape[1] :]
         return out
 
     def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action of highest Q per row (B,) int64."""
-        return best_actions(self.q_values(obs), masks)
+        x = self.rows(obs, masks)
+        self._last = (obs, x)
+        return best_actions(self.q_values(x), masks)
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """What to store for the positions ``obs[rows]`` where ``actions`` were taken: their observations."""
-        return np.asarray(obs)[rows]
+        """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best(obs, ...)``)."""
+        if self.hinter is None:
+            return np.asarray(obs)[rows]
+        if self._last is None or self._last[0] is not obs:
+            raise RuntimeError("QPlan.stored needs best() on the same observations first (the prior's scores)")
+        return self._last[1][rows]
 
 
 def best_actions(q: np.ndarray, masks: np.ndarray) -> np.ndarray:

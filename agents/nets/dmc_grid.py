@@ -16,6 +16,10 @@ with a head over every id costs about 3 million multiply-adds a position and lea
 ``Q(s, a) = head(relu(W h(S) + U A + b))`` with ``h`` an MLP trunk: the trunk runs once per position,
 the small head once per legal action (DouZero's per-action evaluation, with the state part shared). A
 position is stored for learning as ``S`` and the chosen action's ``A`` (about 420 numbers, not 8,731).
+
+With the prior ``greedy-scores`` (``agents.nets.dmc``'s docstring), ``A`` ends with greedy's score of the
+action and ``w * score`` (a learned ``w``, starting at 1) is added to Q: the untrained network plays greedy's
+best move.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import torch
 from torch import nn
 
 from agents.nets import frontier_kernel
-from agents.nets.dmc import QSpec, action_features
+from agents.nets.dmc import PRIOR_WEIGHT, QSpec, action_features
 
 HEAD = (128, 64)  # the action head's layers
 MAX_CELLS = 96  # frontier cells gathered per position (a legal cell beyond them gets zero cell features)
@@ -38,7 +42,7 @@ TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
 class GridEncoder:
     """Observation rows -> state features ``S``; (row, action) pairs -> action features ``A`` (numpy)."""
 
-    def __init__(self, options: Mapping[str, Any]) -> None:
+    def __init__(self, options: Mapping[str, Any], prior: bool = False) -> None:
         from agents.nets.grid_cells import FrontierFeatures
         from jericho_env.registry import make_rules
 
@@ -58,7 +62,8 @@ class GridEncoder:
         self.static = action_features("grid", options)
         self.cell_features = frontier_kernel.NUM_FEATURES
         self.state_size = len(self.keep) + 2 * self.cell_features
-        self.action_size = 1 + self.slot_width + self.cell_features + self.static.shape[1]
+        self.prior = bool(prior)  # A ends with greedy's score of the action
+        self.action_size = 1 + self.slot_width + self.cell_features + self.static.shape[1] + int(self.prior)
 
     def frontier(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(gathered cells (B, K), valid (B, K), features (B, K, 15)) of the rows."""
@@ -73,8 +78,15 @@ class GridEncoder:
         summary = [x.sum(axis=1) / count, np.where(valid[:, :, None] > 0, x, 0).max(axis=1)]
         return np.concatenate([obs[:, self.keep], *summary], axis=1).astype(np.float32)
 
-    def actions(self, obs: np.ndarray, front: tuple[np.ndarray, ...], rows: np.ndarray, acts: np.ndarray) -> np.ndarray:
-        """``A`` (P, action_size) of the pairs (row, action)."""
+    def actions(
+        self,
+        obs: np.ndarray,
+        front: tuple[np.ndarray, ...],
+        rows: np.ndarray,
+        acts: np.ndarray,
+        scores: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``A`` (P, action_size) of the pairs (row, action); ``scores`` (B, actions): the prior's, if any."""
         idx, valid, x = front
         place = acts != self.stop
         slot, cell = np.divmod(np.where(place, acts, 0), self.cells)
@@ -87,17 +99,25 @@ class GridEncoder:
         k = hit.argmax(axis=1)
         found = hit.any(axis=1) & place
         out[found, 1 + w : 1 + w + self.cell_features] = x[rows[found], k[found]]
-        out[:, 1 + w + self.cell_features :] = self.static[acts]
+        end = self.action_size - int(self.prior)
+        out[:, 1 + w + self.cell_features : end] = self.static[acts]
+        if self.prior:
+            if scores is None:
+                raise ValueError("this encoder's actions end with the prior's scores: pass them")
+            out[:, -1] = scores[rows, acts]
         return out
 
 
 class GridQNetwork(nn.Module):
     """Q of (state, action) pairs (module docstring); stores ``S`` and the chosen action's ``A`` for learning."""
 
-    def __init__(self, spec: QSpec, options: Mapping[str, Any]) -> None:
+    def __init__(self, spec: QSpec, options: Mapping[str, Any], hinter: Any = None) -> None:
         super().__init__()
+        if (spec.prior != "none") != (hinter is not None):
+            raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
-        self.encoder = GridEncoder(options)
+        self.hinter = hinter
+        self.encoder = GridEncoder(options, prior=hinter is not None)
         layers: list[nn.Module] = []
         size = self.encoder.state_size
         for width in spec.hidden:
@@ -107,6 +127,12 @@ class GridQNetwork(nn.Module):
         self.join_state = nn.Linear(size, HEAD[0])
         self.join_action = nn.Linear(self.encoder.action_size, HEAD[0], bias=False)
         self.head = nn.Sequential(nn.ReLU(), nn.Linear(HEAD[0], HEAD[1]), nn.ReLU(), nn.Linear(HEAD[1], 1))
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
+        if hinter is not None:  # the head starts near 0, so that the untrained network plays greedy's best move
+            last = self.head[-1]
+            assert isinstance(last, nn.Linear)
+            nn.init.normal_(last.weight, std=0.01)
+            nn.init.zeros_(last.bias)
 
     @property
     def stored_width(self) -> int:
@@ -116,7 +142,10 @@ class GridQNetwork(nn.Module):
     def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q of stored rows (B,)."""
         s, a = x[:, : self.encoder.state_size], x[:, self.encoder.state_size :]
-        return self.head(self.join_state(self.trunk(s)) + self.join_action(a)).squeeze(1)
+        q = self.head(self.join_state(self.trunk(s)) + self.join_action(a)).squeeze(1)
+        if self.prior_weight is not None:
+            q = q + self.prior_weight * a[:, -1]
+        return q
 
     def plan(self) -> GridQPlan:
         """The network as numpy arrays (a snapshot for the actors)."""
@@ -128,7 +157,10 @@ class GridQNetwork(nn.Module):
         with torch.no_grad():
             trunk = tuple(arrays(m) for m in self.trunk if isinstance(m, nn.Linear))
             head = tuple(arrays(m) for m in self.head if isinstance(m, nn.Linear))
-            return GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head)
+            weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
+            plan = GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head)
+            plan.hinter, plan.prior_weight = self.hinter, weight
+            return plan
 
 
 class GridQPlan:
@@ -142,33 +174,44 @@ class GridQPlan:
             join_action,
             head,
         )
-        self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray] | None = None
+        self.hinter: Any = None  # the prior's scorer, if any (set by GridQNetwork.plan)
+        self.prior_weight = 0.0
+        self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray, np.ndarray | None] | None = None
 
-    def _encoded(self, obs: np.ndarray, fresh: bool = True) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-        """(frontier, ``S``) of ``obs``; kept, so that ``stored`` right after ``best`` on the same array reuses them."""
-        if not fresh and self._last is not None and self._last[0] is obs:
-            return self._last[1], self._last[2]
+    def _encoded(
+        self, obs: np.ndarray, masks: np.ndarray | None = None
+    ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray | None]:
+        """(frontier, ``S``, the prior's scores) of ``obs``; ``masks`` None: those ``best`` computed last on ``obs``."""
+        if masks is None:
+            if self._last is None or self._last[0] is not obs:
+                raise RuntimeError("GridQPlan.stored needs best() on the same observations first")
+            return self._last[1], self._last[2], self._last[3]
         front = self.encoder.frontier(obs)
         state = self.encoder.state(obs, front)
-        self._last = (obs, front, state)
-        return front, state
+        scores = None if self.hinter is None else self.hinter(np.ascontiguousarray(obs, dtype=np.float32), masks)
+        self._last = (obs, front, state, scores)
+        return front, state, scores
 
     def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(row, action, Q) of every legal pair of the rows."""
-        front, h = self._encoded(obs)
+        front, h, scores = self._encoded(obs, masks)
         for w, b in self.trunk:
             h = np.maximum(h @ w + b, 0)
         h = h @ self.join_state[0] + self.join_state[1]
         rows, acts = np.nonzero(masks)
-        z = h[rows] + self.encoder.actions(obs, front, rows, acts) @ self.join_action
+        a = self.encoder.actions(obs, front, rows, acts, scores)
+        z = h[rows] + a @ self.join_action
         for w, b in self.head:  # each head layer follows a ReLU
             z = np.maximum(z, 0) @ w + b
-        return rows, acts, z[:, 0]
+        q = z[:, 0]
+        if self.hinter is not None:
+            q = q + self.prior_weight * a[:, -1]
+        return rows, acts, q
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """What to store for the positions ``obs[rows]`` where ``actions`` were taken: ``S`` then ``A``."""
-        front, state = self._encoded(obs, fresh=False)
-        return np.concatenate([state[rows], self.encoder.actions(obs, front, rows, actions)], axis=1)
+        """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best``): ``S``, ``A``."""
+        front, state, scores = self._encoded(obs)
+        return np.concatenate([state[rows], self.encoder.actions(obs, front, rows, actions, scores)], axis=1)
 
     def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action of highest Q per row (B,) int64."""

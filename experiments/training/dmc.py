@@ -42,6 +42,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "clip": 10.0,
         "net": "512,512,256",
         "features": "game",
+        "prior": "none",
         "replay_ratio": 1.0,
         "eval_every": 1_000_000,
         "eval_deals": 200,
@@ -81,6 +82,7 @@ class DmcConfig:
     clip: float
     net: str
     features: str
+    prior: str
     replay_ratio: float
     eval_every: int
     eval_deals: int
@@ -89,7 +91,8 @@ class DmcConfig:
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
     """The game's preset with the ``given`` values that are not None on top; values checked."""
-    from agents.nets.dmc import ACTION_FEATURE_KINDS, parse_hidden
+    from agents.nets.dmc import ACTION_FEATURE_KINDS, PRIOR_KINDS, parse_hidden
+    from agents.prior import SCORE_GAMES
 
     values = {**PRESETS["default"], **PRESETS.get(game, {})}
     values.update({k: v for k, v in given.items() if v is not None})
@@ -97,6 +100,10 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     parse_hidden(cfg.net)
     if cfg.features not in ACTION_FEATURE_KINDS:
         raise ValueError(f"--features takes one of {', '.join(ACTION_FEATURE_KINDS)}, got {cfg.features!r}")
+    if cfg.prior not in PRIOR_KINDS:
+        raise ValueError(f"--prior takes one of {', '.join(PRIOR_KINDS)}, got {cfg.prior!r}")
+    if cfg.prior != "none" and game not in SCORE_GAMES:
+        raise ValueError(f"--prior {cfg.prior} is for {', '.join(SCORE_GAMES)} only, not {game!r}")
     if not 0 <= cfg.epsilon <= 1:
         raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
     if cfg.batch_size > cfg.buffer:
@@ -206,7 +213,7 @@ def run_dmc(cfg: DmcConfig, folder: Path, resume: bool, quiet: bool = False, pro
     else:
         torch.manual_seed(cfg.seed)
         network, optimizer_state, stats = (
-            build_network(cfg.game, cfg.options, cfg.net, cfg.features),
+            build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior),
             None,
             fresh_stats(),
         )
