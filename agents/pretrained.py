@@ -8,8 +8,10 @@ The folder ``agents/zoo/`` (package data, in the wheel) holds, per game and kind
   version, the command, seed and commit that made it, the training steps and time, the scores measured
   in the run's final table (with 95% intervals), and the file's size and SHA-256.
 
-Kinds: ``ppo`` (played by the agent ``ppo``) and ``exit`` (an expert-iteration network, played by
-``exit`` alone and by ``exit-search`` inside search). ``experiments.zoo add RUN_FOLDER`` makes an entry
+Kinds: ``ppo`` (played by the agent ``ppo``), ``exit`` (an expert-iteration network, played by
+``exit`` alone and by ``exit-search`` inside search) and ``dmc`` (a Deep Monte-Carlo action-value network,
+played by ``dmc``; its card's scores may come from its run's last evaluation, ``scores["source"]`` says
+where from). ``experiments.zoo add RUN_FOLDER`` makes an entry
 from a run folder. ``zoo()`` lists the entries (``print(agents.zoo())`` shows them as a table).
 
 ``agents.ppo.shipped_policy`` loads an entry's network (once per process: the agents made from it share
@@ -87,15 +89,20 @@ class ZooEntry:
         """The card's final-table cells of ``agent`` (default: the kind's own agent) by opponent."""
         return dict(self.card.get("scores", {}).get(agent or self.kind, {}))
 
-    def line(self) -> str:
-        """One line for ``str(zoo())``: game, agents, file size, training, scores against random and greedy."""
+    def trained(self) -> str:
+        """How much it was trained: steps (ppo), iterations (exit) or positions generated (dmc)."""
         training = self.card.get("training", {})
         if self.kind == "ppo":
-            trained = f"{int(training.get('steps', 0)):,} steps"
-        else:
-            n = training.get("iterations", "?")
-            trained = f"{n} iteration{'' if n == 1 else 's'}"
-        seconds = training.get("seconds")
+            return f"{int(training.get('steps', 0)):,} steps"
+        if self.kind == "dmc":
+            return f"{int(training.get('positions_generated', 0)):,} positions"
+        n = training.get("iterations", "?")
+        return f"{n} iteration{'' if n == 1 else 's'}"
+
+    def line(self) -> str:
+        """One line for ``str(zoo())``: game, agents, file size, training, scores against random and greedy."""
+        trained = self.trained()
+        seconds = self.card.get("training", {}).get("seconds")
         if isinstance(seconds, (int, float)):
             trained += f", {seconds / 60:.0f} min" if seconds >= 60 else f", {seconds:.0f} s"
         cells = self.scores()
@@ -105,6 +112,8 @@ class ZooEntry:
             if c:
                 lo, hi = c["ci95"]
                 vs.append(f"vs {opponent} {100 * c['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
+        if vs and self.card.get("scores", {}).get("table") == "training.json":  # a dmc run's: no final table
+            vs[-1] += " (its run's last evaluation)"
         agents = ", ".join(self.agents)
         return f"{self.game:<8} {agents:<18} {self.path.name:<20} {self.size / 1024:>7.0f} KiB  {trained:<28} " + (
             "; ".join(vs) or "no scores on the card"

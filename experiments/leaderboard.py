@@ -1,8 +1,8 @@
 """One leaderboard across every agent and game: ``python -m experiments.leaderboard``.
 
 For each game: random, greedy (where the game has one), ``ismcts`` at its default budget and every agent
-the package ships for the game (``agents.zoo()``: ``ppo``, ``exit``, ``exit-search``, the last at
-``ismcts``'s budget) play a round robin of seat-swapped deals (``--deals`` per pair, the tournament code:
+the package ships for the game (``agents.zoo()``: ``ppo``, ``exit``, ``exit-search`` at ``ismcts``'s budget,
+``dmc``) play a round robin of seat-swapped deals (``--deals`` per pair, the tournament code:
 ``experiments.play.tournament.run_games``, so the same games on any number of workers and on ``--backend ray``).
 Two-player games: both seat orders of every deal. Walls: each agent alone against copies of each other,
 in every seat.
@@ -101,8 +101,7 @@ def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], li
     file is checked against its card (``agents.pretrained.shipped``, as ``agents.make`` does without a path).
     """
     import agents
-    from agents.ppo import shipped_policy
-    from agents.pretrained import shipped, zoo
+    from agents.pretrained import zoo
 
     budget = {} if simulations is None else {"simulations": simulations}
     specs = [AgentSpec(name, name) for name in ("random", "greedy") if available(name, game)]
@@ -112,9 +111,8 @@ def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], li
         if entry.game != game:
             continue
         for name in entry.agents:
-            shipped(name, game)
-            shipped_policy(name, game)  # the file matches its card and loads (before any worker starts)
             extra = dict(budget) if name == "exit-search" else {}
+            agents.make(name, game, **extra)  # no path: the file matches its card and loads (before any worker starts)
             specs.append(AgentSpec(name, name, {"path": str(entry.path), **extra}))
         notes.append(f"{', '.join(entry.agents)}: {entry.path.name} ({entry.size / 1024:.0f} KiB), {_trained(entry)}")
     for spec in specs:  # unknown agents or bad budgets fail here, before any game
@@ -126,13 +124,18 @@ def _trained(entry: Any) -> str:
     training = entry.card.get("training", {})
     if entry.kind == "ppo":
         what = f"{int(training.get('steps', 0)):,} PPO steps"
+    elif entry.kind == "dmc":
+        what = f"{int(training.get('positions_generated', 0)):,} Deep Monte-Carlo positions"
     else:
         n = training.get("iterations", "?")
         what = f"{n} expert-iteration iteration{'' if n == 1 else 's'}"
     seconds = training.get("seconds")
     commit = (entry.card.get("made_by", {}).get("commit") or "unknown")[:10]
     took = f" in {_minutes(seconds)}" if isinstance(seconds, (int, float)) else ""
-    return f"{what}{took}, commit {commit}; final-table scores on its card ({entry.name}.json)"
+    scores = (
+        "its run's last evaluation" if entry.card.get("scores", {}).get("table") == "training.json" else "final-table"
+    )
+    return f"{what}{took}, commit {commit}; {scores} scores on its card ({entry.name}.json)"
 
 
 # --------------------------------------------------------------------------------------------- the ratings

@@ -1,9 +1,10 @@
 """The model zoo's entries: ``python -m experiments.zoo add RUN_FOLDER`` ships a run's network in the package.
 
 ``add`` reads a finished run folder (``experiments.train``: config.json, training.json, final.zip and
-tournament/results.json; ``experiments.exit``: exit.json in place of training.json), checks that the
-network is in the safe format and reads this version's observations, then writes into the zoo folder
-(``agents/zoo/`` of this checkout; ``--zoo`` or ``$JERICHO_ENV_ZOO`` for another):
+tournament/results.json; ``experiments.exit``: exit.json in place of training.json; ``experiments.dmc``:
+a training.json counting positions, and no final table), checks that the network is in the safe format
+and reads this version's observations, then writes into the zoo folder (``agents/zoo/`` of this checkout;
+``--zoo`` or ``$JERICHO_ENV_ZOO`` for another):
 
 - ``<game>-<kind>.zip``: the checkpoint with its policy tensors only (the optimizer state, needed
   only to resume training, is dropped: a third of the size);
@@ -12,6 +13,11 @@ network is in the safe format and reads this version's observations, then writes
   HEAD, or ``--commit``), training steps and time, the final table's scores with 95% intervals, the
   file's size and SHA-256, and its moves at fixed positions (``fingerprint``, which the tests replay).
 
+The scores come from the run's final table (tournament/results.json), or from the results.json of an
+``experiments.evaluate`` run given with ``--scores`` (its rows of the kind's agents, which must have played
+this run's network). A dmc run plays no final table: without ``--scores`` its card takes the run's last
+evaluation against greedy (training.json), and ``scores["source"]`` says which.
+
 Then it loads the entry as ``agents.make`` will, plays a game with each agent that uses it, and
 prints the entry; if that fails, the files are removed. ``list`` prints the entries; ``check`` verifies
 every entry (file matches its card, versions match the games, each agent loads and plays a game).
@@ -19,6 +25,7 @@ every entry (file matches its card, versions match the games, each agent loads a
 Examples:
     python -m experiments.zoo add runs/train/castles-20261202-040000
     python -m experiments.zoo add runs/exit/grid-20261202-050000 --name exit
+    python -m experiments.zoo add runs/dmc/castles-20261204-030000 --scores runs/evaluate/castles-dmc/results.json
     python -m experiments.zoo list
     python -m experiments.zoo check
 """
@@ -42,27 +49,35 @@ from agents.pretrained import CARD_VERSION, KINDS, ZooEntry, ZooError, read_card
 from experiments.cli import cli_parser, run_cli
 from experiments.training.provenance import read_provenance, source_commit
 
-RUN_FILES = {"ppo": "training.json", "exit": "exit.json"}
+# the file each kind's run writes when it ends; experiments.dmc's training.json counts positions (DMC_MARK)
+RUN_FILES = {"ppo": "training.json", "exit": "exit.json", "dmc": "training.json"}
+DMC_MARK = "positions_generated"
 # share of the card's fixed positions where the network must play the recorded move (not all: a float rounded
 # otherwise by another torch build may turn a near tie)
 FINGERPRINT_AGREEMENT = 0.98
-MODULES = {"ppo": "experiments.train", "exit": "experiments.exit"}
+MODULES = {"ppo": "experiments.train", "exit": "experiments.exit", "dmc": "experiments.dmc"}
 
 
 # --------------------------------------------------------------------------------------------- the run folder
 def run_kind(folder: Path, name: str | None) -> str:
-    """The kind of network in a run folder (``ppo``: training.json, ``exit``: exit.json), checked against ``name``."""
-    found = [kind for kind, file in RUN_FILES.items() if (folder / file).is_file()]
+    """The kind of network in a run folder, checked against ``name``.
+
+    ``ppo``: training.json; ``exit``: exit.json; ``dmc``: a training.json that counts positions (``DMC_MARK``).
+    """
     if name is not None and name not in KINDS:
         raise ValueError(f"--name {name!r}: the zoo ships {', '.join(KINDS)}")
+    found = [kind for kind, file in RUN_FILES.items() if (folder / file).is_file()]
+    if "dmc" in found:  # training.json: experiments.train's or experiments.dmc's, told apart by what it counts
+        dmc = DMC_MARK in read_run_json(folder, RUN_FILES["dmc"], "the training summary")
+        found.remove("ppo" if dmc else "dmc")
     if not found:
         raise ValueError(
-            f"{str(folder)!r} is not a finished run folder: no training.json (experiments.train) or exit.json "
-            "(experiments.exit); they are written when the run ends"
+            f"{str(folder)!r} is not a finished run folder: no training.json (experiments.train, experiments.dmc) "
+            "or exit.json (experiments.exit); they are written when the run ends"
         )
     if name is not None and name not in found:
-        has = RUN_FILES[found[0]]
-        raise ValueError(f"--name {name}: {str(folder)!r} holds a network of kind {found[0]} (it has {has})")
+        has = f"it has {RUN_FILES[found[0]]}" + (" counting positions" if found[0] == "dmc" else "")
+        raise ValueError(f"--name {name}: {str(folder)!r} holds a network of kind {found[0]} ({has})")
     return name or found[0]
 
 
@@ -86,6 +101,11 @@ def derived_command(kind: str, config: dict[str, Any]) -> tuple[str, list[str]]:
         from experiments.train import build_parser, make_config
 
         default: dict[str, Any] = dataclasses.asdict(make_config(config["game"], config.get("options") or {}))
+    elif kind == "dmc":
+        from experiments.dmc import build_parser
+        from experiments.training.dmc import make_config as make_dmc_config
+
+        default = dataclasses.asdict(make_dmc_config(config["game"], config.get("options") or {}))
     else:
         from experiments.exit import build_parser, make_exit_config
 
@@ -131,7 +151,7 @@ def made_by(kind: str, folder: Path, config: dict[str, Any], commit: str | None)
 
 
 def training_summary(kind: str, folder: Path) -> dict[str, Any]:
-    """Steps (PPO) or iterations, games and rows (expert iteration), and the training time in seconds."""
+    """Steps (PPO), iterations, games and rows (expert iteration) or positions (dmc), and the training time."""
     if kind == "ppo":
         t = read_run_json(folder, "training.json", "the training summary")
         sessions = t.get("sessions") or []
@@ -141,6 +161,21 @@ def training_summary(kind: str, folder: Path) -> dict[str, Any]:
             "seconds": t.get("seconds_all_sessions"),
             "sessions": len(sessions),
             "steps_per_second_last_session": t.get("steps_per_second"),
+            "evals": t.get("evals", []),
+        }
+    if kind == "dmc":
+        t = read_run_json(folder, "training.json", "the training summary")
+        rates = t.get("rates") or {}
+        return {
+            "algorithm": "dmc",
+            "positions_generated": t["positions_generated"],
+            "positions_learned": t.get("positions_learned"),
+            "updates": t.get("updates"),
+            "games": t.get("games"),
+            "seconds": t.get("seconds"),
+            "sessions": len(t.get("sessions") or []),
+            "generated_per_second": rates.get("generated_per_second"),
+            "learned_per_second": rates.get("learned_per_second"),
             "evals": t.get("evals", []),
         }
     state = read_run_json(folder, "exit.json", "the expert-iteration state")
@@ -156,11 +191,81 @@ def training_summary(kind: str, folder: Path) -> dict[str, Any]:
     }
 
 
-def final_scores(kind: str, folder: Path) -> dict[str, Any]:
-    """The run's final table cells of the kind's agents (row agent's score with its 95% Wilson interval)."""
+def final_scores(kind: str, folder: Path, scores: Path | None = None) -> dict[str, Any]:
+    """The card's scores: the cells of the kind's agents in a table (row agent's score with its 95% interval).
+
+    The table: ``scores`` (an experiments.evaluate results.json, checked to have played this run's network),
+    else the run's tournament/results.json; a dmc run has no final table, so its last evaluation.
+    """
+    if scores is not None:
+        results = read_run_json(scores.parent, scores.name, "the table given with --scores")
+        check_scores_table(kind, folder, scores, results)
+        source = f"an experiments.evaluate table given with --scores ({scores.resolve()})"
+        return table_scores(kind, scores, str(scores.resolve()), results, source)
+    if kind == "dmc":
+        return last_evaluation(folder)
     results = read_run_json(folder, "tournament/results.json", "the final table")
+    table = "tournament/results.json"
+    return table_scores(kind, folder / table, table, results, "the run's final table (tournament/results.json)")
+
+
+def last_evaluation(folder: Path) -> dict[str, Any]:
+    """A dmc run's scores: its last evaluation in training.json (seat-swapped deals against greedy)."""
+    t = read_run_json(folder, "training.json", "the training summary")
+    config = read_run_json(folder, "config.json", "the run's config")
+    if not t.get("evals"):
+        raise ValueError(f"{folder}/training.json records no evaluation: give a table with --scores")
+    e = t["evals"][-1]
+    cell = {
+        "score": e["score"],
+        "ci95": e["ci95"],
+        "games": e["games"],
+        "positions_generated": e["positions_generated"],
+    }
+    return {
+        "source": f"the run's last evaluation during training (training.json, at {e['positions_generated']:,} "
+        "positions): a dmc run plays no final table",
+        "deals": config.get("eval_deals"),
+        "seed": None,
+        "table": "training.json",
+        "dmc": {e["opponent"]: cell},
+    }
+
+
+def check_scores_table(kind: str, folder: Path, path: Path, results: dict[str, Any]) -> None:
+    """``ValueError`` unless the table ``path`` played the run's game and options and, as the kind's agents,
+    the tensors of the run's final.zip (the file each row's path names, read without unpickling)."""
+    from agents.checkpoint import _weights
+    from jericho_env.registry import make_rules
+
+    config = read_run_json(folder, "config.json", "the run's config")
+    cfg = results.get("config") or {}
+    game, options = config["game"], dict(config.get("options") or {})
+    if results.get("game_id", cfg.get("game")) != game:
+        raise ValueError(f"--scores {path}: a table of {results.get('game_id')!r}, the run is of {game}")
+    if make_rules(game, **dict(cfg.get("options") or {})).options != make_rules(game, **options).options:
+        raise ValueError(f"--scores {path}: played with options {cfg.get('options')}, the run with {options}")
+    final = _weights(folder / "final.zip")["policy"]
+    specs = {a.get("label"): a for a in cfg.get("agents") or [] if isinstance(a, dict)}
+    for agent in KINDS[kind]:
+        if agent not in specs:
+            continue  # table_scores names the missing row
+        played = (specs[agent].get("kwargs") or {}).get("path")
+        if played is None or not Path(played).is_file():
+            raise ValueError(
+                f"--scores {path}: its {agent} played {played or 'the zoo entry'}, which cannot be checked against "
+                f"this run; evaluate again with --agents {agent}={folder / 'final.zip'}"
+            )
+        tensors = _weights(Path(played))["policy"]
+        same = tensors.keys() == final.keys() and all(tensors[k].equal(final[k]) for k in final)
+        if not same:
+            raise ValueError(f"--scores {path}: its {agent} played {played}, another network than {folder}/final.zip")
+
+
+def table_scores(kind: str, path: Path, table: str, results: dict[str, Any], source: str) -> dict[str, Any]:
+    """The cells of the kind's agents in ``results`` (read from ``path``; ``table`` on the card), from ``source``."""
     cfg = results.get("config", {})
-    out: dict[str, Any] = {"deals": cfg.get("deals"), "seed": cfg.get("seed"), "table": "tournament/results.json"}
+    out: dict[str, Any] = {"source": source, "deals": cfg.get("deals"), "seed": cfg.get("seed"), "table": table}
     for agent in KINDS[kind]:
         cells = {
             c["opponent"]: {
@@ -176,7 +281,7 @@ def final_scores(kind: str, folder: Path) -> dict[str, Any]:
         }
         if not cells:
             agents = results.get("agents")
-            raise ValueError(f"{folder}/tournament/results.json has no row for {agent!r} (agents: {agents})")
+            raise ValueError(f"{path} has no row for {agent!r} (agents: {agents})")
         out[agent] = cells
     return out
 
@@ -277,9 +382,24 @@ def fingerprint_agreement(entry: ZooEntry) -> tuple[int, int]:
     return sum(a == b for a, b in zip(then, again, strict=False)), max(len(then), len(again))
 
 
-def add(folder: Path, name: str | None, zoo_dir: Path, commit: str | None, replace: bool) -> ZooEntry:
-    """Make the zoo entry of the run in ``folder`` in ``zoo_dir``; return it (the files removed if its check fails)."""
+def network_meta(kind: str, path: Path) -> dict[str, Any]:
+    """The checked ``meta.json`` of the checkpoint ``path`` of a network of ``kind`` (dmc: its own format)."""
+    if kind == "dmc":
+        from agents.dmc import read_dmc_meta
+
+        return read_dmc_meta(path)  # a PPO or SB3 zip is refused here, saying why
     from agents.checkpoint import read_meta
+
+    return read_meta(path)  # an SB3 zip (unsafe format) is refused here, saying why
+
+
+def add(
+    folder: Path, name: str | None, zoo_dir: Path, commit: str | None, replace: bool, scores: Path | None = None
+) -> ZooEntry:
+    """Make the zoo entry of the run in ``folder`` in ``zoo_dir``; return it (the files removed if its check fails).
+
+    ``scores``: a results.json of experiments.evaluate whose rows give the card's scores (``final_scores``).
+    """
     from jericho_env.registry import make_rules
 
     if not folder.is_dir():
@@ -289,7 +409,7 @@ def add(folder: Path, name: str | None, zoo_dir: Path, commit: str | None, repla
     final = folder / "final.zip"
     if not final.is_file():
         raise FileNotFoundError(f"the run folder has no final.zip (written when the run ends): {final}")
-    meta = read_meta(final)  # an SB3 zip (unsafe format) is refused here, saying why
+    meta = network_meta(kind, final)
     game, options = config["game"], dict(config.get("options") or {})
     if meta["game_id"] != game:
         raise ValueError(f"{final} holds a {meta['game_id']} network, but config.json says {game}")
@@ -312,7 +432,7 @@ def add(folder: Path, name: str | None, zoo_dir: Path, commit: str | None, repla
         "observation_version": meta["observation_version"],
         "made_by": made_by(kind, folder, config, commit),
         "training": training_summary(kind, folder),
-        "scores": final_scores(kind, folder),
+        "scores": final_scores(kind, folder, scores),
         "config": config,
         "file": {
             "name": zip_path.name,
@@ -379,10 +499,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = cli_parser("experiments.zoo", __doc__)
     sub = p.add_subparsers(dest="command", required=True, metavar="{add,list,check}")
     a = sub.add_parser("add", help="ship a finished run's network (card written from the run folder)")
-    a.add_argument("run", metavar="RUN_FOLDER", help="a finished experiments.train or experiments.exit run folder")
+    a.add_argument("run", metavar="RUN_FOLDER", help="a finished experiments.train, exit or dmc run folder")
     a.add_argument("--name", choices=tuple(KINDS), default=None, help="the kind of network (default: the run's)")
     a.add_argument("--commit", default=None, help="the commit that made the run, for runs without provenance.json")
     a.add_argument("--replace", action="store_true", help="replace the game's entry of this kind")
+    a.add_argument(
+        "--scores",
+        default=None,
+        metavar="RESULTS_JSON",
+        help="the card's scores from this experiments.evaluate results.json (its rows must have played the run's "
+        "final.zip); default: the run's final table, for a dmc run (none) its last evaluation in training.json",
+    )
     for s in (a, sub.add_parser("list", help="the shipped agents"), sub.add_parser("check", help="verify entries")):
         s.add_argument("--zoo", default=None, help="the zoo folder (default: $JERICHO_ENV_ZOO, else agents/zoo)")
     return p
@@ -396,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> None:
         zoo_dir = Path(args.zoo) if args.zoo else zoo_folder()
         if args.command == "add":
-            entry = add(Path(args.run), args.name, zoo_dir, args.commit, args.replace)
+            scores = None if args.scores is None else Path(args.scores)
+            entry = add(Path(args.run), args.name, zoo_dir, args.commit, args.replace, scores)
             print(f"added {entry.name} to {zoo_dir}: {entry.path.name} ({entry.size} bytes) and {entry.name}.json")
             print(entry.line())
         elif args.command == "list":

@@ -19,9 +19,9 @@ import pytest
 import agents
 import jericho_env
 from agents import ppo, pretrained
-from agents.checkpoint import kind, read_meta
+from agents.checkpoint import kind
 from experiments.play.tournament import AgentSpec, run_games, tabulate
-from experiments.zoo import FINGERPRINT_AGREEMENT, fingerprint_agreement
+from experiments.zoo import FINGERPRINT_AGREEMENT, fingerprint_agreement, network_meta
 from jericho_env.agent_plugins import choose_action
 from jericho_env.registry import make_rules
 
@@ -51,8 +51,15 @@ def load_refusing_unpickling(name: str, game: str, options: dict[str, Any]) -> A
 
     ``torch.load`` without ``weights_only`` builds on ``pickle.Unpickler``, SB3's loader on ``pickle.loads``.
     Numba pickles as it compiles (building a network with the greedy prior runs compiled code), so a first
-    load outside the patch compiles that code; the second, patched, load reads the file again.
+    load outside the patch compiles that code; the second, patched, load reads the file again. A ``dmc``
+    agent loads its network itself (``agents.dmc.load_dmc``, no cache): the agent made under the patch.
     """
+    if name == "dmc":
+        agents.make(name, game, **options)
+        with pytest.MonkeyPatch.context() as patch:
+            for entry_point in ("Unpickler", "load", "loads"):
+                patch.setattr(pickle, entry_point, NoUnpickling)
+            return agents.make(name, game, **options)
     ppo.shipped_policy(name, game, options)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pickle, "Unpickler", NoUnpickling)
@@ -95,15 +102,19 @@ def test_each_shipped_agent_loads_without_unpickling_plays_a_whole_game_and_fits
             rules.version,
             rules.observation_version,
         ), f"{entry.name} was trained on other versions of {game}: retrain it (docs/contributing.md)"
-        meta = read_meta(entry.path)
+        meta = network_meta(entry.kind, entry.path)  # read_meta, or the dmc format's own reader
         assert kind(entry.path) == "safe" and meta["game_id"] == game
         assert (meta["game_version"], meta["observation_version"]) == (rules.version, rules.observation_version)
         assert entry.card["file"]["sha256"] == pretrained.sha256(entry.path)
         for name in entry.agents:
             network = load_refusing_unpickling(name, game, options)
             extra = {"simulations": 8} if name == "exit-search" else {}  # it plays; its strength is not tested here
-            agent = agents.make(name, game, seed=0, **extra, **options)  # no path: the shipped network
-            assert agent.path == str(entry.path) and agent.policy is network  # the one loaded without unpickling
+            if name == "dmc":
+                agent = network  # the agent made without unpickling
+            else:
+                agent = agents.make(name, game, seed=0, **extra, **options)  # no path: the shipped network
+                assert agent.policy is network  # the one loaded without unpickling
+            assert agent.path == str(entry.path)
             moves, rewards = play_whole_game(agent, game, options, seed=1)
             assert 0 < moves <= rules.info.max_game_length and any(r != 0 for r in rewards), (name, rewards)
 
