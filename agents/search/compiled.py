@@ -830,7 +830,7 @@ def compiled_kernels(rules: Rules[Any]) -> tuple[BatchedGame[Any], RowKernels] |
     """The game's compiled rules and row kernels, or None (no Numba, or the game has none): search in Python then."""
     if not NUMBA:
         return None
-    from jericho_env.envs.batched import batched_game
+    from jericho_env.registry import batched_game
 
     game = batched_game(rules)
     kernels = game.row_kernels() if game.compiled else None

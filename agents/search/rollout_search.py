@@ -17,7 +17,7 @@ one determinization of the searching seat's information state (the posterior ove
 uniform one of ``Rules.determinize``).
 
 Many positions are searched at once: their rollouts run in lockstep in one array of game rows
-(``jericho_env.envs.batched.batched_game``: compiled kernels where the game has them, else the Python
+(``jericho_env.registry.batched_game``: compiled kernels where the game has them, else the Python
 rules), and each round asks the network once for every row still playing.
 """
 
@@ -72,7 +72,7 @@ class PolicyRolloutSearch:
     def __init__(
         self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator
     ) -> None:
-        from jericho_env.envs.batched import batched_game
+        from jericho_env.registry import batched_game
 
         if not isinstance(rollouts, int) or isinstance(rollouts, bool) or rollouts < 1:
             raise ValueError(f"rollouts must be an int >= 1, got {rollouts!r}")

@@ -22,52 +22,14 @@ it), ``set_state(i, state)`` puts a Python state into row ``i``; ``game.to_batch
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from typing import Any
 
 import numpy as np
 
-from jericho_env.core.batched import BatchedGame, PythonBatchedGame
 from jericho_env.core.kernels import NUMBA, njit, row_seeds
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
 from jericho_env.core.validate import check_optional_seed
-from jericho_env.registry import make_rules
-
-_warned: set[str] = set()
-
-
-def batched_game(rules: Rules[Any], compiled: bool | None = None) -> BatchedGame[Any]:
-    """The ``BatchedGame`` of ``rules``: its kernels where it has them and Numba is installed, else the Python rules.
-
-    ``compiled=True`` insists on the kernels (``OptionError`` saying why they are not available);
-    ``False`` always takes the Python rules; ``None`` (the default) takes the kernels when it can and warns
-    when a game has kernels but Numba is missing.
-    """
-    spec = getattr(type(rules), "batched", None)
-    game_id = rules.info.game_id
-    if compiled is False:
-        return PythonBatchedGame(rules)
-    if spec is None or not NUMBA:
-        why = (
-            f"{game_id!r} has no compiled kernels (its Rules class sets no `batched`)"
-            if spec is None
-            else "Numba is not installed (pip install 'jericho-env[train]' or pip install numba)"
-        )
-        if compiled:
-            raise OptionError(f"make_batched({game_id!r}, compiled=True): {why}")
-        if spec is not None and game_id not in _warned:
-            _warned.add(game_id)
-            warnings.warn(
-                f"make_batched({game_id!r}): {why}; running the Python rules, much slower than the kernels",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return PythonBatchedGame(rules)
-    module_name, class_name = spec.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    game: BatchedGame[Any] = cls(rules)
-    return game
+from jericho_env.registry import batched_game, make_rules
 
 
 class BatchedEnv:

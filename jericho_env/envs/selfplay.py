@@ -58,8 +58,7 @@ from jericho_env.agent_plugins import make_batch_policy
 from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
 from jericho_env.core.validate import check_optional_seed, check_seed
-from jericho_env.envs.batched import batched_game
-from jericho_env.registry import make_rules
+from jericho_env.registry import batched_game, make_rules
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
