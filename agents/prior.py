@@ -43,7 +43,7 @@ import numpy as np
 Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), masks (B, A)) -> (B, size) float32
 
 PRIORS = ("none", "greedy", "greedy-scores")
-# the baseline agent behind each prior
+# the baseline agent behind each prior: greedy for each (check_prior asks agents.greedy whether it plays a game)
 PRIOR_AGENTS = {"greedy": "greedy", "greedy-scores": "greedy"}
 # "greedy-scores" needs an agent with a scores(observation) method (agents.greedy.grid / greedy_walls)
 SCORE_GAMES = ("grid", "walls")
@@ -56,9 +56,9 @@ def check_prior(prior: str, game_id: str | None = None) -> str:
     if prior == "greedy-scores" and game_id is not None and game_id not in SCORE_GAMES:
         raise ValueError(f"--prior greedy-scores is for {', '.join(SCORE_GAMES)} only, not {game_id!r}")
     if prior != "none" and game_id is not None:
-        from agents.registry import available
+        from agents.greedy import has_greedy  # every prior is greedy's judgement (PRIOR_AGENTS)
 
-        if not available(PRIOR_AGENTS[prior], game_id):
+        if not has_greedy(game_id):
             raise ValueError(f"--prior {prior} needs a {PRIOR_AGENTS[prior]} agent, and {game_id!r} has none")
     return prior
 
@@ -81,7 +81,7 @@ class PriorHint:
     """
 
     def __init__(self, name: str, game_id: str, seed: int | None = None, **options: Any) -> None:
-        import agents
+        from agents.greedy import make_greedy
         from jericho_env.registry import make_rules
 
         if name not in PRIOR_AGENTS:  # checked against the game once, where the config is resolved (check_prior)
@@ -98,7 +98,7 @@ class PriorHint:
 
             self._batch, self.key = _live_rows(BatchGreedyWalls(game_id, **options).scores), deterministic
             return
-        self.agent = agents.make(PRIOR_AGENTS[name], game_id, seed=seed, **options)
+        self.agent = make_greedy(game_id, seed=seed, **options)  # PRIOR_AGENTS[name], as agents.make builds it
         if name == "greedy-scores" and game_id == "grid" and getattr(self.agent, "kernel", False):
             from agents.greedy.grid import BatchGreedyGrid
 

@@ -6,7 +6,9 @@ game (``agents.pretrained``, the model zoo); ``playable_names(game_id)`` lists w
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from agents.base import BaseAgent
@@ -43,6 +45,66 @@ def available(name: str, game_id: str) -> bool:
 def baselines(game_id: str) -> list[str]:
     """The ``BASELINES`` that play ``game_id``, weakest first (every game has ``random``)."""
     return [name for name in BASELINES if available(name, game_id)]
+
+
+def pool_names(text: str, game_id: str) -> list[str]:
+    """``"random,greedy"`` -> ["random", "greedy"]: agents that need no checkpoint and play ``game_id``."""
+    names = [x.strip() for x in text.split(",")]
+    bad = [n for n in names if n not in AGENT_NAMES or n == "ppo"]
+    if bad:
+        allowed = ", ".join(a for a in AGENT_NAMES if a != "ppo")
+        raise ValueError(f"--pool takes agent names from {allowed}, got {text!r}")
+    missing = [n for n in names if not available(n, game_id)]
+    if missing:
+        raise ValueError(
+            f"--pool: {', '.join(missing)} does not play {game_id!r} (it has: {', '.join(baselines(game_id))})"
+        )
+    return names
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingAgents:
+    """The agent-side settings of a training run, checked against its game (``training_agents``)."""
+
+    pool: str  # the fixed opponents, comma-separated, without blanks
+    eval_opponent: str  # the baseline the evaluations play
+    hint_size: int  # the floats the prior appends to each observation (``agents.prior.hint_size``)
+    dropped: tuple[str, ...] = ()  # the preset's opponents the game lacks, as "pool random,greedy -> random"
+
+
+def training_agents(
+    game_id: str,
+    num_actions: int,
+    settings: Mapping[str, str],
+    preset: Collection[str] = (),
+) -> TrainingAgents:
+    """Every agent a training run of ``game_id`` names, checked in one place: network, prior, pool, evaluation.
+
+    ``settings`` holds the run's ``policy``, ``net``, ``prior``, ``pool`` and ``eval_opponent`` (text);
+    ``num_actions`` is the game's (under the run's options). The settings named in ``preset`` came from
+    the training preset, not the user: an opponent there that the game lacks is dropped (``dropped`` says
+    which) where a named one is an error. ``ValueError`` for the first setting the game cannot train with.
+    """
+    from agents.nets import check_policy, parse_net
+    from agents.prior import check_prior, hint_size
+
+    pool, opponent, dropped = settings["pool"], settings["eval_opponent"], []
+    if "pool" in preset:
+        kept = [n for n in pool.split(",") if available(n, game_id)]
+        if kept != pool.split(","):
+            dropped.append(f"pool {pool} -> {','.join(kept) or 'random'}")
+            pool = ",".join(kept) or "random"
+    if "eval_opponent" in preset and not available(opponent, game_id):
+        dropped.append(f"evaluation opponent {opponent} -> {baselines(game_id)[-1]}")
+        opponent = baselines(game_id)[-1]
+    check_policy(settings["policy"], game_id)
+    parse_net(settings["net"])
+    # the prior, checked against the game once for the run, and the floats its hint adds to each sample
+    hint = hint_size(check_prior(settings["prior"], game_id), num_actions)
+    names = pool_names(pool, game_id)  # "random, greedy" as "random,greedy"
+    if opponent not in baselines(game_id):
+        raise ValueError(f"the evaluation opponent must be one of {', '.join(baselines(game_id))}, got {opponent!r}")
+    return TrainingAgents(",".join(names), opponent, hint, tuple(dropped))
 
 
 def agent_names(game_id: str) -> tuple[str, ...]:

@@ -8,8 +8,8 @@ baselines, the trained agent and its starting policy. With ``--prior`` (``agents
 from greedy's judgement. Every default comes from ``experiments.training.presets``.
 
 The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
-one function from plain values: the prior's hint (``agents.prior.prior_hint``), the opponent pool
-(``experiments.training.pool``), the vec env and evaluations (``experiments.training.selfplay``), the model
+one function from plain values: the opponent pool (``experiments.training.pool``), the vec env with the
+prior's hint and the evaluations (``experiments.training.selfplay``, ``agents.prior.prior_hint``), the model
 (``experiments.training.model``, networks from ``agents.nets``) and the run folder
 (``experiments.training.run_folder``).
 
@@ -86,13 +86,14 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     run = RunFolder(folder)
     initial = run.initial  # where the starting policy is saved
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
-    # the parts: the prior's hint, the opponents, the games, the learner
+    # the parts: the opponents, the games (with the prior's hint), the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
-    hint = prior_hint(cfg.prior, cfg.game, seed=cfg.seed + 7919, **cfg.options)
     snapshots = run.snapshot_paths()
     pool = opponent_pool(cfg.game, cfg.pool.split(","), cfg.seed * 100, cfg.options, cfg.prior, snapshots, trust)
-    vec = make_vec_env(cfg.game, cfg.n_envs, pool, hint, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options)
+    vec = make_vec_env(
+        cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options, cfg.seed + 7919
+    )
     if checkpoint is None:
         model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
         save_checkpoint(model, initial)  # the starting policy joins the final tournament as "untrained"
@@ -129,8 +130,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     seconds = time.perf_counter() - t0
     final = save_checkpoint(model, run.folder / "final.zip")
     run.save_checkpoint(model, model.num_timesteps)
-    vec.close()
-    run.save_training(model.num_timesteps, model.num_timesteps - done, seconds)
+    run.save_training(model.num_timesteps, model.num_timesteps - done, seconds, games=vec)  # closes the games first
     return final
 
 

@@ -98,7 +98,7 @@ def _model(game: str) -> tuple[Any, Any, np.ndarray, np.ndarray]:
 
     cfg = make_config(game, n_envs=48, shards=1, n_steps=8, batch_size=96)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
-    vec = make_vec_env(game, cfg.n_envs, pool, _hint(cfg, 0), seed=0, options=cfg.options)
+    vec = make_vec_env(game, cfg.n_envs, pool, cfg.prior, seed=0, options=cfg.options, hint_seed=0)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
     vec.reset()

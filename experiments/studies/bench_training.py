@@ -72,7 +72,6 @@ def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
     import torch
 
     from agents.checkpoint import PolicySpec
-    from agents.prior import prior_hint
     from experiments.train import make_config
     from experiments.training.model import PPO_SETTINGS, make_model, update_with_threads
     from experiments.training.pool import opponent_pool
@@ -81,9 +80,9 @@ def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
     cfg = make_config(game, shards=1)  # replayed in this process: nothing to split
     torch.set_num_threads(1)  # as experiments.train
     torch.distributions.Distribution.set_default_validate_args(False)
-    hint = prior_hint(cfg.prior, game, seed=cfg.seed, **cfg.options)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
-    vec = replay_vec_env(make_vec_env(game, cfg.n_envs, pool, hint, cfg.seed, options=cfg.options), cfg.n_steps)
+    games = make_vec_env(game, cfg.n_envs, pool, cfg.prior, cfg.seed, options=cfg.options, hint_seed=cfg.seed)
+    vec = replay_vec_env(games, cfg.n_steps)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
     update_with_threads(model, cfg.update_threads)  # as experiments.train

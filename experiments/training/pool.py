@@ -79,8 +79,8 @@ def opponent_pool(
 ) -> OpponentPool:
     """The pool of ``baselines`` (agent names) and the ``snapshots`` saved so far; names checked against the game."""
     from agents.prior import check_prior
-    from experiments.training.presets import parse_pool
+    from agents.registry import pool_names
 
-    names = parse_pool(",".join(baselines), game_id)  # agents that play the game and need no checkpoint
+    names = pool_names(",".join(baselines), game_id)  # agents that play the game and need no checkpoint
     check_prior(prior, game_id)
     return OpponentPool(game_id, dict(options or {}), names, int(seed), prior, list(snapshots), trust)

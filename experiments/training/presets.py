@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from agents.nets import check_policy, parse_net
-from agents.prior import check_prior, hint_size
-from agents.registry import AGENT_NAMES, available, baselines
+from agents.nets import check_policy
+from agents.prior import hint_size
+from agents.registry import TrainingAgents, training_agents
 from jericho_env.registry import make_rules
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -108,21 +108,6 @@ def per_game(key: str) -> str:
     return ("none" if default is None else str(default)) + (f"; {', '.join(games)}" if games else "")
 
 
-def parse_pool(text: str, game_id: str) -> list[str]:
-    """``"random,greedy"`` -> ["random", "greedy"]: agents that need no checkpoint and play ``game_id``."""
-    names = [x.strip() for x in text.split(",")]
-    bad = [n for n in names if n not in AGENT_NAMES or n == "ppo"]
-    if bad:
-        allowed = ", ".join(a for a in AGENT_NAMES if a != "ppo")
-        raise ValueError(f"--pool takes agent names from {allowed}, got {text!r}")
-    missing = [n for n in names if not available(n, game_id)]
-    if missing:
-        raise ValueError(
-            f"--pool: {', '.join(missing)} does not play {game_id!r} (it has: {', '.join(baselines(game_id))})"
-        )
-    return names
-
-
 def resolve(
     game_id: str,
     given: Mapping[str, Any],
@@ -143,22 +128,12 @@ def resolve(
     values.update(explicit)
     if values["init"] == "":  # config.json of runs before the presets wrote "" for no checkpoint
         values["init"] = None
-    dropped = []
-    if "pool" not in explicit:
-        kept = [n for n in values["pool"].split(",") if available(n, game_id)]
-        if kept != values["pool"].split(","):
-            dropped.append(f"pool {values['pool']} -> {','.join(kept) or 'random'}")
-            values["pool"] = ",".join(kept) or "random"
-    if "eval_opponent" not in explicit and not available(values["eval_opponent"], game_id):
-        strongest = baselines(game_id)[-1]
-        dropped.append(f"evaluation opponent {values['eval_opponent']} -> {strongest}")
-        values["eval_opponent"] = strongest
     if "shards" not in explicit and isinstance(values["n_envs"], int):  # the preset's split, where it applies
         values["shards"] = min(values["shards"], max(values["n_envs"], 1))
-    if dropped:
-        report(f"{game_id}: agents it lacks are dropped from the preset: {'; '.join(dropped)}")
-    check(game_id, values, options)
-    values["pool"] = ",".join(parse_pool(values["pool"], game_id))  # "random, greedy" as "random,greedy"
+    agents = check(game_id, values, options, preset={"pool", "eval_opponent"} - set(explicit))
+    if agents.dropped:
+        report(f"{game_id}: agents it lacks are dropped from the preset: {'; '.join(agents.dropped)}")
+    values["pool"], values["eval_opponent"] = agents.pool, agents.eval_opponent
     rollout = values["n_envs"] * values["n_steps"]
     if "batch_size" not in explicit and values["batch_size"] > rollout:  # a small run: one minibatch per rollout
         report(f"{game_id}: batch_size {values['batch_size']} -> {rollout}, the samples of one rollout")
@@ -245,24 +220,24 @@ def check_numbers(values: Mapping[str, Any]) -> None:
         raise ValueError(f"init (--init) must be a checkpoint path or null, got {values['init']!r}")
 
 
-def check(game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None) -> None:
-    """A clear ``ValueError`` for the first value that ``game_id`` (under ``options``) cannot train with."""
+def check(
+    game_id: str, values: Mapping[str, Any], options: Mapping[str, Any] | None = None, preset: Collection[str] = ()
+) -> TrainingAgents:
+    """A clear ``ValueError`` for the first value that ``game_id`` (under ``options``) cannot train with.
+
+    The agents the values name (network, prior, pool, evaluation opponent) are checked by one call,
+    ``agents.registry.training_agents``, which returns them as the run uses them; the opponents among
+    ``preset`` (the keys whose value came from the preset) that the game lacks are dropped there.
+    """
     check_numbers(values)
     num_actions = make_rules(game_id, **dict(options or {})).info.num_actions
-    check_policy(values["policy"], game_id)
-    parse_net(values["net"])
-    # the prior, checked against the game once for the run, and the floats its hint adds to each sample
-    hint = hint_size(check_prior(values["prior"], game_id), num_actions)
-    parse_pool(values["pool"], game_id)
-    if values["eval_opponent"] not in baselines(game_id):
-        raise ValueError(
-            f"the evaluation opponent must be one of {', '.join(baselines(game_id))}, got {values['eval_opponent']!r}"
-        )
+    agents = training_agents(game_id, num_actions, values, preset)
     if values["lr_schedule"] not in LR_SCHEDULES:
         raise ValueError(f"--lr-schedule takes one of {', '.join(LR_SCHEDULES)}, got {values['lr_schedule']!r}")
     if values["shards"] > values["n_envs"]:
         raise ValueError(f"--shards {values['shards']} is more than the {values['n_envs']} games (--n-envs) to split")
-    check_rollout(game_id, values, options, hint=hint)
+    check_rollout(game_id, values, options, hint=agents.hint_size)
+    return agents
 
 
 def check_rollout(

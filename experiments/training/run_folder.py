@@ -336,13 +336,15 @@ class RunFolder:
         logs.mkdir(exist_ok=True)
         return Logger(str(logs), [appending_csv(logs / "progress.csv")])
 
-    def save_training(self, steps: int, session_steps: int, seconds: float) -> None:
+    def save_training(self, steps: int, session_steps: int, seconds: float, games: Any = None) -> None:
         """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so).
 
         With the session's CPU time since ``begin_session``: this process's, and that of its child processes
-        ended by now (the shard workers, once the vec env is closed), which load on the machine distorts less
-        than the wall clock.
+        ended by now, which load on the machine distorts less than the wall clock. ``games``, the session's vec
+        env, is closed first: its shard workers count only once they have ended and been joined.
         """
+        if games is not None:
+            games.close()
         cpu_seconds = None
         if hasattr(self, "_cpu_start"):
             process, children = self._cpu_start

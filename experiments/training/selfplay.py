@@ -1,15 +1,15 @@
 """The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
 
-``make_vec_env(game_id, n_envs, pool, hint, seed, shards, shaping, options)`` plays ``n_envs`` games in
-lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
+``make_vec_env(game_id, n_envs, pool, prior, seed, shards, shaping, options, hint_seed)`` plays ``n_envs``
+games in lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
 drawn per game from the opponent pool (``experiments.training.pool.OpponentPool``): each opponent policy is asked
 once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
 forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
-building its own opponents and hint (``pool.policies(k)``, ``hint.for_shard(k)``), and the training
+building its own opponents and hint (``pool.policies(k)``, the prior's hint for shard ``k``), and the training
 process plays none: it computes one shard's moves while the others play
-(``experiments.training.model.pipeline_rollouts``). ``hint`` is the prior's (``agents.prior.prior_hint``),
-appended to the learner's observations; ``shaping`` weighs the potential-based shaping reward
-(``Rules.potential``).
+(``experiments.training.model.pipeline_rollouts``). The hint of the learner's ``prior``
+(``agents.prior.prior_hint``, seeded from ``hint_seed``) is appended to its observations; ``shaping`` weighs the
+potential-based shaping reward (``Rules.potential``).
 
 ``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
@@ -30,24 +30,27 @@ def make_vec_env(
     game_id: str,
     n_envs: int,
     pool: OpponentPool,
-    hint: Any = None,
+    prior: str = "none",
     seed: int = 0,
     shards: int = 1,
     shaping: float = 0.0,
     options: dict[str, Any] | None = None,
+    hint_seed: int | None = None,
 ) -> Any:
     """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes.
 
     Game ``i`` is seeded with ``seed + i`` whatever shard holds it; with one shard the games are played
-    in this process with ``hint`` and ``pool.policies(0)``; with more, shard ``k`` builds
-    ``hint.for_shard(k)`` (``hint`` itself for shard 0) and ``pool.policies(k)`` in a worker of its own,
-    and this process plays none (``ShardedVecEnv(local=False)``: its rollouts go shard by shard).
+    in this process against ``pool.policies(0)``; with more, shard ``k`` builds ``pool.policies(k)`` and
+    its hint in a worker of its own, and this process plays none (``ShardedVecEnv(local=False)``: its
+    rollouts go shard by shard). The learner's observations carry the hint of ``prior`` (none for
+    ``"none"``), built where its shard's games are: shard ``k``'s draws from ``hint_seed`` as
+    ``PriorHint.for_shard(k)`` does.
     """
     from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
 
     options = dict(options or {})
     if shards == 1:
-        return _shard(game_id, pool, hint, seed, shaping, options, 0, n_envs)
+        return _shard(game_id, pool, prior, hint_seed, seed, shaping, options, 0, n_envs)
     sizes = shard_sizes(n_envs, shards)
     offsets = [sum(sizes[:k]) for k in range(shards)]
 
@@ -59,7 +62,7 @@ def make_vec_env(
         # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
         # cores the other shards and the learner need
         threadpool_limits(1, user_api="blas")
-        return _shard(game_id, pool, hint, seed + offsets[k], shaping, options, k, sizes[k])
+        return _shard(game_id, pool, prior, hint_seed, seed + offsets[k], shaping, options, k, sizes[k])
 
     # every shard in a worker, none here: the learner computes one shard's moves while the others play
     # (experiments.training.model.pipeline_rollouts)
@@ -67,13 +70,24 @@ def make_vec_env(
 
 
 def _shard(
-    game_id: str, pool: OpponentPool, hint: Any, seed: int, shaping: float, options: dict[str, Any], k: int, n: int
+    game_id: str,
+    pool: OpponentPool,
+    prior: str,
+    hint_seed: int | None,
+    seed: int,
+    shaping: float,
+    options: dict[str, Any],
+    k: int,
+    n: int,
 ) -> Any:
-    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games, the first seeded with ``seed``."""
+    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games (the first seeded with ``seed``), its opponents and hint."""
+    from agents.prior import SHARD_SEED_STRIDE, prior_hint
     from jericho_env.envs.sb3 import SelfPlayVecEnv
 
     opponents = pool.policies(k)
-    hint = hint.for_shard(k) if hint is not None else None
+    # shard k's hint draws another stream, as PriorHint.for_shard(k) would make it (shard 0: hint_seed itself)
+    stream = None if hint_seed is None else hint_seed + SHARD_SEED_STRIDE * k
+    hint = prior_hint(prior, game_id, seed=stream, **options)
     size = hint.size if hint is not None else 0
     return SelfPlayVecEnv(
         game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, shaping=shaping, **options

@@ -83,6 +83,8 @@ class SelfPlayVecEnv(_MaskedVecEnv):
         super().__init__(num_envs, obs_space, gym.spaces.Discrete(info.num_actions))
         self.rules = self.vector.rules
         self._actions: np.ndarray | None = None
+        if seed is not None:  # the seeds of the first reset, kept where SB3's VecEnv keeps them (as seed() sets them)
+            self.seed(seed)
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
