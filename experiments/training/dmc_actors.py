@@ -5,7 +5,13 @@ network snapshot (``agents.nets.dmc.QPlan``): the legal action of highest Q, or 
 ``epsilon`` a uniformly random legal action. Every decision (a position with two legal actions or more;
 forced moves teach nothing) goes into the ``ReplayBuffer`` at once, with its target unknown; when the game
 ends, each of its positions gets the final return of the seat that moved there (DouZero's Monte-Carlo
-target: no bootstrapping, no discount).
+target: no bootstrapping, no discount). With ``target="margin"`` the target is instead the seat's
+potential of the final state (``rules.potential``; grid: the points lead / 100, clipped to [-1, 1]): the
+margin the win or loss was decided by, a target with less noise than the sign of it.
+
+With ``versus_greedy`` > 0, that share of the games (drawn as each game is dealt) has one learning seat,
+drawn at random, and the ``greedy`` agent (its compiled batch twin) in every other seat; only the learning
+seat's decisions are recorded. The other games are self-play, every seat learning.
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -20,6 +26,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+TARGETS = ("return", "margin")  # what a position learns: the seat's final return, or its final potential
+
+
+def has_margin(game_id: str) -> bool:
+    """Whether ``game_id``'s rules define a potential (a margin target), rather than the default 0."""
+    from jericho_env.core.rules import Rules
+    from jericho_env.registry import rules_class
+
+    return rules_class(game_id).potential is not Rules.potential
 
 
 class ReplayBuffer:
@@ -72,11 +88,23 @@ class Actors:
     """``num_envs`` self-play games on the batched engine, every seat epsilon-greedy on one Q snapshot."""
 
     def __init__(
-        self, game_id: str, options: dict[str, Any], num_envs: int, epsilon: float, buffer: ReplayBuffer, seed: Any
+        self,
+        game_id: str,
+        options: dict[str, Any],
+        num_envs: int,
+        epsilon: float,
+        buffer: ReplayBuffer,
+        seed: Any,
+        target: str = "return",
+        versus_greedy: float = 0.0,
     ) -> None:
         import jericho_env
 
-        self.env = jericho_env.make_batched(game_id, num_envs, copy=False, check=False, **options)
+        if target not in TARGETS:
+            raise ValueError(f"the target must be one of {', '.join(TARGETS)}, got {target!r}")
+        self.target = target
+        margin = target == "margin"
+        self.env = jericho_env.make_batched(game_id, num_envs, copy=False, check=False, potentials=margin, **options)
         self.epsilon = float(epsilon)
         self.buffer = buffer
         self.rng = np.random.default_rng(seed)
@@ -91,6 +119,17 @@ class Actors:
         self.positions = 0  # decisions recorded
         self.games = 0  # games finished
         self.returns_sum = np.zeros(self.env.num_players)  # seat returns summed over finished games
+        if not 0.0 <= versus_greedy <= 1.0:
+            raise ValueError(f"versus_greedy is a share of the games, 0..1, got {versus_greedy}")
+        self.versus_greedy = float(versus_greedy)
+        self.greedy: Any = None
+        # per game: its one learning seat against greedy, or -1 (self-play: every seat learns)
+        self.learner = np.full(num_envs, -1, dtype=np.int64)
+        if self.versus_greedy > 0:
+            from agents.batch import make_batch_policy
+
+            self.greedy = make_batch_policy("greedy", game_id, seed=int(self.rng.integers(2**31)), **options)
+            self._deal_seats(np.arange(num_envs))
 
     def play(self, plan: Any, rounds: int) -> int:
         """``rounds`` steps of every game with ``plan``'s epsilon-greedy moves; returns the positions recorded."""
@@ -101,7 +140,13 @@ class Actors:
         for _ in range(rounds):
             mask = self.mask
             actions = mask.argmax(axis=1)  # a forced move: the only legal action (no network asked)
-            games = np.flatnonzero(mask.sum(axis=1) > 1)  # the decisions: only they are scored and recorded
+            choice = mask.sum(axis=1) > 1
+            if self.greedy is not None:  # greedy's seats decide for themselves and are not recorded
+                theirs = np.flatnonzero(choice & (self.learner >= 0) & (self.player != self.learner))
+                if len(theirs):
+                    actions[theirs] = self.greedy(self.obs[theirs], mask[theirs])
+                    choice[theirs] = False
+            games = np.flatnonzero(choice)  # the learners' decisions: only they are scored and recorded
             if len(games):
                 obs, legal = self.obs[games], mask[games]
                 chosen = plan.best(obs, legal)
@@ -121,6 +166,12 @@ class Actors:
                 self._finish(np.flatnonzero(terminated), rewards)
         return self.positions - before
 
+    def _deal_seats(self, games: np.ndarray) -> None:
+        """For new ``games``: one learning seat against greedy (a ``versus_greedy`` share of them) or self-play."""
+        against = self.rng.random(len(games)) < self.versus_greedy
+        seats = self.rng.integers(0, self.env.num_players, size=len(games))
+        self.learner[games] = np.where(against, seats, -1)
+
     def _finish(self, games: np.ndarray, rewards: np.ndarray) -> None:
         """Label the finished games' positions with the final return of the seat that moved there."""
         counts = self.count[games]
@@ -129,8 +180,11 @@ class Actors:
             valid = np.arange(width)[None, :] < counts[:, None]
             serials = self.pending[games, :width][valid]
             seats = self.seats[games, :width]
-            targets = np.take_along_axis(rewards[games], seats, axis=1)[valid]
+            final = self.env.final_potentials if self.target == "margin" else rewards
+            targets = np.take_along_axis(final[games], seats, axis=1)[valid]
             self.buffer.label(serials, targets.astype(np.float32))
         self.count[games] = 0
+        if self.greedy is not None:
+            self._deal_seats(games)
         self.games += len(games)
         self.returns_sum += rewards[games].sum(axis=0)

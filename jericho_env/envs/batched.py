@@ -9,7 +9,9 @@ Every row is one game; ``player[i]`` is the seat to move in game ``i`` and ``obs
 seat's observation and legal mask, identical to the AEC env's for the same state and seat. A game that
 ends in a step is dealt again at once (auto-reset): that step returns ``terminated[i] = True``, the
 finished game's returns in ``rewards[i]`` (one per seat, ``rules.returns``; zeros in the other rows), and
-the first observation, mask and player of the new game.
+the first observation, mask and player of the new game. With ``potentials=True`` the env also keeps, in
+``final_potentials[i]``, each seat's ``rules.potential`` of game ``i``'s final state (grid: the points lead
+/ 100) when it ends, before the new deal: a finished game's margin, for learners that regress on it.
 
 The rules run as compiled kernels (``games/<game>/batched.py``, Numba) where the game has them and Numba
 is installed (the ``train`` extra); otherwise on the Python rules through the same interface
@@ -39,6 +41,7 @@ class BatchedEnv:
     of the env's own buffers, valid until the next call (faster: grid's observations are 35 kB a row).
     ``check=True`` refuses illegal actions (``IllegalActionError`` naming the game, before any game
     changes); ``False`` skips the check for callers that sample from the masks themselves.
+    ``potentials=True`` fills ``final_potentials`` (module docstring) as games end.
     """
 
     def __init__(
@@ -50,6 +53,7 @@ class BatchedEnv:
         copy: bool = True,
         check: bool = True,
         rules: Rules[Any] | None = None,
+        potentials: bool = False,
         **options: Any,
     ) -> None:
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
@@ -75,6 +79,9 @@ class BatchedEnv:
         self._rewards = np.zeros((n, info.num_players), dtype=np.float64)
         self._terminated = np.zeros(n, dtype=bool)
         self._rng: np.random.Generator | None = None
+        self.potentials = bool(potentials)
+        # each seat's potential of the last game each row finished (zeros before one ends), with potentials=True
+        self.final_potentials = np.zeros((n, info.num_players), dtype=np.float64)
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,11 +105,20 @@ class BatchedEnv:
         if len(ended):
             self._terminated[ended] = True
             self._rewards[ended] = self._returns[ended]
+            if self.potentials:
+                self._record_potentials(ended)
             self._deal(ended)
             self._player[ended] = self._status_of(ended)
         self._refresh(self.rows, status=False)
         out = self._out
         return out(self._obs), out(self._mask), out(self._player), out(self._rewards), out(self._terminated)
+
+    def _record_potentials(self, rows: np.ndarray) -> None:
+        """Each seat's potential of the finished games ``rows`` into ``final_potentials``."""
+        part = np.empty(len(rows), dtype=np.float64)
+        for seat in range(self.num_players):
+            self.game.potential(self.states, rows, np.full(len(rows), seat, dtype=np.int64), part)
+            self.final_potentials[rows, seat] = part
 
     def _status_of(self, rows: np.ndarray) -> np.ndarray:
         current = np.empty(len(rows), dtype=np.int64)
