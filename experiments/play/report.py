@@ -284,3 +284,53 @@ def exit_curves(run: Path) -> Path | None:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def is_dmc_run(run: Path) -> bool:
+    """Whether ``run`` is a Deep Monte-Carlo run folder (its training.json counts positions)."""
+    try:
+        stats = json.loads((run / "training.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(stats, dict) and "positions_generated" in stats
+
+
+def dmc_curves(runs: Sequence[Path], out: Path | None = None) -> Path | None:
+    """Each dmc run's evaluations against greedy (score and 95% interval) over positions generated, log scale.
+
+    One run: ``learning_curves.png`` in its folder; several (``out`` given): one picture with a line per run,
+    the data-scale curve of seeds side by side. None if there is nothing to draw.
+    """
+    if not have_matplotlib("learning curves"):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    drawn = []
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for run in runs:
+        stats = json.loads((run / "training.json").read_text(encoding="utf-8"))
+        evals = [e for e in stats.get("evals", []) if e.get("positions_generated")]
+        if not evals:
+            continue
+        xs = [e["positions_generated"] for e in evals]
+        ax.plot(xs, [100 * e["score"] for e in evals], marker="o", ms=3, label=run.name)
+        ax.fill_between(xs, [100 * e["ci95"][0] for e in evals], [100 * e["ci95"][1] for e in evals], alpha=0.12)
+        drawn.append(run)
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.axhline(_even_share(drawn[0]), color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("positions generated")
+    opponent = json.loads((drawn[0] / "training.json").read_text(encoding="utf-8"))["evals"][-1].get("opponent")
+    ax.set_ylabel(f"score against {opponent or 'greedy'} (%)")
+    ax.legend(fontsize=7)
+    ax.set_title("Deep Monte-Carlo: " + (drawn[0].name if len(drawn) == 1 else f"{len(drawn)} runs"))
+    fig.tight_layout()
+    path = out if out is not None else drawn[0] / "learning_curves.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
