@@ -13,13 +13,15 @@ written every ``--checkpoint-seconds`` and at each evaluation: a kill loses at m
 learned, per-second rates, actor and learner time, evaluations against greedy) and ``final.zip``.
 ``agents.make("dmc", GAME, path=RUN/final.zip)`` plays it, as does ``--agents dmc=RUN/final.zip`` in
 ``experiments.evaluate``. Every value not given comes from the game's preset
-(``experiments.training.dmc.PRESETS``).
+(``experiments.training.dmc.PRESETS``). ``--backend ray`` runs the actors as ``--actors`` Ray actors, on a
+local Ray or a cluster, the learner staying here (``experiments.training.dmc_ray``, docs/ray.md).
 
 Examples:
     python -m experiments.dmc castles
     python -m experiments.dmc grid --positions 200000 --eval-every 100000 --out runs/dmc/grid-try
     python -m experiments.dmc castles --resume runs/dmc/castles-20261204-030000
     python -m experiments.dmc castles --observation 1   # the belief features, where the game has them
+    python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from experiments.cli import (
     run_cli,
     training_seed,
 )
-from experiments.training import dmc
+from experiments.training import dmc, dmc_ray
 from jericho_env.registry import known_game_ids
 
 # the game option that selects the observation version, where a game has one (the belief features, issue 44)
@@ -87,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER",
                    help="continue the run in this folder (its config; --positions may set a new budget)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    dmc_ray.add_flags(p)
     return p
 
 
@@ -118,6 +121,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
         raise ValueError(f"--resume {folder!r} is not a {game!r} dmc run (its config.json says otherwise)")
     saved = dict(saved)
     saved.setdefault("prior", "none")  # runs from before --prior had none
+    backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}
     if set(saved) - known or not isinstance(options, dict):
@@ -125,7 +129,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     cfg = dmc.make_config(game, options, **saved)
     if positions is not None and positions != cfg.positions:
         cfg.positions = positions
-        RunFolder(path).save_config(dataclasses.asdict(cfg))
+        RunFolder(path).save_config({**dataclasses.asdict(cfg), **backend})
     return cfg, path
 
 
@@ -159,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.play.report import run_folder
     from experiments.training.provenance import record_session
-    from experiments.training.run_folder import RunFolder
+    from experiments.training.run_folder import RunFolder, read_json
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -173,18 +177,23 @@ def main(argv: list[str] | None = None) -> int:
             cfg, folder = resumed_config(args.resume, args.game, args.positions)
             differ = [f"--{k.replace('_', '-')} {v} (the run's: {getattr(cfg, k)})" for k, v in given.items()
                       if v is not None and k != "positions" and v != getattr(cfg, k)]  # fmt: skip
+            ran_on = read_json(folder / "config.json", "config.json").get("backend", "local")  # Ray runs: ray
+            if args.backend not in (None, ran_on):
+                differ.append(f"--backend {args.backend} (the run's: {ran_on})")
             if differ or args.option or args.observation is not None:
                 raise ValueError(
                     f"--resume continues the run as configured; these differ: {', '.join(differ) or 'options'}"
                 )
+            backend = dmc_ray.backend_of(ran_on, args.ray_address, args.actors)
             if not (folder / "checkpoints" / "latest.zip").is_file():
                 print(f"--resume {folder}: no checkpoint was written; starting the run afresh in that folder")
                 resume = False
         else:
+            backend = dmc_ray.backend_of(args.backend, args.ray_address, args.actors)
             check_out(args.out, "--out", run_kind="dmc run", resume_hint=True)
             cfg = dmc.make_config(args.game, game_options(args), **given)
             folder = run_folder("dmc", args.game, args.out)
-            RunFolder(folder).save_config(dataclasses.asdict(cfg))
+            RunFolder(folder).save_config({**dataclasses.asdict(cfg), **({"backend": "ray"} if backend.is_ray else {})})
         record_session(folder, "experiments.dmc", argv)
         print(f"deep Monte-Carlo on {cfg.game}: {cfg.positions:,} positions; run folder {folder}/")
         t0 = time.perf_counter()
@@ -194,13 +203,11 @@ def main(argv: list[str] | None = None) -> int:
 
             done = int(read_dmc_meta(folder / "checkpoints" / "latest.zip")["training"]["stats"]["positions_generated"])
         try:
-            final = dmc.run_dmc(cfg, folder, resume, args.quiet, progress(cfg, args.quiet, done))
+            final = dmc.run_dmc(cfg, folder, resume, args.quiet, progress(cfg, args.quiet, done), backend, args.actors)
         except KeyboardInterrupt:
             print(f"\ninterrupted: what was saved is kept. Resume with:\n  python -m experiments.dmc {cfg.game} "
                   f"--resume {folder}")  # fmt: skip
             raise
-        from experiments.training.run_folder import read_json
-
         stats = read_json(folder / "training.json", "training.json")
         r = stats["rates"]
         print(f"\n## {cfg.game}: dmc ({time.perf_counter() - t0:.0f} s this session)\n")

@@ -10,6 +10,9 @@ One process alternates two phases until ``positions`` decisions have been genera
    ``clip``; as many updates as keep positions learned at ``replay_ratio`` times positions generated.
    Then the actors' snapshot is refreshed.
 
+With ``--backend ray`` the actors are Ray actors (``experiments.training.dmc_ray``): each phase is one actor's,
+taken as it comes, and the actors play on while the learner learns.
+
 Every ``eval_every`` positions generated the network is saved (``checkpoints/pos_N.zip``) and plays
 ``eval_deals`` seat-swapped deals against greedy with the tournament code; every ``checkpoint_seconds``
 and at the end, ``checkpoints/latest.zip`` (network, optimizer, every counter) and ``training.json``
@@ -20,6 +23,7 @@ seconds) and the resumed session's actors draw from a new stream (``seed`` and t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -198,12 +202,66 @@ def evaluate_against_greedy(cfg: DmcConfig, path: Path, seed: int) -> dict[str, 
     return {"opponent": opponent, "score": cell.win_rate, "ci95": [lo, hi], "games": cell.games}
 
 
-def run_dmc(cfg: DmcConfig, folder: Path, resume: bool, quiet: bool = False, progress: Any = None) -> Path:
-    """Run (or continue) training in ``folder`` until ``cfg.positions`` are generated; returns final.zip."""
+def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
+    """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
+    from experiments.training.dmc_actors import Actors
+
+    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed)
+
+
+class LocalActors:
+    """The actors in this process (``--backend local``): ``rounds`` steps of ``Actors`` a phase, on the latest plan."""
+
+    def __init__(self, cfg: DmcConfig, network: Any, buffer: Any, session: int) -> None:
+        self.actors = make_actors(cfg, buffer, [cfg.seed, session])
+        self.rounds = cfg.rounds
+        self.plan = network.plan()
+
+    def collect(self) -> tuple[int, int, int, float, float]:
+        """One phase into the buffer: (positions, agent-steps, games, actor seconds, learner seconds)."""
+        t0 = time.perf_counter()
+        steps0, games0 = self.actors.steps, self.actors.games
+        new = self.actors.play(self.plan, self.rounds)
+        return new, self.actors.steps - steps0, self.actors.games - games0, time.perf_counter() - t0, 0.0
+
+    def refresh(self, network: Any) -> None:
+        """The actors' snapshot of the learner's network."""
+        self.plan = network.plan()
+
+    def describe(self) -> dict[str, Any]:
+        """Nothing to add to the session's record (Ray's actors add the backend and their count)."""
+        return {}
+
+
+def actor_source(
+    cfg: DmcConfig, network: Any, buffer: Any, session: int, backend: Any, actors: int | None
+) -> contextlib.AbstractContextManager[Any]:
+    """Where the positions come from: ``LocalActors``, or Ray actors (``experiments.training.dmc_ray``)."""
+    if backend is None or not backend.is_ray:
+        return contextlib.nullcontext(LocalActors(cfg, network, buffer, session))
+    from experiments.training.dmc_ray import ray_actors
+
+    return ray_actors(cfg, make_actors, network, buffer, session, backend, actors)
+
+
+def run_dmc(
+    cfg: DmcConfig,
+    folder: Path,
+    resume: bool,
+    quiet: bool = False,
+    progress: Any = None,
+    backend: Any = None,
+    actors: int | None = None,
+) -> Path:
+    """Run (or continue) training in ``folder`` until ``cfg.positions`` are generated; returns final.zip.
+
+    ``backend`` (``experiments.play.backends.Backend``; None: local) says where the actors run; ``actors``:
+    how many Ray actors (``experiments.training.dmc_ray``).
+    """
     import torch
 
     from agents.dmc import build_network, save_dmc
-    from experiments.training.dmc_actors import Actors, ReplayBuffer
+    from experiments.training.dmc_actors import ReplayBuffer
 
     torch.set_num_threads(1)
     one_blas_thread()
@@ -224,61 +282,60 @@ def run_dmc(cfg: DmcConfig, folder: Path, resume: bool, quiet: bool = False, pro
     session = len(stats["sessions"])
     stats["sessions"].append({"started_at_positions": stats["positions_generated"], "seconds": 0.0})
     buffer = ReplayBuffer(cfg.buffer, network.stored_width)
-    actors = Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, [cfg.seed, session])
+    positions_from = actor_source(cfg, network, buffer, session, backend, actors)
     rng = np.random.default_rng([cfg.seed, session, 1])
-    plan = network.plan()
-    owed = 0.0  # positions the learner owes the actors (replay_ratio times those generated)
-    start, last_save, losses = time.perf_counter(), time.perf_counter(), []
-    base_seconds = float(stats["seconds"])
-    next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+    with positions_from as source:  # Ray's start is not the run's time
+        owed = 0.0  # positions the learner owes the actors (replay_ratio times those generated)
+        start, last_save, losses = time.perf_counter(), time.perf_counter(), []
+        base_seconds = float(stats["seconds"])
+        next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
 
-    def tick() -> None:
-        now = time.perf_counter() - start
-        stats["seconds"] = base_seconds + now
-        stats["sessions"][-1]["seconds"] = now
+        def tick() -> None:
+            now = time.perf_counter() - start
+            stats["seconds"] = base_seconds + now
+            stats["sessions"][-1]["seconds"] = now
 
-    while stats["positions_generated"] < cfg.positions:
-        t0 = time.perf_counter()
-        steps0, games0 = actors.steps, actors.games
-        new = actors.play(plan, cfg.rounds)
-        t1 = time.perf_counter()
-        stats["positions_generated"] += new
-        stats["agent_steps"] += actors.steps - steps0
-        stats["games"] += actors.games - games0
-        owed += cfg.replay_ratio * new
-        known = buffer.known() if owed >= cfg.batch_size else None
-        while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
-            losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip))
-            owed -= cfg.batch_size
-            stats["positions_learned"] += cfg.batch_size
-            stats["updates"] += 1
-        plan = network.plan()
-        t2 = time.perf_counter()
-        stats["seconds_actor"] += t1 - t0
-        stats["seconds_learner"] += t2 - t1
-        if losses:
-            stats["loss"] = float(np.mean(losses[-50:]))
-        tick()
-        if progress is not None:
-            progress(stats, new)
-        if stats["positions_generated"] >= next_eval or stats["positions_generated"] >= cfg.positions:
-            t3 = time.perf_counter()
-            point = save_dmc(run.ckpt / f"pos_{stats['positions_generated']}.zip", network, cfg.game, cfg.options,
-                             {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})  # fmt: skip
-            result = evaluate_against_greedy(cfg, point, 10_000 + len(stats["evals"]))
-            result.update({k: stats[k] for k in ("positions_generated", "positions_learned", "seconds")})
-            stats["evals"].append(result)
-            stats["seconds_eval"] += time.perf_counter() - t3
-            next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+        stats["sessions"][-1].update(source.describe())  # Ray runs: the backend and the actors
+        while stats["positions_generated"] < cfg.positions:
+            new, steps, games, actor_seconds, learner_seconds = source.collect()
+            t1 = time.perf_counter()
+            stats["positions_generated"] += new
+            stats["agent_steps"] += steps
+            stats["games"] += games
+            owed += cfg.replay_ratio * new
+            known = buffer.known() if owed >= cfg.batch_size else None
+            while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
+                losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip))
+                owed -= cfg.batch_size
+                stats["positions_learned"] += cfg.batch_size
+                stats["updates"] += 1
+            source.refresh(network)
+            t2 = time.perf_counter()
+            stats["seconds_actor"] += actor_seconds
+            stats["seconds_learner"] += t2 - t1 + learner_seconds
+            if losses:
+                stats["loss"] = float(np.mean(losses[-50:]))
             tick()
-            run.save(network, optimizer, stats)
-            last_save = time.perf_counter()
             if progress is not None:
-                progress(stats, 0, result)
-        elif time.perf_counter() - last_save >= cfg.checkpoint_seconds:
-            run.save(network, optimizer, stats)
-            last_save = time.perf_counter()
-    tick()
+                progress(stats, new)
+            if stats["positions_generated"] >= next_eval or stats["positions_generated"] >= cfg.positions:
+                t3 = time.perf_counter()
+                point = save_dmc(run.ckpt / f"pos_{stats['positions_generated']}.zip", network, cfg.game, cfg.options,
+                                 {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})  # fmt: skip
+                result = evaluate_against_greedy(cfg, point, 10_000 + len(stats["evals"]))
+                result.update({k: stats[k] for k in ("positions_generated", "positions_learned", "seconds")})
+                stats["evals"].append(result)
+                stats["seconds_eval"] += time.perf_counter() - t3
+                next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+                tick()
+                run.save(network, optimizer, stats)
+                last_save = time.perf_counter()
+                if progress is not None:
+                    progress(stats, 0, result)
+            elif time.perf_counter() - last_save >= cfg.checkpoint_seconds:
+                run.save(network, optimizer, stats)
+                last_save = time.perf_counter()
+        tick()
     run.save(network, optimizer, stats)
     final = folder / "final.zip"
     save_dmc(final, network, cfg.game, cfg.options, {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})
