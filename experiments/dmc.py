@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--prior", "greedy-scores: greedy's score of every action as an input and a residual of Q, so that "
         "self-play starts from greedy's play (grid and walls); none: the observation alone",
         choices=("none", "greedy-scores"))  # fmt: skip
+    add("--target", "what Q learns: return (the seat's final return, +-1) or margin (its final potential: grid's "
+        "points lead / 100, a less noisy target; grid only)", choices=("return", "margin"))  # fmt: skip
+    add("--versus-greedy", "share of the games with one learning seat against greedy in every other seat "
+        "(the rest: self-play, every seat learning)", type=fraction)  # fmt: skip
     add("--replay-ratio", "positions learned per position generated", type=positive_float)
     add("--eval-every", "positions generated between evaluations against greedy", type=positive_int)
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
@@ -121,6 +125,8 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
         raise ValueError(f"--resume {folder!r} is not a {game!r} dmc run (its config.json says otherwise)")
     saved = dict(saved)
     saved.setdefault("prior", "none")  # runs from before --prior had none
+    saved.setdefault("target", "return")  # and learned the return
+    saved.setdefault("versus_greedy", 0.0)  # in self-play alone
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

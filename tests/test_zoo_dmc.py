@@ -126,9 +126,9 @@ def test_the_card_names_a_command_that_makes_the_same_config(runs: dict[str, Pat
         args = dmc.build_parser().parse_args(argv[3:])
         remade = make_config(args.game, dmc.game_options(args), **{k: getattr(args, k) for k in PRESETS["default"]})
         assert dataclasses.asdict(remade) == config
-    walls = dataclasses.asdict(make_config("walls", {"num_players": 3}, seed=4, prior="greedy-scores"))
-    command, _ = zoo.derived_command("dmc", walls)
-    assert command == "python -m experiments.dmc walls --seed 4 --prior greedy-scores --option num_players=3"
+    walls = dataclasses.asdict(make_config("walls", {"num_players": 3}, seed=4, prior="none"))
+    command, _ = zoo.derived_command("dmc", walls)  # only what differs from the preset (walls: greedy-scores)
+    assert command == "python -m experiments.dmc walls --seed 4 --prior none --option num_players=3"
 
 
 def test_scores_from_an_evaluate_table_of_the_runs_network_and_not_from_another_network(
@@ -215,9 +215,8 @@ def test_a_walls_run_with_the_greedy_prior_and_three_players_round_trips(
     added(runs["walls"], the_zoo, capsys)
     card = json.loads((the_zoo / "walls-dmc.json").read_text())
     assert card["options"] == dict(make_rules("walls", num_players=3).options)
-    assert card["made_by"]["command"].endswith(
-        "--prior greedy-scores --eval-every 2000 --eval-deals 2 --option num_players=3"
-    )
+    # walls' preset has the prior: the command names only what differs from it
+    assert card["made_by"]["command"].endswith("--net 32 --eval-every 2000 --eval-deals 2 --option num_players=3")
     meta = json.loads(zipfile.ZipFile(the_zoo / "walls-dmc.zip").read("meta.json"))
     assert meta["network"]["prior"] == "greedy-scores" and meta["options"]["num_players"] == 3
     agent = agents.make("dmc", "walls", seed=0, num_players=3)

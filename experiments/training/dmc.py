@@ -47,14 +47,24 @@ PRESETS: dict[str, dict[str, Any]] = {
         "net": "512,512,256",
         "features": "game",
         "prior": "none",
+        "target": "return",
+        "versus_greedy": 0.0,
         "replay_ratio": 1.0,
         "eval_every": 1_000_000,
         "eval_deals": 200,
         "checkpoint_seconds": 120.0,
     },
     "castles": {},
-    "walls": {},
-    "grid": {"envs": 256, "rounds": 8, "buffer": 200_000, "net": "256,256", "batch_size": 512},
+    # greedy's scores as an input: at every point measured above the observation alone (docs/dmc.md)
+    "walls": {"prior": "greedy-scores"},
+    "grid": {
+        "envs": 256,
+        "rounds": 8,
+        "buffer": 200_000,
+        "net": "256,256",
+        "batch_size": 512,
+        "prior": "greedy-scores",
+    },
 }
 STAT_KEYS = (
     "positions_generated",
@@ -87,6 +97,8 @@ class DmcConfig:
     net: str
     features: str
     prior: str
+    target: str
+    versus_greedy: float
     replay_ratio: float
     eval_every: int
     eval_deals: int
@@ -97,6 +109,7 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     """The game's preset with the ``given`` values that are not None on top; values checked."""
     from agents.nets.dmc import ACTION_FEATURE_KINDS, PRIOR_KINDS, parse_hidden
     from agents.prior import SCORE_GAMES
+    from experiments.training.dmc_actors import TARGETS, has_margin
 
     values = {**PRESETS["default"], **PRESETS.get(game, {})}
     values.update({k: v for k, v in given.items() if v is not None})
@@ -108,6 +121,12 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--prior takes one of {', '.join(PRIOR_KINDS)}, got {cfg.prior!r}")
     if cfg.prior != "none" and game not in SCORE_GAMES:
         raise ValueError(f"--prior {cfg.prior} is for {', '.join(SCORE_GAMES)} only, not {game!r}")
+    if cfg.target not in TARGETS:
+        raise ValueError(f"--target takes one of {', '.join(TARGETS)}, got {cfg.target!r}")
+    if cfg.target == "margin" and not has_margin(game):
+        raise ValueError(f"--target margin needs a game whose rules define a potential (grid), not {game!r}")
+    if not 0 <= cfg.versus_greedy <= 1:
+        raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
     if not 0 <= cfg.epsilon <= 1:
         raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
     if cfg.batch_size > cfg.buffer:
@@ -206,7 +225,7 @@ def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
     """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
     from experiments.training.dmc_actors import Actors
 
-    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed)
+    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy)
 
 
 class LocalActors:
