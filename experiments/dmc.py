@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
         "points lead / 100, a less noisy target; grid only)", choices=("return", "margin"))  # fmt: skip
     add("--versus-greedy", "share of the games with one learning seat against greedy in every other seat "
         "(the rest: self-play, every seat learning)", type=fraction)  # fmt: skip
+    add("--lam", "lambda of the target's lambda-return: 1 the game's outcome alone (Monte-Carlo, DouZero's), "
+        "less mixes in the network's value of the seat's next decision (Peng's Q(lambda))", type=fraction)  # fmt: skip
     add("--replay-ratio", "positions learned per position generated", type=positive_float)
     add("--eval-every", "positions generated between evaluations against greedy", type=positive_int)
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
@@ -127,6 +129,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("prior", "none")  # runs from before --prior had none
     saved.setdefault("target", "return")  # and learned the return
     saved.setdefault("versus_greedy", 0.0)  # in self-play alone
+    saved.setdefault("lam", 1.0)  # with Monte-Carlo targets
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

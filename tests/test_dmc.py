@@ -104,6 +104,55 @@ def test_margin_targets_are_the_final_points_lead() -> None:
 
 
 @pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
+def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, options: dict[str, Any]) -> None:
+    """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
+    lam = 0.6
+    network = build_network(game, options, "16")
+    actors = Actors(game, options, 8, 0.3, ReplayBuffer(100_000, network.stored_width), [6, 0], lam=lam)
+    plan, step = network.plan(), actors.env.step
+    values: list[np.ndarray] = []
+    best_values = plan.best_values
+
+    def recording_best_values(obs: np.ndarray, masks: np.ndarray) -> Any:
+        chosen, value = best_values(obs, masks)
+        q = network.plan().best_values(obs, masks)[1]  # the highest legal Q, asked afresh
+        np.testing.assert_allclose(value, q, rtol=1e-5, atol=1e-6)
+        values.append(value.copy())
+        return chosen, value
+
+    log: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def recording_step(actions: np.ndarray) -> Any:
+        out = step(actions)
+        log.append((out[3].copy(), out[4].copy()))
+        return out
+
+    plan.best_values = recording_best_values  # type: ignore[method-assign]
+    actors.env.step = recording_step  # type: ignore[method-assign]
+    open_games: list[list[tuple[int, int, float]]] = [[] for _ in range(8)]  # (serial, seat, value)
+    expected: dict[int, float] = {}
+    for _ in range(300):
+        choice = np.flatnonzero(np.asarray(actors.mask).sum(axis=1) > 1)
+        seats, first, asked = np.asarray(actors.player).copy(), actors.buffer.added, len(values)
+        actors.play(plan, 1)
+        assert len(values) == asked + (len(choice) > 0)
+        for k, env in enumerate(choice):
+            open_games[env].append((first + k, int(seats[env]), float(values[-1][k])))
+        rewards, terminated = log[-1]
+        for env in np.flatnonzero(terminated):
+            ahead = {seat: float(rewards[env, seat]) for seat in range(rewards.shape[1])}
+            for serial, seat, value in reversed(open_games[env]):
+                expected[serial] = ahead[seat]
+                ahead[seat] = (1 - lam) * value + lam * expected[serial]
+            open_games[env] = []
+    done = sorted(expected)
+    assert actors.games > 8 and len(done) > 100
+    got = actors.buffer.targets[done]
+    np.testing.assert_allclose(got, np.array([expected[i] for i in done], np.float32), atol=1e-5)
+    assert not np.isin(got, np.unique(log[-1][0])).all()  # values mixed in, not the returns alone
+
+
+@pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
 def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[str, Any]) -> None:
     network = build_network(game, options, "16")
     actors = Actors(game, options, 8, 0.0, ReplayBuffer(50_000, network.stored_width), [2, 0], versus_greedy=1.0)
@@ -311,6 +360,7 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--prior", "greedy-scores"],
         ["walls", "--prior", "greedy"],
         ["castles", "--target", "margin"],
+        ["castles", "--lam", "1.5"],
     ],
 )
 def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:

@@ -253,9 +253,15 @@ class QPlan:
 
     def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action of highest Q per row (B,) int64."""
+        return self.best_values(obs, masks)[0]
+
+    def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The legal action of highest Q per row (B,) int64 and that Q (B,) float32: the position's value."""
         x = self.rows(obs, masks)
         self._last = (obs, x)
-        return best_actions(self.q_values(x), masks)
+        q = self.q_values(x)
+        actions = best_actions(q, masks)
+        return actions, q[np.arange(len(actions)), actions]
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best(obs, ...)``)."""

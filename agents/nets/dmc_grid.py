@@ -215,10 +215,16 @@ class GridQPlan:
 
     def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action of highest Q per row (B,) int64."""
+        return self.best_values(obs, masks)[0]
+
+    def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The legal action of highest Q per row (B,) int64 and that Q (B,) float32: the position's value."""
         rows, acts, q = self.pair_values(obs, np.asarray(masks, dtype=bool))
         order = np.lexsort((-q, rows))  # by row, best first
         first = np.ones(len(order), bool)
         first[1:] = rows[order][1:] != rows[order][:-1]
         out = np.zeros(len(masks), np.int64)
+        values = np.zeros(len(masks), np.float32)
         out[rows[order][first]] = acts[order][first]
-        return out
+        values[rows[order][first]] = q[order][first]
+        return out, values

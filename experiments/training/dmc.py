@@ -49,14 +49,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "prior": "none",
         "target": "return",
         "versus_greedy": 0.0,
+        "lam": 1.0,
         "replay_ratio": 1.0,
         "eval_every": 1_000_000,
         "eval_deals": 200,
         "checkpoint_seconds": 120.0,
     },
     "castles": {},
-    # greedy's scores as an input: at every point measured above the observation alone (docs/dmc.md)
-    "walls": {"prior": "greedy-scores"},
+    # greedy's scores as an input: at every point measured above the observation alone; lambda-returns
+    # (0.8): they climb with data where the outcome alone fell (docs/dmc.md)
+    "walls": {"prior": "greedy-scores", "lam": 0.8},
+    # the same, and every game one learning seat against greedy: self-play left greedy's level (docs/dmc.md)
     "grid": {
         "envs": 256,
         "rounds": 8,
@@ -64,6 +67,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "net": "256,256",
         "batch_size": 512,
         "prior": "greedy-scores",
+        "lam": 0.8,
+        "versus_greedy": 1.0,
     },
 }
 STAT_KEYS = (
@@ -99,6 +104,7 @@ class DmcConfig:
     prior: str
     target: str
     versus_greedy: float
+    lam: float
     replay_ratio: float
     eval_every: int
     eval_deals: int
@@ -127,6 +133,8 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--target margin needs a game whose rules define a potential (grid), not {game!r}")
     if not 0 <= cfg.versus_greedy <= 1:
         raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
+    if not 0 <= cfg.lam <= 1:
+        raise ValueError(f"--lam must be in 0..1, got {cfg.lam}")
     if not 0 <= cfg.epsilon <= 1:
         raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
     if cfg.batch_size > cfg.buffer:
@@ -225,7 +233,7 @@ def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
     """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
     from experiments.training.dmc_actors import Actors
 
-    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy)
+    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy, cfg.lam)
 
 
 class LocalActors:

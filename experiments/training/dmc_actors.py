@@ -9,6 +9,12 @@ target: no bootstrapping, no discount). With ``target="margin"`` the target is i
 potential of the final state (``rules.potential``; grid: the points lead / 100, clipped to [-1, 1]): the
 margin the win or loss was decided by, a target with less noise than the sign of it.
 
+With ``lam`` < 1 the target is the seat's lambda-return instead (Peng's Q(lambda), no discount, no
+rewards before the end): at the seat's last decision the final return (or margin), and at each earlier
+decision ``(1 - lam) * V(next) + lam * G(next)``, where ``next`` is the same seat's next decision,
+``V`` the snapshot's highest Q there (recorded as the move was chosen) and ``G`` that decision's target.
+``lam = 1`` is the Monte-Carlo target; smaller values trade the outcome's noise for the network's bias.
+
 With ``versus_greedy`` > 0, that share of the games (drawn as each game is dealt) has one learning seat,
 drawn at random, and the ``greedy`` agent (its compiled batch twin) in every other seat; only the learning
 seat's decisions are recorded. The other games are self-play, every seat learning.
@@ -97,6 +103,7 @@ class Actors:
         seed: Any,
         target: str = "return",
         versus_greedy: float = 0.0,
+        lam: float = 1.0,
     ) -> None:
         import jericho_env
 
@@ -115,6 +122,11 @@ class Actors:
         self.pending = np.zeros((num_envs, length), dtype=np.int64)
         self.seats = np.zeros((num_envs, length), dtype=np.int64)
         self.count = np.zeros(num_envs, dtype=np.int64)
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError(f"lam (the lambda of the lambda-return) must be in 0..1, got {lam}")
+        self.lam = float(lam)
+        # per game: the snapshot's value (highest Q) at each recorded position, for lambda-returns
+        self.values = np.zeros((num_envs, length), dtype=np.float32) if self.lam < 1 else None
         self.steps = 0  # agent-steps played (forced moves too)
         self.positions = 0  # decisions recorded
         self.games = 0  # games finished
@@ -149,7 +161,11 @@ class Actors:
             games = np.flatnonzero(choice)  # the learners' decisions: only they are scored and recorded
             if len(games):
                 obs, legal = self.obs[games], mask[games]
-                chosen = plan.best(obs, legal)
+                if self.values is None:
+                    chosen = plan.best(obs, legal)
+                else:
+                    chosen, value = plan.best_values(obs, legal)
+                    self.values[games, self.count[games]] = value
                 explore = self.rng.random(len(games)) < self.epsilon
                 if explore.any():
                     chosen[explore] = random_actions(legal[explore], self.rng)
@@ -181,10 +197,32 @@ class Actors:
             serials = self.pending[games, :width][valid]
             seats = self.seats[games, :width]
             final = self.env.final_potentials if self.target == "margin" else rewards
-            targets = np.take_along_axis(final[games], seats, axis=1)[valid]
+            if self.values is None:
+                targets = np.take_along_axis(final[games], seats, axis=1)[valid]
+            else:
+                targets = lambda_returns(final[games], seats, self.values[games, :width], valid, self.lam)[valid]
             self.buffer.label(serials, targets.astype(np.float32))
         self.count[games] = 0
         if self.greedy is not None:
             self._deal_seats(games)
         self.games += len(games)
         self.returns_sum += rewards[games].sum(axis=0)
+
+
+def lambda_returns(
+    final: np.ndarray, seats: np.ndarray, values: np.ndarray, valid: np.ndarray, lam: float
+) -> np.ndarray:
+    """The lambda-return of every recorded position (G, T) of finished games (module docstring).
+
+    ``final`` (G, P): each seat's final return or margin; ``seats``, ``values``, ``valid`` (G, T): who moved
+    at each recorded position, the snapshot's value there, and which entries are positions.
+    """
+    g = np.arange(len(final))
+    ahead = final.astype(np.float32).copy()  # per seat: the target of its next decision (the final at first)
+    out = np.zeros(values.shape, np.float32)
+    for t in range(values.shape[1] - 1, -1, -1):
+        live = valid[:, t]
+        rows, seat = g[live], seats[live, t]
+        out[rows, t] = ahead[rows, seat]
+        ahead[rows, seat] = (1 - lam) * values[rows, t] + lam * out[rows, t]
+    return out
