@@ -223,8 +223,9 @@ class GridQPlan:
         order = np.lexsort((-q, rows))  # by row, best first
         first = np.ones(len(order), bool)
         first[1:] = rows[order][1:] != rows[order][:-1]
+        top = order[first]  # each row's best pair
         out = np.zeros(len(masks), np.int64)
         values = np.zeros(len(masks), np.float32)
-        out[rows[order][first]] = acts[order][first]
-        values[rows[order][first]] = q[order][first]
+        out[rows[top]] = acts[top]
+        values[rows[top]] = q[top]
         return out, values

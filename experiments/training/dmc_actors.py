@@ -161,10 +161,8 @@ class Actors:
             games = np.flatnonzero(choice)  # the learners' decisions: only they are scored and recorded
             if len(games):
                 obs, legal = self.obs[games], mask[games]
-                if self.values is None:
-                    chosen = plan.best(obs, legal)
-                else:
-                    chosen, value = plan.best_values(obs, legal)
+                chosen, value = plan.best_values(obs, legal)
+                if self.values is not None:
                     self.values[games, self.count[games]] = value
                 explore = self.rng.random(len(games)) < self.epsilon
                 if explore.any():
