@@ -213,7 +213,9 @@ def resolve_path(path: str | Path) -> Path:
     if not p.exists() and p.with_suffix(".zip").exists():
         p = p.with_suffix(".zip")
     if not p.is_file():
-        raise FileNotFoundError(f"no PPO checkpoint at {str(path)!r} (expected a .zip written by experiments.train)")
+        raise FileNotFoundError(
+            f"no checkpoint at {str(path)!r} (expected a .zip written by experiments.train, dmc or exit)"
+        )
     return p
 
 

@@ -80,14 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("none", "greedy-scores"))  # fmt: skip
     add("--target", "what Q learns: return (the seat's final return, +-1) or margin (its final potential: grid's "
         "points lead / 100, a less noisy target; grid only)", choices=("return", "margin"))  # fmt: skip
-    add("--versus-greedy", "share of the games with one learning seat against greedy in every other seat "
-        "(the rest: self-play, every seat learning)", type=fraction)  # fmt: skip
+    add("--versus-greedy", "share of the games with one learning seat against a fixed agent in every other seat "
+        "(greedy, or one of --versus drawn for each game; the rest: self-play, every seat learning)",
+        type=fraction)  # fmt: skip
+    add("--versus", "the fixed agents of the --versus-greedy games, comma-separated registered agents that need no "
+        "checkpoint (ppo: the shipped network), e.g. greedy,ppo")  # fmt: skip
     add("--lam", "lambda of the target's lambda-return: 1 the game's outcome alone (Monte-Carlo, DouZero's), "
         "less mixes in the network's value of the seat's next decision (Peng's Q(lambda))", type=fraction)  # fmt: skip
     add("--replay-ratio", "positions learned per position generated", type=positive_float)
     add("--eval-every", "positions generated between evaluations against greedy", type=positive_int)
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
     add("--checkpoint-seconds", "seconds between checkpoints (latest.zip, training.json)", type=positive_float)
+    add("--init", "a dmc checkpoint (final.zip, checkpoints/pos_N.zip) whose network this new run starts from; the "
+        "same game, options and layers; optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
@@ -130,6 +135,8 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("target", "return")  # and learned the return
     saved.setdefault("versus_greedy", 0.0)  # in self-play alone
     saved.setdefault("lam", 1.0)  # with Monte-Carlo targets
+    saved.setdefault("versus", "greedy")  # against greedy alone
+    saved.setdefault("init", None)  # from a fresh network
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}
@@ -201,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             backend = dmc_ray.backend_of(args.backend, args.ray_address, args.actors)
             check_out(args.out, "--out", run_kind="dmc run", resume_hint=True)
             cfg = dmc.make_config(args.game, game_options(args), **given)
+            dmc.check_init(cfg)
             folder = run_folder("dmc", args.game, args.out)
             RunFolder(folder).save_config({**dataclasses.asdict(cfg), **({"backend": "ray"} if backend.is_ray else {})})
         record_session(folder, "experiments.dmc", argv)

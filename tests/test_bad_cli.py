@@ -206,7 +206,7 @@ def test_evaluate_flags(
 @pytest.mark.parametrize(
     ("agents", "message"),
     [
-        (["random", "ppo=/no/such.zip"], "no PPO checkpoint at '/no/such.zip'"),
+        (["random", "ppo=/no/such.zip"], "no checkpoint at '/no/such.zip'"),
         (["random", "ppo"], "agent ppo needs a checkpoint: none is shipped for castles"),  # an empty zoo
         (["random", "oracle"], "unknown agent 'oracle'"),
         (["random"], "a tournament needs at least two agents"),
@@ -226,7 +226,7 @@ TEAMS = [
     (["walls", "greedy", "random", "--option", "num_players=9"], "num_players must be an int in 2..5"),
     (["chess", "greedy", "random"], "unknown game id 'chess'"),
     (["walls", "greedy", "random", "--deals", "0"], "--deals: must be at least 1"),
-    (["walls", "greedy", "ppo=/no/such.zip"], "no PPO checkpoint at '/no/such.zip'"),
+    (["walls", "greedy", "ppo=/no/such.zip"], "no checkpoint at '/no/such.zip'"),
 ]
 
 

@@ -201,7 +201,7 @@ def test_an_empty_or_cut_short_file_is_refused(tmp_path: Path, safe_zip: Path, c
 
 
 def test_a_missing_file_says_so(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="no PPO checkpoint at"):
+    with pytest.raises(FileNotFoundError, match="no checkpoint at"):
         agents.make("ppo", "castles", path=str(tmp_path / "none.zip"))
 
 

@@ -168,6 +168,67 @@ def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[s
     assert 10 < (half.learner >= 0).sum() < 54  # about half the games against greedy, the rest self-play
 
 
+@pytest.mark.parametrize("game", ["castles", "walls", "grid"])
+def test_the_shipped_ppo_as_a_batch_policy_chooses_as_the_agent_row_by_row(game: str) -> None:
+    import jericho_env
+    from agents.batch import AgentBatchPolicy, NetworkBatchPolicy, make_batch_policy
+    from jericho_env.envs.batched import random_actions
+
+    fast, rows = make_batch_policy("ppo", game, seed=1), AgentBatchPolicy(agents.make("ppo", game, seed=1))
+    assert isinstance(fast, NetworkBatchPolicy)
+    env, rng = jericho_env.make_batched(game, 16, copy=True, check=False), np.random.default_rng(0)
+    obs, mask, _ = env.reset(seed=3)
+    for _ in range(12):
+        np.testing.assert_array_equal(fast(obs, mask), rows(obs, mask))
+        obs, mask, _, _, _ = env.step(random_actions(mask, rng))
+
+
+def test_versus_draws_one_fixed_agent_per_game_and_each_plays_its_own_moves() -> None:
+    from agents.batch import AgentBatchPolicy
+
+    network = build_network("castles", {}, "16")
+    buffer = ReplayBuffer(50_000, network.stored_width)
+    actors = Actors("castles", {}, 32, 0.0, buffer, [4, 0], versus_greedy=1.0, versus=("greedy", "ppo"))
+    reference = [AgentBatchPolicy(agents.make(name, "castles", seed=0)) for name in ("greedy", "ppo")]
+    asked: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+    for k, policy in enumerate(list(actors.fixed)):
+
+        def spy(obs: np.ndarray, mask: np.ndarray, policy: Any = policy, k: int = k) -> np.ndarray:
+            chosen = policy(obs, mask)
+            asked.append((k, obs.copy(), mask.copy(), chosen.copy()))
+            return chosen
+
+        actors.fixed[k] = spy
+    dealt: set[int] = set()
+    plan = network.plan()
+    for _ in range(120):
+        dealt.update(actors.opponent[actors.learner >= 0].tolist())
+        actors.play(plan, 1)
+        for g in range(32):  # every decision recorded in the game under way is its learning seat's
+            assert (actors.seats[g, : actors.count[g]] == actors.learner[g]).all()
+    assert dealt == {0, 1} and actors.games > 0 and {k for k, *_ in asked} == {0, 1}
+    for k, obs, mask, chosen in asked:  # ppo's moves are the shipped agent's (greedy breaks ties at random)
+        if k == 1:
+            np.testing.assert_array_equal(chosen, reference[k](obs, mask))
+        assert mask[np.arange(len(chosen)), chosen].all()
+
+
+def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
+    from experiments.training import dmc
+
+    network = build_network("castles", {}, "32")
+    path = save_dmc(tmp_path / "start.zip", network, "castles", {}, {"stats": {}})
+    fresh = build_network("castles", {}, "32")
+    obs = torch.rand(4, network.spec.observation_size)
+    assert not torch.allclose(fresh(obs), network(obs))
+    dmc.start_from(fresh, dmc.make_config("castles", {}, net="32", init=str(path)))
+    assert torch.allclose(fresh(obs), network(obs))
+    with pytest.raises(ValueError, match="not this run's"):
+        dmc.check_init(dmc.make_config("castles", {}, net="16", init=str(path)))
+    with pytest.raises(ValueError, match="--init"):
+        dmc.check_init(dmc.make_config("walls", {}, net="32", init=str(path)))
+
+
 def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
     actors, expected = _reference_targets("castles", {}, 200, 500)
     buffer = actors.buffer
@@ -361,6 +422,10 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["walls", "--prior", "greedy"],
         ["castles", "--target", "margin"],
         ["castles", "--lam", "1.5"],
+        ["castles", "--versus", "greedy,nobody"],
+        ["castles", "--versus", "greedy,exit-search"],
+        ["grid", "--versus", "ppo", "--option", "board_size=7"],
+        ["castles", "--init", "/no/such.zip"],
     ],
 )
 def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:

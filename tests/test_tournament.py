@@ -107,7 +107,7 @@ def test_evaluate_cli_end_to_end(game: str, tmp_path: Path, capsys: pytest.Captu
         (["nope", "--agents", "random", "greedy"], "unknown game id 'nope'"),
         (["grid", "--agents", "random"], "at least two agents"),
         (["grid", "--agents", "random", "ppo"], "ppo needs a checkpoint: none is shipped for grid"),  # empty zoo
-        (["grid", "--agents", "random", "ppo=/no/such/model.zip"], "no PPO checkpoint"),
+        (["grid", "--agents", "random", "ppo=/no/such/model.zip"], "no checkpoint"),
         (["walls", "--agents", "random", "greedy", "--option", "num_players=6"], "num_players"),
     ],
 )

@@ -204,7 +204,7 @@ def test_corrupt_and_missing_checkpoints(tmp_path: Path) -> None:
     bad.write_bytes(b"not a zip at all")
     with pytest.raises(ValueError, match="not a PPO checkpoint: not a zip archive"):
         agents.make("ppo", "grid", path=str(bad))
-    with pytest.raises(FileNotFoundError, match="no PPO checkpoint"):
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
         agents.make("ppo", "grid", path=str(tmp_path / "missing.zip"))
 
 
@@ -263,7 +263,7 @@ def test_init_missing_checkpoint_is_a_clear_error(tmp_path: Path, capsys: pytest
     with pytest.raises(SystemExit) as e:
         train.main(["castles", "--init", "/no/such/clone.zip", "--timesteps", "64", "--quiet", "--out", str(out)])
     assert e.value.code == 2
-    assert "no PPO checkpoint at '/no/such/clone.zip'" in capsys.readouterr().err
+    assert "no checkpoint at '/no/such/clone.zip'" in capsys.readouterr().err
     assert not out.exists(), "bad input is caught before the run folder is made"
 
 

@@ -123,15 +123,10 @@ class BatchPlayer:
             return hook()
         ppo = sys.modules.get("agents.ppo")  # loaded whenever the agent is a PPOAgent
         if ppo is not None and isinstance(agent, ppo.PPOAgent):
-            return self._network_policy(agent, seed)
+            from agents.batch import network_batch_policy
+
+            return network_batch_policy(agent, self.game_id, seed, self.spec.label, self.options)
         return AgentBatchPolicy(agent)
-
-    def _network_policy(self, agent: Any, seed: int) -> Any:
-        from agents.batch import NetworkBatchPolicy
-        from agents.prior import prior_hint
-
-        hint = prior_hint(agent.prior_name, self.game_id, seed=seed, **self.options)
-        return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=self.spec.label, hint=hint)
 
 
 class BatchedWorker:

@@ -49,13 +49,16 @@ PRESETS: dict[str, dict[str, Any]] = {
         "prior": "none",
         "target": "return",
         "versus_greedy": 0.0,
+        "versus": "greedy",
         "lam": 1.0,
         "replay_ratio": 1.0,
         "eval_every": 1_000_000,
         "eval_deals": 200,
         "checkpoint_seconds": 120.0,
+        "init": None,
     },
-    "castles": {},
+    # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed (docs/dmc.md)
+    "castles": {"lam": 0.8},
     # greedy's scores as an input: at every point measured above the observation alone; lambda-returns
     # (0.8): they climb with data where the outcome alone fell (docs/dmc.md)
     "walls": {"prior": "greedy-scores", "lam": 0.8},
@@ -104,11 +107,13 @@ class DmcConfig:
     prior: str
     target: str
     versus_greedy: float
+    versus: str  # the fixed agents of the versus_greedy share, comma-separated registered names
     lam: float
     replay_ratio: float
     eval_every: int
     eval_deals: int
     checkpoint_seconds: float
+    init: str | None = None  # a dmc checkpoint whose network the run starts from (same architecture)
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -133,6 +138,7 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--target margin needs a game whose rules define a potential (grid), not {game!r}")
     if not 0 <= cfg.versus_greedy <= 1:
         raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
+    cfg.versus = ",".join(versus_agents(cfg.versus, game, options or {}))
     if not 0 <= cfg.lam <= 1:
         raise ValueError(f"--lam must be in 0..1, got {cfg.lam}")
     if not 0 <= cfg.epsilon <= 1:
@@ -140,6 +146,31 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     if cfg.batch_size > cfg.buffer:
         raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
     return cfg
+
+
+def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
+    """The agents of ``--versus`` (comma-separated): registered agents that play ``game`` with no argument
+    from its observation (searching agents are refused).
+
+    Each is made once here, so that a network the zoo lacks (``ppo`` for these options) fails before the run.
+    """
+    import agents
+    from agents.registry import AGENT_NAMES, available
+
+    listed = [n.strip() for n in str(names).split(",") if n.strip()]
+    unknown = [n for n in listed if n not in AGENT_NAMES]
+    if not listed or unknown:
+        raise ValueError(f"--versus takes registered agents, comma-separated ({', '.join(AGENT_NAMES)}), "
+                         f"got {names!r}")  # fmt: skip
+    missing = [n for n in listed if not available(n, game)]
+    if missing:
+        raise ValueError(f"--versus: {', '.join(missing)} does not play {game!r}")
+    for name in dict.fromkeys(listed):
+        agent = agents.make(name, game, **options)  # the zoo's error where no network is shipped for these options
+        if callable(getattr(agent, "observe_view", None)):
+            raise ValueError(f"--versus: {name} searches the information views, which the actors do not give; "
+                             "choose agents that read the observation (random, greedy, ppo, exit, dmc)")  # fmt: skip
+    return listed
 
 
 def fresh_stats() -> dict[str, Any]:
@@ -191,6 +222,38 @@ class DmcRun:
         return network, optimizer_state, stats
 
 
+def start_from(network: Any, cfg: DmcConfig) -> None:
+    """Copy the network of the dmc checkpoint ``cfg.init`` into ``network`` (the run's own architecture).
+
+    The checkpoint must be for the run's game and options and have the same layers (``--net``,
+    ``--features``, ``--prior``); the optimizer and counters start afresh.
+    """
+    from agents.checkpoint import CheckpointError
+    from agents.dmc import load_dmc
+
+    try:
+        source, _, _ = load_dmc(cfg.init, cfg.game, cfg.options)
+    except (CheckpointError, FileNotFoundError) as e:
+        raise ValueError(f"--init {cfg.init!r}: {e}") from None
+    mine, theirs = network.state_dict(), source.state_dict()
+    differ = sorted(k for k in set(mine) | set(theirs) if k not in mine or k not in theirs
+                    or mine[k].shape != theirs[k].shape)  # fmt: skip
+    if differ:
+        raise ValueError(
+            f"--init {cfg.init!r}: its network is not this run's (--net {cfg.net}, --features {cfg.features}, "
+            f"--prior {cfg.prior}); layers that differ: {', '.join(differ[:4])}"
+        )
+    network.load_state_dict(theirs)
+
+
+def check_init(cfg: DmcConfig) -> None:
+    """Fail before the run starts when ``--init`` cannot start this run's network (``start_from``'s errors)."""
+    if cfg.init:
+        from agents.dmc import build_network
+
+        start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
+
+
 def one_blas_thread() -> None:
     """numpy's BLAS on one thread: the actors' small matrix products run 5-10x slower on a loaded machine when
     OpenBLAS spreads them over threads that wait for each other (measured on grid's trunk: 77 ms against 6)."""
@@ -233,7 +296,10 @@ def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
     """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
     from experiments.training.dmc_actors import Actors
 
-    return Actors(cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy, cfg.lam)
+    versus = tuple(cfg.versus.split(","))
+    return Actors(
+        cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy, cfg.lam, versus
+    )
 
 
 class LocalActors:
@@ -302,6 +368,8 @@ def run_dmc(
             None,
             fresh_stats(),
         )
+        if cfg.init:
+            start_from(network, cfg)
         network.train()
     optimizer = torch.optim.Adam(network.parameters(), lr=cfg.learning_rate)
     if optimizer_state:

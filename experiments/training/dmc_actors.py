@@ -16,8 +16,10 @@ decision ``(1 - lam) * V(next) + lam * G(next)``, where ``next`` is the same sea
 ``lam = 1`` is the Monte-Carlo target; smaller values trade the outcome's noise for the network's bias.
 
 With ``versus_greedy`` > 0, that share of the games (drawn as each game is dealt) has one learning seat,
-drawn at random, and the ``greedy`` agent (its compiled batch twin) in every other seat; only the learning
-seat's decisions are recorded. The other games are self-play, every seat learning.
+drawn at random, and a fixed agent in every other seat: one of ``versus`` (registered agent names, greedy
+by default), drawn with equal chance for each such game, each played as a batch policy
+(``agents.batch.make_batch_policy``: greedy's compiled twin, ppo's network once over the rows); only the
+learning seat's decisions are recorded. The other games are self-play, every seat learning.
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -104,6 +106,7 @@ class Actors:
         target: str = "return",
         versus_greedy: float = 0.0,
         lam: float = 1.0,
+        versus: tuple[str, ...] = ("greedy",),
     ) -> None:
         import jericho_env
 
@@ -134,13 +137,19 @@ class Actors:
         if not 0.0 <= versus_greedy <= 1.0:
             raise ValueError(f"versus_greedy is a share of the games, 0..1, got {versus_greedy}")
         self.versus_greedy = float(versus_greedy)
-        self.greedy: Any = None
-        # per game: its one learning seat against greedy, or -1 (self-play: every seat learns)
+        self.fixed: list[Any] = []  # the fixed agents' batch policies (versus)
+        # per game: its one learning seat against a fixed agent, or -1 (self-play: every seat learns)
         self.learner = np.full(num_envs, -1, dtype=np.int64)
+        self.opponent = np.zeros(num_envs, dtype=np.int64)  # per game: which fixed agent plays the other seats
         if self.versus_greedy > 0:
             from agents.batch import make_batch_policy
 
-            self.greedy = make_batch_policy("greedy", game_id, seed=int(self.rng.integers(2**31)), **options)
+            if not versus:
+                raise ValueError("versus names no agent for the games against fixed agents")
+            seeds = self.rng.integers(2**31, size=len(versus))
+            self.fixed = [
+                make_batch_policy(name, game_id, seed=int(s), **options) for name, s in zip(versus, seeds, strict=True)
+            ]
             self._deal_seats(np.arange(num_envs))
 
     def play(self, plan: Any, rounds: int) -> int:
@@ -153,11 +162,13 @@ class Actors:
             mask = self.mask
             actions = mask.argmax(axis=1)  # a forced move: the only legal action (no network asked)
             choice = mask.sum(axis=1) > 1
-            if self.greedy is not None:  # greedy's seats decide for themselves and are not recorded
-                theirs = np.flatnonzero(choice & (self.learner >= 0) & (self.player != self.learner))
-                if len(theirs):
-                    actions[theirs] = self.greedy(self.obs[theirs], mask[theirs])
-                    choice[theirs] = False
+            if self.fixed:  # the fixed agents' seats decide for themselves and are not recorded
+                fixed = choice & (self.learner >= 0) & (self.player != self.learner)
+                for k, policy in enumerate(self.fixed):
+                    theirs = np.flatnonzero(fixed & (self.opponent == k))
+                    if len(theirs):
+                        actions[theirs] = policy(self.obs[theirs], mask[theirs])
+                choice[fixed] = False
             games = np.flatnonzero(choice)  # the learners' decisions: only they are scored and recorded
             if len(games):
                 obs, legal = self.obs[games], mask[games]
@@ -181,10 +192,12 @@ class Actors:
         return self.positions - before
 
     def _deal_seats(self, games: np.ndarray) -> None:
-        """For new ``games``: one learning seat against greedy (a ``versus_greedy`` share of them) or self-play."""
+        """For new ``games``: one learning seat against a fixed agent (a ``versus_greedy`` share) or self-play."""
         against = self.rng.random(len(games)) < self.versus_greedy
         seats = self.rng.integers(0, self.env.num_players, size=len(games))
         self.learner[games] = np.where(against, seats, -1)
+        if len(self.fixed) > 1:  # one fixed agent deals with the same stream as before when there is one
+            self.opponent[games] = self.rng.integers(0, len(self.fixed), size=len(games))
 
     def _finish(self, games: np.ndarray, rewards: np.ndarray) -> None:
         """Label the finished games' positions with the final return of the seat that moved there."""
@@ -201,7 +214,7 @@ class Actors:
                 targets = lambda_returns(final[games], seats, self.values[games, :width], valid, self.lam)[valid]
             self.buffer.label(serials, targets.astype(np.float32))
         self.count[games] = 0
-        if self.greedy is not None:
+        if self.fixed:
             self._deal_seats(games)
         self.games += len(games)
         self.returns_sum += rewards[games].sum(axis=0)
