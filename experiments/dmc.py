@@ -21,6 +21,8 @@ Examples:
     python -m experiments.dmc grid --positions 200000 --eval-every 100000 --out runs/dmc/grid-try
     python -m experiments.dmc castles --resume runs/dmc/castles-20261204-030000
     python -m experiments.dmc castles --observation 1   # the belief features, where the game has them
+    python -m experiments.dmc grid --init runs/dmc/grid-TIME/final.zip --versus greedy,ppo   # on from a network,
+                                                        # half its games against greedy, half against the shipped ppo
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
 """
 
