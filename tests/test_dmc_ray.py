@@ -121,7 +121,8 @@ def test_the_command_on_ray_trains_and_its_counters_add_up(
 
     monkeypatch.setattr(dmc_ray.RayActors, "_get", recording_get)
     out = tmp_path / "run"
-    assert dmc_cli.main(["castles", *TINY, "--backend", "ray", "--actors", "2", "--out", str(out)]) == 0
+    argv = ["castles", *TINY, "--lam", "1", "--backend", "ray", "--actors", "2", "--out", str(out)]
+    assert dmc_cli.main(argv) == 0  # --lam 1: Monte-Carlo targets, each a game's return
     stats = json.loads((out / "training.json").read_text())
     assert stats["positions_generated"] >= 3000 and stats["positions_learned"] > 0
     assert stats["positions_generated"] == sum(p["positions"] for p in phases)
