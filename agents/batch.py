@@ -3,16 +3,18 @@
 A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)``.
 ``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent: ``random`` reads
 only the masks, ``greedy`` plays its twin over the batch (``agents.greedy.batch_twin``: compiled in every
-game where Numba is installed), ``ppo`` and ``exit`` run their network once over the batch (``NetworkBatchPolicy``,
-with the agent's prior hint and its deterministic or sampled choice), any other agent is asked row by row
-(``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a MaskablePPO policy network once for the whole
-batch (the snapshot opponents of self-play; ``JointNetworks`` runs several snapshots in one pass); a
-network trained on a prior gets the prior's hint (``agents.prior.prior_hint``) for its batch.
+game where Numba is installed), any other agent as ``agent_batch_policy`` gives it: its own batch policy
+(dmc), its network once over the batch (ppo, exit: ``NetworkBatchPolicy`` with the agent's prior hint and
+its deterministic or sampled choice), or row by row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a
+MaskablePPO policy network once for the whole batch (the snapshot opponents of self-play;
+``JointNetworks`` runs several snapshots in one pass); a network trained on a prior gets the prior's hint
+(``agents.prior.prior_hint``) for its batch.
 """
 
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -25,9 +27,9 @@ __all__ = [
     "JointNetworks",
     "NetworkBatchPolicy",
     "RandomBatchPolicy",
+    "agent_batch_policy",
     "batch_policy",
     "make_batch_policy",
-    "network_batch_policy",
     "play_matches",
 ]
 
@@ -101,20 +103,24 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
             return _SmallBatchFallback(twin, agent)
         if twin is not None:
             return twin
-    from agents.ppo import PPOAgent
+    return agent_batch_policy(agent, game_id, seed, name, options)
 
-    if isinstance(agent, PPOAgent):  # ppo, exit: one forward pass over the batch, as the agent plays one row
-        return network_batch_policy(agent, game_id, seed, name, options)
+
+def agent_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, options: dict[str, Any]) -> Any:
+    """A made agent as its cheapest batch policy: its own ``batch_policy()`` where it has one (dmc,
+    exit-search); a network agent (``agents.ppo.PPOAgent`` and subclasses: ppo, exit) as a
+    ``NetworkBatchPolicy``, the same choice per row (greedy or sampling as the agent) with a hint of the
+    prior it was trained on of its own; any other agent asked row by row (``AgentBatchPolicy``)."""
+    hook = getattr(agent, "batch_policy", None)
+    if callable(hook):
+        return hook()
+    ppo = sys.modules.get("agents.ppo")  # loaded whenever the agent is a PPOAgent
+    if ppo is not None and isinstance(agent, ppo.PPOAgent):
+        from agents.prior import prior_hint
+
+        hint = prior_hint(agent.prior_name, game_id, seed=seed, **options)
+        return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=name, hint=hint)
     return AgentBatchPolicy(agent)
-
-
-def network_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, options: dict[str, Any]) -> Any:
-    """A network agent (``agents.ppo.PPOAgent`` and subclasses) as a ``NetworkBatchPolicy``: the same choice
-    per row (greedy or sampling as the agent), with a hint of the prior it was trained on of its own."""
-    from agents.prior import prior_hint
-
-    hint = prior_hint(agent.prior_name, game_id, seed=seed, **options)
-    return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=name, hint=hint)
 
 
 class NetworkBatchPolicy:

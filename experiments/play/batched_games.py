@@ -44,7 +44,6 @@ game, only the views where ``determinize`` is compiled.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,22 +110,14 @@ class BatchPlayer:
 
     def policy(self, seed: int) -> Any:
         """The agent's batch policy for one task, its randomness seeded with ``seed`` (module docstring)."""
-        from agents.batch import AgentBatchPolicy, make_batch_policy
+        from agents.batch import agent_batch_policy, make_batch_policy
 
         spec = self.spec
         if spec.name in ("random", "greedy"):  # cheap to build; compiled over the batch where the game has it
             return make_batch_policy(spec.name, self.game_id, seed=seed, **spec.kwargs, **self.options)
         agent = self.agent
         agent.reset(seed)
-        hook = getattr(agent, "batch_policy", None)
-        if callable(hook):
-            return hook()
-        ppo = sys.modules.get("agents.ppo")  # loaded whenever the agent is a PPOAgent
-        if ppo is not None and isinstance(agent, ppo.PPOAgent):
-            from agents.batch import network_batch_policy
-
-            return network_batch_policy(agent, self.game_id, seed, self.spec.label, self.options)
-        return AgentBatchPolicy(agent)
+        return agent_batch_policy(agent, self.game_id, seed, self.spec.label, self.options)
 
 
 class BatchedWorker:
