@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--buffer", "positions kept in the replay buffer (the latest)", type=positive_int)
     add("--batch-size", "positions per learner update", type=positive_int)
     add("--learning-rate", "Adam's learning rate", type=positive_float)
+    add("--learning-rate-end", "the learning rate at the end of --positions, reached in a straight line from "
+        "--learning-rate over the last --anneal share of the budget (none: constant)", type=positive_float)  # fmt: skip
+    add("--anneal", "share of the --positions budget, at its end, over which the learning rate falls to "
+        "--learning-rate-end", type=fraction)  # fmt: skip
     add("--clip", "gradient norm clip", type=positive_float)
     add("--net", "hidden layer sizes of the Q network's trunk, e.g. 512,512,256")
     add("--features", "action input: game (id embedding plus the action's features) or none (id embedding alone)",
@@ -81,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         "self-play starts from greedy's play (grid and walls); none: the observation alone",
         choices=("none", "greedy-scores"))  # fmt: skip
     add("--target", "what Q learns: return (the seat's final return, +-1) or margin (its final potential: grid's "
-        "points lead / 100, a less noisy target; grid only)", choices=("return", "margin"))  # fmt: skip
+        "points lead / 100, walls' lead in cards won over the best other seat / 20; a less noisy target; grid "
+        "and walls)", choices=("return", "margin"))  # fmt: skip
     add("--versus-greedy", "share of the games with one learning seat against a fixed agent in every other seat "
         "(greedy, or one of --versus drawn for each game; the rest: self-play, every seat learning)",
         type=fraction)  # fmt: skip
@@ -139,6 +144,8 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("lam", 1.0)  # with Monte-Carlo targets
     saved.setdefault("versus", "greedy")  # against greedy alone
     saved.setdefault("init", None)  # from a fresh network
+    saved.setdefault("learning_rate_end", None)  # at a constant learning rate
+    saved.setdefault("anneal", 1.0)
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

@@ -103,6 +103,31 @@ def test_margin_targets_are_the_final_points_lead() -> None:
     assert len(labelled) > 100 and not np.isin(labelled, [-1.0, 0.0, 1.0]).all()
 
 
+def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
+    """walls' final potential: a sole leader in cards won has won, a seat behind the leader has lost."""
+    import jericho_env
+    from jericho_env.envs.batched import random_actions
+
+    env = jericho_env.make_batched("walls", 16, potentials=True, num_players=4)
+    _, mask, _ = env.reset(seed=5)
+    rng, ended = np.random.default_rng(5), 0
+    margins: list[float] = []
+    while ended < 30:
+        _, mask, _, rewards, terminated = env.step(random_actions(mask, rng))
+        done = np.flatnonzero(terminated)
+        final, won = env.final_potentials[done], rewards[done]
+        assert (won[final > 0] == 1.0).all() and (won[final < 0] < 0).all()
+        assert ((final > 0).sum(axis=1) <= 1).all()  # at most one seat leads every other
+        margins += final.ravel().tolist()
+        ended += len(done)
+    assert len(set(margins)) > 10 and max(np.abs(margins)) <= 1.0
+    network = build_network("walls", {"num_players": 4}, "16")
+    actors = Actors("walls", {"num_players": 4}, 8, 0.3, ReplayBuffer(20_000, network.stored_width), [1, 0], "margin")
+    actors.play(network.plan(), 600)
+    labelled = actors.buffer.targets[actors.buffer.known()]
+    assert len(labelled) > 100 and len(set(np.round(labelled, 3).tolist())) > 5
+
+
 @pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
 def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, options: dict[str, Any]) -> None:
     """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
@@ -426,6 +451,8 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--versus", "greedy,exit-search"],
         ["grid", "--versus", "ppo", "--option", "board_size=7"],
         ["castles", "--init", "/no/such.zip"],
+        ["castles", "--learning-rate-end", "0.1"],
+        ["castles", "--learning-rate-end", "1e-5", "--anneal", "0"],
     ],
 )
 def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
@@ -434,6 +461,16 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert lines and "error:" in lines[-1] and "Traceback" not in run.stderr
     assert len([line for line in lines if "error" in line]) == 1
+
+
+def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:
+    from experiments.training.dmc import learning_rate_at, make_config
+
+    constant = make_config("castles", positions=1000, learning_rate=1e-3)
+    assert {learning_rate_at(constant, p) for p in (0, 500, 1000, 5000)} == {1e-3}
+    cfg = make_config("castles", positions=1000, learning_rate=1e-3, learning_rate_end=1e-4, anneal=0.5)
+    got = [learning_rate_at(cfg, p) for p in (0, 500, 750, 1000, 1200)]
+    assert got == pytest.approx([1e-3, 1e-3, 5.5e-4, 1e-4, 1e-4])
 
 
 def test_help_documents_every_flag() -> None:

@@ -118,23 +118,29 @@ def test_compiled_games_equal_the_python_rules_step_for_step(game: str, options:
     assert counts["episodes"] >= 12 and counts["decisions"] > steps  # auto-resets, opponents of every kind
 
 
-@pytest.mark.parametrize(("game", "options"), [("grid", {"board_size": 11}), ("castles", {})])
+@pytest.mark.parametrize(
+    ("game", "options"), [("grid", {"board_size": 11}), ("walls", {"num_players": 4}), ("castles", {})]
+)
 def test_shaping_rewards_are_equal_on_both_engines(game: str, options: dict[str, Any]) -> None:
-    """grid's points lead (computed from the rows) and a game without a potential (0 everywhere)."""
+    """grid's points lead and walls' cards-won lead (computed from the rows), and a game without a potential."""
     counts = play_side_by_side(game, options, 300, shaping=1.5)
     assert counts["episodes"] >= 12
 
 
-def test_grid_potential_of_the_rows_is_the_rules_potential() -> None:
-    vector = SelfPlayVector("grid", 16, seed=2, board_size=11)
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [("grid", {"board_size": 11}), ("walls", {"num_players": 3}), ("walls", {"num_players": 5})],
+)
+def test_the_potential_of_the_rows_is_the_rules_potential(game: str, options: dict[str, Any]) -> None:
+    vector = SelfPlayVector(game, 16, seed=2, **options)
     _, masks = vector.reset()
     policy = RandomBatchPolicy(seed=0)
     seen = set()
-    for _ in range(200):
+    for _ in range(300):
         vector.step(policy(None, masks))
         masks = vector.action_masks()
         out = np.empty(vector.num_envs)
-        for seat in (0, 1):
+        for seat in range(vector.num_players):
             seats = np.full(vector.num_envs, seat)
             vector.game.potential(vector.batch, vector.rows, seats, out)
             want = [vector.rules.potential(s, seat) for s in vector.states]

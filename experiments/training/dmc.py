@@ -43,6 +43,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "buffer": 400_000,
         "batch_size": 1024,
         "learning_rate": 5e-4,
+        "learning_rate_end": None,
+        "anneal": 1.0,
         "clip": 10.0,
         "net": "512,512,256",
         "features": "game",
@@ -114,6 +116,8 @@ class DmcConfig:
     eval_deals: int
     checkpoint_seconds: float
     init: str | None = None  # a dmc checkpoint whose network the run starts from (same architecture)
+    learning_rate_end: float | None = None  # the learning rate at the end of the budget (None: constant)
+    anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -135,7 +139,7 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     if cfg.target not in TARGETS:
         raise ValueError(f"--target takes one of {', '.join(TARGETS)}, got {cfg.target!r}")
     if cfg.target == "margin" and not has_margin(game):
-        raise ValueError(f"--target margin needs a game whose rules define a potential (grid), not {game!r}")
+        raise ValueError(f"--target margin needs a game whose rules define a potential (grid, walls), not {game!r}")
     if not 0 <= cfg.versus_greedy <= 1:
         raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
     cfg.versus = ",".join(versus_agents(cfg.versus, game, options or {}))
@@ -143,6 +147,11 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--lam must be in 0..1, got {cfg.lam}")
     if not 0 <= cfg.epsilon <= 1:
         raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
+    if cfg.learning_rate_end is not None and not 0 < cfg.learning_rate_end <= cfg.learning_rate:
+        raise ValueError(f"--learning-rate-end must be in (0, --learning-rate {cfg.learning_rate}], "
+                         f"got {cfg.learning_rate_end}")  # fmt: skip
+    if not 0 < cfg.anneal <= 1:
+        raise ValueError(f"--anneal must be in (0, 1], got {cfg.anneal}")
     if cfg.batch_size > cfg.buffer:
         raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
     return cfg
@@ -262,6 +271,16 @@ def one_blas_thread() -> None:
     except ImportError:  # pragma: no cover - threadpoolctl comes with the train extra
         return
     threadpool_limits(1, user_api="blas")
+
+
+def learning_rate_at(cfg: DmcConfig, positions: float) -> float:
+    """The learning rate after ``positions`` generated: ``learning_rate``, then over the last ``anneal`` share of
+    the budget a straight line down to ``learning_rate_end`` (constant where that is None)."""
+    if cfg.learning_rate_end is None:
+        return cfg.learning_rate
+    start = (1.0 - cfg.anneal) * cfg.positions
+    done = min(max((positions - start) / max(cfg.positions - start, 1.0), 0.0), 1.0)
+    return cfg.learning_rate + done * (cfg.learning_rate_end - cfg.learning_rate)
 
 
 def learn_step(network: Any, optimizer: Any, batch: tuple[np.ndarray, ...], clip: float) -> float:
@@ -399,6 +418,8 @@ def run_dmc(
             stats["games"] += games
             owed += cfg.replay_ratio * new
             known = buffer.known() if owed >= cfg.batch_size else None
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate_at(cfg, stats["positions_generated"])
             while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
                 losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip))
                 owed -= cfg.batch_size

@@ -11,7 +11,8 @@ ends in a step is dealt again at once (auto-reset): that step returns ``terminat
 finished game's returns in ``rewards[i]`` (one per seat, ``rules.returns``; zeros in the other rows), and
 the first observation, mask and player of the new game. With ``potentials=True`` the env also keeps, in
 ``final_potentials[i]``, each seat's ``rules.potential`` of game ``i``'s final state (grid: the points lead
-/ 100) when it ends, before the new deal: a finished game's margin, for learners that regress on it.
+/ 100, walls: the lead in cards won over the best other seat / 20) when it ends, before the new deal: a
+finished game's margin, for learners that regress on it.
 
 The rules run as compiled kernels (``games/<game>/batched.py``, Numba) where the game has them and Numba
 is installed (the ``train`` extra); otherwise on the Python rules through the same interface

@@ -23,8 +23,8 @@ dealt again; the reward is the learner's return, paid on the step that ends the 
 seeds and deterministic opponents both views play the same games (a test checks it).
 
 With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
-learner's ``rules.potential`` since its previous decision (grid: its points lead; ``BatchedGame.potential``
-reads it from the rows), the potential counting as 0 at the start and at the end of a game:
+learner's ``rules.potential`` since its previous decision (grid: its points lead, walls: its lead in cards
+won; ``BatchedGame.potential`` reads it from the rows), the potential counting as 0 at the start and at the end of a game:
 potential-based shaping (Ng, Harada and Russell, 1999), which moves credit earlier in the game without
 changing any episode's return (``episode["r"]`` stays the game's outcome).
 

@@ -26,7 +26,7 @@ from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix, uniform
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_SCORING, SCORING, TRUMPET, TYPE_VALUE, VALUES
 from jericho_env.games.walls.observation import OBS_VERSIONS, WINDOW_SCALE, build_scale
-from jericho_env.games.walls.rules import HAND_SIZE, WallsRules
+from jericho_env.games.walls.rules import HAND_SIZE, POTENTIAL_SCALE, WallsRules
 from jericho_env.games.walls.state import TRUMPETS_AT, WALL_SIZE, WALL_STRIDE, Phase, WallsState
 
 MAX_SEATS = 5
@@ -964,6 +964,15 @@ class WallsBatched(BatchedGame[WallsState]):
     def status(self, states: np.ndarray, rows: np.ndarray, current: np.ndarray, returns: np.ndarray) -> None:
         """Seat to move (-1 once over) and ``rules.returns``."""
         _status(states, rows, current, returns)
+
+    def potential(self, states: np.ndarray, rows: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+        """``WallsRules.potential``: each row's seat's lead in cards won over the best other seat / 20, clipped."""
+        won = states["won"][rows, : self.n].astype(np.int64).sum(axis=2)  # (rows, n)
+        k = np.arange(len(rows))
+        seats = np.asarray(seats, dtype=np.int64)
+        mine = won[k, seats]
+        won[k, seats] = np.iinfo(np.int64).min  # the best of the others
+        out[: len(rows)] = np.clip((mine - won.max(axis=1)) / POTENTIAL_SCALE, -1.0, 1.0)
 
     def masks(self, states: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
         """``rules.legal_mask`` in each row."""

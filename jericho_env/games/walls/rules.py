@@ -40,6 +40,7 @@ from jericho_env.games.walls.observation import (
 from jericho_env.games.walls.state import LENGTH_AT, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState, trumpet_floor
 
 HAND_SIZE = 7
+POTENTIAL_SCALE = 20.0  # cards of lead that count as a potential of 1
 NUM_PILES = 6
 _TRUMPET_ACTIONS = list(range(TRUMPET_BASE, SUPPLY_BASE))
 _WALL_ACTIONS = range(NUM_WALL_TYPES)  # a wall card's action is its type
@@ -372,6 +373,16 @@ class WallsRules(Rules[WallsState]):
         keys = self.ranking_keys(state)
         best = max(keys)
         return [seat for seat, key in enumerate(keys) if key == best]
+
+    def potential(self, state: WallsState, seat: int) -> float:
+        """``seat``'s lead in cards won over the best other seat / 20, clipped to [-1, 1] (see ``Rules.potential``).
+
+        Cards won decide the game (wall cards only break ties); under greedy play the final leads spread over
+        about -20..+13 cards, so 20 maps them onto most of [-1, 1]. ``--target margin`` learns its final value.
+        """
+        mine = self.won_count(state, seat)
+        best_other = max(self.won_count(state, o) for o in range(state.n) if o != seat)
+        return max(-1.0, min(1.0, (mine - best_other) / POTENTIAL_SCALE))
 
     def returns(self, state: WallsState) -> list[float]:
         """Winners share +1, the others share -1; all 0 if everyone ties or before the end."""
