@@ -406,7 +406,10 @@ def test_the_command_trains_a_prior_network(tmp_path: Path) -> None:
 
 def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert dmc_cli.main(["castles", *TINY, "--out", str(out)]) == 0
+    lr = ["--learning-rate", "1e-3", "--learning-rate-end", "2e-4", "--anneal", "0.5"]
+    assert dmc_cli.main(["castles", *TINY, *lr, "--out", str(out)]) == 0
+    _, _, optimizer = load_dmc(out / "checkpoints" / "latest.zip", "castles", {})
+    assert optimizer["param_groups"][0]["lr"] == pytest.approx(2e-4)  # the budget spent: the end's rate
     first = json.loads((out / "training.json").read_text())
     assert first["positions_generated"] >= 3000 and first["positions_learned"] > 0
     assert first["seconds_actor"] > 0 and first["seconds_learner"] > 0 and "rates" in first
@@ -466,8 +469,10 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
 def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:
     from experiments.training.dmc import learning_rate_at, make_config
 
-    constant = make_config("castles", positions=1000, learning_rate=1e-3)
+    constant = make_config("walls", positions=1000, learning_rate=1e-3)  # walls' preset: no end rate
     assert {learning_rate_at(constant, p) for p in (0, 500, 1000, 5000)} == {1e-3}
+    preset = make_config("castles", positions=1000)  # castles': down to 5e-5 over the last fifth
+    assert [learning_rate_at(preset, p) for p in (800, 1000)] == pytest.approx([5e-4, 5e-5])
     cfg = make_config("castles", positions=1000, learning_rate=1e-3, learning_rate_end=1e-4, anneal=0.5)
     got = [learning_rate_at(cfg, p) for p in (0, 500, 750, 1000, 1200)]
     assert got == pytest.approx([1e-3, 1e-3, 5.5e-4, 1e-4, 1e-4])
