@@ -152,6 +152,9 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     if set(saved) - known or not isinstance(options, dict):
         raise ValueError(f"--resume {folder!r}: config.json is not a dmc config")
     cfg = dmc.make_config(game, options, **saved)
+    for key, value in saved.items():  # make_config reads None as "the preset's": a run's None stays None
+        if value is None:
+            setattr(cfg, key, value)
     if positions is not None and positions != cfg.positions:
         cfg.positions = positions
         RunFolder(path).save_config({**dataclasses.asdict(cfg), **backend})

@@ -478,6 +478,22 @@ def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -
     assert got == pytest.approx([1e-3, 1e-3, 5.5e-4, 1e-4, 1e-4])
 
 
+def test_a_run_from_before_the_learning_rate_end_resumes_at_a_constant_rate(tmp_path: Path) -> None:
+    """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate."""
+    import dataclasses
+
+    from experiments.training.dmc import make_config
+
+    old = dataclasses.asdict(make_config("castles"))
+    del old["learning_rate_end"], old["anneal"]
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    assert cfg.learning_rate_end is None and cfg.init is None and cfg.lam == 0.8
+    (tmp_path / "config.json").write_text(json.dumps({**old, "learning_rate_end": 1e-4, "anneal": 0.5}))
+    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    assert (cfg.learning_rate_end, cfg.anneal) == (1e-4, 0.5)
+
+
 def test_help_documents_every_flag() -> None:
     text = dmc_cli.build_parser().format_help()
     for action in dmc_cli.build_parser()._actions:
