@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--batch-size", "positions per learner update", type=positive_int)
     add("--learning-rate", "Adam's learning rate", type=positive_float)
     add("--learning-rate-end", "the learning rate at the end of --positions, reached in a straight line from "
-        "--learning-rate over the last --anneal share of the budget; unset, the rate stays constant", type=positive_float)  # fmt: skip
+        "--learning-rate over the last --anneal share of the budget; unset, the rate stays constant",
+        type=positive_float)  # fmt: skip
     add("--anneal", "share of the --positions budget, at its end, over which the learning rate falls to "
         "--learning-rate-end; a new --positions on --resume moves it with the budget", type=fraction)  # fmt: skip
     add("--clip", "gradient norm clip", type=positive_float)

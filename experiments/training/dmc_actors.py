@@ -6,9 +6,9 @@ network snapshot (``agents.nets.dmc.QPlan``): the legal action of highest Q, or 
 forced moves teach nothing) goes into the ``ReplayBuffer`` at once, with its target unknown; when the game
 ends, each of its positions gets the final return of the seat that moved there (DouZero's Monte-Carlo
 target: no bootstrapping, no discount). With ``target="margin"`` the target is instead the seat's
-potential of the final state (``rules.potential``; grid: the points lead / 100, walls: the lead in cards won over the best other
-seat / 20, both clipped to [-1, 1]): the
-margin the win or loss was decided by, a target with less noise than the sign of it.
+potential of the final state (``rules.potential``; grid: the points lead / 100, walls: the lead in cards
+won over the best other seat / 20, both clipped to [-1, 1]): the margin the win or loss was decided by, a
+target with less noise than the sign of it.
 
 With ``lam`` < 1 the target is the seat's lambda-return instead (Peng's Q(lambda), no discount, no
 rewards before the end): at the seat's last decision the final return (or margin), and at each earlier

@@ -24,9 +24,9 @@ seeds and deterministic opponents both views play the same games (a test checks 
 
 With ``shaping`` > 0 the reward of every learner step also pays ``shaping`` times the change of the
 learner's ``rules.potential`` since its previous decision (grid: its points lead, walls: its lead in cards
-won; ``BatchedGame.potential`` reads it from the rows), the potential counting as 0 at the start and at the end of a game:
-potential-based shaping (Ng, Harada and Russell, 1999), which moves credit earlier in the game without
-changing any episode's return (``episode["r"]`` stays the game's outcome).
+won; ``BatchedGame.potential`` reads it from the rows), the potential counting as 0 at the start and at the
+end of a game: potential-based shaping (Ng, Harada and Russell, 1999), which moves credit earlier in the
+game without changing any episode's return (``episode["r"]`` stays the game's outcome).
 
 Games restart on their own (as in Stable-Baselines3's vector envs): the step that ends a game
 returns the first observation of the next one, and ``infos[i]`` carries ``terminal_observation``,
