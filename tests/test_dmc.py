@@ -78,53 +78,50 @@ def test_targets_are_the_final_return_of_the_seat_that_moved(game: str, options:
         assert {1.0, -0.5} <= set(np.round(got[done], 4).tolist())
 
 
-def test_margin_targets_are_the_final_points_lead() -> None:
-    """``--target margin``: grid's final potential (points lead / 100), whose sign is the game's return."""
+def finished_games(game: str, options: dict[str, Any], seed: int, games: int) -> Any:
+    """(final potentials, returns) of the games that end at each step of random play, until ``games`` ended."""
     import jericho_env
     from jericho_env.envs.batched import random_actions
 
-    env = jericho_env.make_batched("grid", 16, potentials=True, board_size=7)
-    _, mask, _ = env.reset(seed=4)
-    rng, ended = np.random.default_rng(4), 0
-    margins: list[float] = []
-    while ended < 40:
+    env = jericho_env.make_batched(game, 16, potentials=True, **options)
+    _, mask, _ = env.reset(seed=seed)
+    rng, ended = np.random.default_rng(seed), 0
+    while ended < games:
         _, mask, _, rewards, terminated = env.step(random_actions(mask, rng))
         done = np.flatnonzero(terminated)
-        final = env.final_potentials[done]
-        np.testing.assert_array_equal(np.sign(final), rewards[done])  # more points wins
+        yield env.final_potentials[done], rewards[done]
+        ended += len(done)
+
+
+def margin_labels(game: str, options: dict[str, Any], steps: int) -> np.ndarray:
+    """The targets ``--target margin`` actors wrote in ``steps`` steps of a small untrained network."""
+    network = build_network(game, options, "16")
+    actors = Actors(game, options, 8, 0.3, ReplayBuffer(20_000, network.stored_width), [1, 0], "margin")
+    actors.play(network.plan(), steps)
+    return actors.buffer.targets[actors.buffer.known()]
+
+
+def test_margin_targets_are_the_final_points_lead() -> None:
+    """``--target margin``: grid's final potential (points lead / 100), whose sign is the game's return."""
+    margins: list[float] = []
+    for final, won in finished_games("grid", {"board_size": 7}, 4, 40):
+        np.testing.assert_array_equal(np.sign(final), won)  # more points wins
         np.testing.assert_allclose(final.sum(axis=1), 0.0)
         margins += final[:, 0].tolist()
-        ended += len(done)
     assert len(set(np.round(np.abs(margins), 2))) > 3 and max(np.abs(margins)) <= 1.0
-    network = build_network("grid", {"board_size": 7}, "16")
-    actors = Actors("grid", {"board_size": 7}, 8, 0.3, ReplayBuffer(20_000, network.stored_width), [1, 0], "margin")
-    actors.play(network.plan(), 400)
-    labelled = actors.buffer.targets[actors.buffer.known()]
+    labelled = margin_labels("grid", {"board_size": 7}, 400)
     assert len(labelled) > 100 and not np.isin(labelled, [-1.0, 0.0, 1.0]).all()
 
 
 def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
     """walls' final potential: a sole leader in cards won has won, a seat behind the leader has lost."""
-    import jericho_env
-    from jericho_env.envs.batched import random_actions
-
-    env = jericho_env.make_batched("walls", 16, potentials=True, num_players=4)
-    _, mask, _ = env.reset(seed=5)
-    rng, ended = np.random.default_rng(5), 0
     margins: list[float] = []
-    while ended < 30:
-        _, mask, _, rewards, terminated = env.step(random_actions(mask, rng))
-        done = np.flatnonzero(terminated)
-        final, won = env.final_potentials[done], rewards[done]
+    for final, won in finished_games("walls", {"num_players": 4}, 5, 30):
         assert (won[final > 0] == 1.0).all() and (won[final < 0] < 0).all()
         assert ((final > 0).sum(axis=1) <= 1).all()  # at most one seat leads every other
         margins += final.ravel().tolist()
-        ended += len(done)
     assert len(set(margins)) > 10 and max(np.abs(margins)) <= 1.0
-    network = build_network("walls", {"num_players": 4}, "16")
-    actors = Actors("walls", {"num_players": 4}, 8, 0.3, ReplayBuffer(20_000, network.stored_width), [1, 0], "margin")
-    actors.play(network.plan(), 600)
-    labelled = actors.buffer.targets[actors.buffer.known()]
+    labelled = margin_labels("walls", {"num_players": 4}, 600)
     assert len(labelled) > 100 and len(set(np.round(labelled, 3).tolist())) > 5
 
 
