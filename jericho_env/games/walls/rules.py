@@ -377,8 +377,7 @@ class WallsRules(Rules[WallsState]):
     def potential(self, state: WallsState, seat: int) -> float:
         """``seat``'s lead in cards won over the best other seat / 20, clipped to [-1, 1] (see ``Rules.potential``).
 
-        Cards won decide the game (wall cards only break ties); under greedy play the final leads spread over
-        about -20..+13 cards, so 20 maps them onto most of [-1, 1]. ``--target margin`` learns its final value.
+        Cards won decide the game (wall cards only break ties); ``--target margin`` learns its final value.
         """
         mine = self.won_count(state, seat)
         best_other = max(self.won_count(state, o) for o in range(state.n) if o != seat)
