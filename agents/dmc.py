@@ -10,7 +10,8 @@ size-limited and checked for nan/inf by ``agents.checkpoint._weights``). ``meta.
 ``"format": "jericho-env dmc checkpoint"`` and records the game, its versions and resolved options, the
 network (``QSpec``: sizes within ``agents.nets.MAX_WIDTH`` / ``MAX_LAYERS``, checked before anything is
 built) and the training counters. Without ``path``, the zoo's ``dmc`` entry for the game is played
-(``agents.pretrained``).
+(``agents.pretrained``). ``dmc=A.zip+B.zip+C.zip`` plays an ensemble: the legal action of highest mean Q
+over the networks (independent training runs' errors partly cancel in the mean).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import io
 import json
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,15 +186,39 @@ def load_dmc(
     return network, meta, state.get("optimizer")
 
 
+MAX_ENSEMBLE = 16  # networks in one ``dmc=A.zip+B.zip`` ensemble at most
+
+
+def checkpoint_paths(path: str | Path | Sequence[str | Path]) -> list[Path]:
+    """The checkpoints of ``path``: one file, a sequence of them, or ``"A.zip+B.zip"`` (an ensemble).
+
+    A string that names an existing file is that file, even with a ``+`` in its name.
+    """
+    if isinstance(path, (str, Path)):
+        parts = [path] if Path(path).is_file() or "+" not in str(path) else str(path).split("+")
+    else:
+        parts = list(path)
+    if not parts or any(not str(p).strip() for p in parts):
+        raise ValueError(f"dmc: {str(path)!r} names an empty checkpoint path; give PATH or PATH+PATH+...")
+    if len(parts) > MAX_ENSEMBLE:
+        raise ValueError(f"dmc: an ensemble of {len(parts)} networks; at most {MAX_ENSEMBLE}")
+    return [Path(p) for p in parts]
+
+
 class DmcAgent(BaseAgent):
-    """``dmc``: the legal action of highest Q under a Deep Monte-Carlo network."""
+    """``dmc``: the legal action of highest Q under a Deep Monte-Carlo network, or of highest mean Q under several.
+
+    ``path`` is one checkpoint, or several (a sequence, or ``"A.zip+B.zip+C.zip"``): an ensemble that plays
+    the legal action of highest mean Q (``agents.nets.dmc.MeanQPlan``), each network checked against the
+    game as one alone is.
+    """
 
     name = "dmc"
 
     def __init__(
         self,
         game_id: str,
-        path: str | Path | None = None,
+        path: str | Path | Sequence[str | Path] | None = None,
         network: Any = None,
         seed: int | None = None,
         **game_options: Any,
@@ -202,24 +227,37 @@ class DmcAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         self.meta: dict[str, Any] = {}
-        if network is None:
-            if path is None:  # the zoo's network for the game (agents.pretrained)
+        self.path: str | None = None
+        self.plan: Any = None
+        self.network: Any = network
+        paths = [] if path is None or network is not None else checkpoint_paths(path)
+        if len(paths) > 1:  # an ensemble: each network checked as one alone
+            from agents.nets.dmc import MeanQPlan
+
+            members = [DmcAgent(game_id, path=p, seed=seed, **game_options) for p in paths]
+            self.meta, self.network = members[0].meta, members[0].network
+            self.observation_size = members[0].observation_size
+            self.path = "+".join(str(p) for p in paths)
+            self.plan = MeanQPlan([m.plan for m in members])
+            return
+        if self.network is None:
+            where = paths[0] if paths else None
+            if where is None:  # the zoo's network for the game (agents.pretrained)
                 from agents.pretrained import ZooError, sha256, shipped
 
                 entry = shipped(self.name, game_id, game_options)
                 if entry.card.get("file", {}).get("sha256") != sha256(entry.path):
                     raise ZooError(f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json")
-                path = entry.path
-            network, self.meta, _ = load_dmc(path, game_id, game_options)
-        self.path = None if path is None else str(path)
+                where = entry.path
+            self.network, self.meta, _ = load_dmc(where, game_id, game_options)
+            self.path = str(where)
         self.observation_size = make_rules(game_id, **game_options).info.observation_size
-        if network.spec.observation_size != self.observation_size:
+        if self.network.spec.observation_size != self.observation_size:
             raise ValueError(
-                f"dmc network reads {network.spec.observation_size} floats; {game_id} with options "
+                f"dmc network reads {self.network.spec.observation_size} floats; {game_id} with options "
                 f"{game_options or '{}'} gives {self.observation_size}"
             )
-        self.network = network
-        self.plan = network.plan()
+        self.plan = self.network.plan()
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The legal action of highest Q."""

@@ -392,6 +392,84 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
     assert list(policy(np.zeros((4, network.spec.observation_size), np.float32), masks)) == [0, 1, 2, 3]
 
 
+def _random_networks(game: str, options: dict[str, Any], tmp_path: Path, n: int, prior: str = "none") -> list[Path]:
+    """``n`` saved networks of ``game`` with strong, different preferences."""
+    paths = []
+    for i in range(n):
+        torch.manual_seed(i)
+        network = build_network(game, options, "16", prior=prior)
+        with torch.no_grad():
+            for parameter in network.parameters():
+                parameter.normal_(std=0.5)
+        paths.append(save_dmc(tmp_path / f"n{i}.zip", network, game, options, {}))
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "prior"),
+    [("castles", {}, "none"), ("walls", {"num_players": 3}, "greedy-scores"), ("grid", {"board_size": 7}, "none")],
+)
+def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
+    game: str, options: dict[str, Any], prior: str, tmp_path: Path
+) -> None:
+    import jericho_env
+
+    paths = _random_networks(game, options, tmp_path, 3, prior)
+    ensemble = agents.make("dmc", game, path="+".join(str(p) for p in paths), **options)
+    alone = [agents.make("dmc", game, path=str(p), **options) for p in paths]
+    twice = agents.make("dmc", game, path=[paths[0], paths[0]], **options)
+    env = jericho_env.make_batched(game, 16, copy=True, check=False, **options)
+    obs, mask, _ = env.reset(seed=5)
+    rng, differs = np.random.default_rng(0), 0
+    for _ in range(30):
+        legal = mask.astype(bool)
+        if game == "grid":  # every plan lists the legal pairs in the same order
+            parts = [a.plan.pair_values(obs, legal) for a in alone]
+            rows, acts = parts[0][0], parts[0][1]
+            mean = np.full(legal.shape, -np.inf)
+            mean[rows, acts] = np.mean([q for _, _, q in parts], axis=0)
+        else:
+            mean = np.mean([a.plan.q_values(a.plan.rows(obs, legal)) for a in alone], axis=0)
+            mean = np.where(legal, mean, -np.inf)
+        choice = ensemble.batch_policy()(obs, mask)
+        np.testing.assert_array_equal(choice, mean.argmax(axis=1))
+        assert legal[np.arange(len(choice)), choice].all()
+        np.testing.assert_array_equal(twice.batch_policy()(obs, mask), alone[0].batch_policy()(obs, mask))
+        differs += int((choice != alone[0].batch_policy()(obs, mask)).sum())
+        assert ensemble.act({"observation": obs[0], "action_mask": mask[0]}) == choice[0]
+        obs, mask, _, _, _ = env.step(np.where(rng.random(len(choice)) < 0.5, choice, mask.argmax(axis=1)))
+    assert differs > 0  # the mean is not its first network's choice
+
+
+def test_an_ensemble_is_refused_with_a_message_that_names_what_is_wrong(tmp_path: Path) -> None:
+    castles = _random_networks("castles", {}, tmp_path, 1)[0]
+    walls = save_dmc(tmp_path / "w.zip", build_network("walls", {}, "8"), "walls", {}, {})
+    with pytest.raises(CheckpointError, match="walls"):
+        agents.make("dmc", "castles", path=f"{castles}+{walls}")
+    with pytest.raises(FileNotFoundError, match=r"missing\.zip"):
+        agents.make("dmc", "castles", path=f"{castles}+{tmp_path / 'missing.zip'}")
+    with pytest.raises(ValueError, match="empty checkpoint path"):
+        agents.make("dmc", "castles", path=f"{castles}+")
+    with pytest.raises(ValueError, match="at most 16"):
+        agents.make("dmc", "castles", path=[castles] * 17)
+    plus = tmp_path / "a+b.zip"  # a file whose name has a plus is that one file
+    plus.write_bytes(castles.read_bytes())
+    assert agents.make("dmc", "castles", path=str(plus)).path == str(plus)
+
+
+def test_evaluate_takes_an_ensemble_on_the_command_line(tmp_path: Path) -> None:
+    from experiments import evaluate
+
+    a, b = _random_networks("castles", {}, tmp_path, 2)
+    argv = ["castles", "--agents", f"dmc={a}+{b}", "greedy", "--deals", "2", "--quiet", "--no-plot"]
+    assert evaluate.main([*argv, "--out", str(tmp_path / "e")]) == 0
+    cells = json.loads((tmp_path / "e" / "results.json").read_text())["cells"]
+    (cell,) = [c for c in cells if c["agent"] == "dmc"]
+    assert cell["wins"] + cell["draws"] + cell["losses"] == 4
+    spec = json.loads((tmp_path / "e" / "results.json").read_text())["config"]["agents"][0]
+    assert spec["kwargs"]["path"] == f"{a}+{b}"  # the table records which networks played
+
+
 def test_the_command_trains_a_prior_network(tmp_path: Path) -> None:
     out = tmp_path / "walls"
     argv = ["walls", *TINY, "--prior", "greedy-scores", "--option", "num_players=3", "--out", str(out)]

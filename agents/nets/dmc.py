@@ -272,6 +272,54 @@ class QPlan:
         return self._last[1][rows]
 
 
+class MeanQPlan:
+    """Several networks' plans (one game, one kind) as one: the legal action of highest mean Q.
+
+    Each plan scores the rows with its own layers and prior; the mean is taken over every action id
+    (``QPlan``) or over every legal (row, action) pair (grid's ``GridQPlan``). Actors' ``stored`` is not
+    offered: an ensemble plays, it is not trained.
+    """
+
+    def __init__(self, plans: Sequence[Any]) -> None:
+        if not plans:
+            raise ValueError("MeanQPlan needs at least one plan")
+        self.plans = list(plans)
+        self.pairs = hasattr(self.plans[0], "pair_values")
+        if any(hasattr(p, "pair_values") != self.pairs for p in self.plans):
+            raise ValueError("MeanQPlan: the plans mix per-action-id and per-pair networks (different games)")
+
+    def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The legal action of highest mean Q per row (B,) int64."""
+        return self.best_values(obs, masks)[0]
+
+    def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The legal action of highest mean Q per row (B,) int64 and that mean Q (B,) float32."""
+        masks = np.asarray(masks, dtype=bool)
+        if self.pairs:
+            parts = [p.pair_values(obs, masks) for p in self.plans]
+            q = np.asarray(np.mean([v for _, _, v in parts], axis=0), dtype=np.float32)
+            return best_pairs(parts[0][0], parts[0][1], q, len(masks))
+        q = np.asarray(np.mean([p.q_values(p.rows(obs, masks)) for p in self.plans], axis=0), dtype=np.float32)
+        actions = best_actions(q, masks)
+        return actions, q[np.arange(len(actions)), actions]
+
+
+def best_pairs(rows: np.ndarray, acts: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``n`` rows' action of highest Q among its (row, action, Q) pairs (B,) int64, and that Q (B,) float32.
+
+    Ties go to the pair listed first (``pair_values`` lists a row's actions in id order: the lowest id).
+    """
+    order = np.lexsort((-q, rows))  # by row, best first
+    first = np.ones(len(order), bool)
+    first[1:] = rows[order][1:] != rows[order][:-1]
+    top = order[first]  # each row's best pair
+    out = np.zeros(n, np.int64)
+    values = np.zeros(n, np.float32)
+    out[rows[top]] = acts[top]
+    values[rows[top]] = q[top]
+    return out, values
+
+
 def best_actions(q: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The legal action of highest Q per row (B,) int64; every row needs a legal action."""
     masked = np.where(np.asarray(masks, dtype=bool), q, -np.inf)

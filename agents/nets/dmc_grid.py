@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from agents.nets import frontier_kernel
-from agents.nets.dmc import PRIOR_WEIGHT, QSpec, action_features
+from agents.nets.dmc import PRIOR_WEIGHT, QSpec, action_features, best_pairs
 
 HEAD = (128, 64)  # the action head's layers
 MAX_CELLS = 96  # frontier cells gathered per position (a legal cell beyond them gets zero cell features)
@@ -219,13 +219,6 @@ class GridQPlan:
 
     def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The legal action of highest Q per row (B,) int64 and that Q (B,) float32: the position's value."""
-        rows, acts, q = self.pair_values(obs, np.asarray(masks, dtype=bool))
-        order = np.lexsort((-q, rows))  # by row, best first
-        first = np.ones(len(order), bool)
-        first[1:] = rows[order][1:] != rows[order][:-1]
-        top = order[first]  # each row's best pair
-        out = np.zeros(len(masks), np.int64)
-        values = np.zeros(len(masks), np.float32)
-        out[rows[top]] = acts[top]
-        values[rows[top]] = q[top]
-        return out, values
+        masks = np.asarray(masks, dtype=bool)
+        rows, acts, q = self.pair_values(obs, masks)
+        return best_pairs(rows, acts, q, len(masks))
