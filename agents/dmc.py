@@ -11,7 +11,7 @@ size-limited and checked for nan/inf by ``agents.checkpoint._weights``). ``meta.
 network (``QSpec``: sizes within ``agents.nets.MAX_WIDTH`` / ``MAX_LAYERS``, checked before anything is
 built) and the training counters. Without ``path``, the zoo's ``dmc`` entry for the game is played
 (``agents.pretrained``). ``dmc=A.zip+B.zip+C.zip`` plays an ensemble: the legal action of highest mean Q
-over the networks (independent training runs' errors partly cancel in the mean).
+over the networks.
 """
 
 from __future__ import annotations
