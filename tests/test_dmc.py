@@ -366,15 +366,25 @@ def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
         load_dmc(tmp_path / "big.zip")
 
 
+def _random_networks(game: str, options: dict[str, Any], tmp_path: Path, n: int, prior: str = "none") -> list[Path]:
+    """``n`` saved networks of ``game`` with strong, different preferences."""
+    paths = []
+    for i in range(n):
+        torch.manual_seed(i)
+        network = build_network(game, options, "16", prior=prior)
+        with torch.no_grad():
+            for parameter in network.parameters():
+                parameter.normal_(std=0.5)
+        paths.append(save_dmc(tmp_path / f"n{i}.zip", network, game, options, {}))
+    return paths
+
+
 @pytest.mark.parametrize(("game", "options"), [*GAMES, ("grid", {"board_size": 7, "obs_version": 1})])
 def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tmp_path: Path) -> None:
-    network = build_network(game, options, "16")
-    with torch.no_grad():  # strong preferences, many of them for illegal actions
-        for parameter in network.parameters():
-            parameter.normal_(std=0.5)
-    path = save_dmc(tmp_path / "n.zip", network, game, options, {})
+    (path,) = _random_networks(game, options, tmp_path, 1)  # strong preferences, many for illegal actions
     agent = agents.make("dmc", game, path=str(path), **options)
     assert isinstance(agent, DmcAgent)
+    network = agent.network
     env = JerichoEnv(game, **options)
     for seed in range(3):
         env.reset(seed=seed)
@@ -390,19 +400,6 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
     masks = np.zeros((4, network.spec.num_actions), bool)
     masks[np.arange(4), [0, 1, 2, 3]] = True
     assert list(policy(np.zeros((4, network.spec.observation_size), np.float32), masks)) == [0, 1, 2, 3]
-
-
-def _random_networks(game: str, options: dict[str, Any], tmp_path: Path, n: int, prior: str = "none") -> list[Path]:
-    """``n`` saved networks of ``game`` with strong, different preferences."""
-    paths = []
-    for i in range(n):
-        torch.manual_seed(i)
-        network = build_network(game, options, "16", prior=prior)
-        with torch.no_grad():
-            for parameter in network.parameters():
-                parameter.normal_(std=0.5)
-        paths.append(save_dmc(tmp_path / f"n{i}.zip", network, game, options, {}))
-    return paths
 
 
 @pytest.mark.parametrize(
@@ -434,8 +431,9 @@ def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
         choice = ensemble.batch_policy()(obs, mask)
         np.testing.assert_array_equal(choice, mean.argmax(axis=1))
         assert legal[np.arange(len(choice)), choice].all()
-        np.testing.assert_array_equal(twice.batch_policy()(obs, mask), alone[0].batch_policy()(obs, mask))
-        differs += int((choice != alone[0].batch_policy()(obs, mask)).sum())
+        first = alone[0].batch_policy()(obs, mask)
+        np.testing.assert_array_equal(twice.batch_policy()(obs, mask), first)
+        differs += int((choice != first).sum())
         assert ensemble.act({"observation": obs[0], "action_mask": mask[0]}) == choice[0]
         obs, mask, _, _, _ = env.step(np.where(rng.random(len(choice)) < 0.5, choice, mask.argmax(axis=1)))
     assert differs > 0  # the mean is not its first network's choice

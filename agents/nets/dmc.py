@@ -275,9 +275,9 @@ class QPlan:
 class MeanQPlan:
     """Several networks' plans (one game, one kind) as one: the legal action of highest mean Q.
 
-    Each plan scores the rows with its own layers and prior; the mean is taken over every action id
-    (``QPlan``) or over every legal (row, action) pair (grid's ``GridQPlan``). Actors' ``stored`` is not
-    offered: an ensemble plays, it is not trained.
+    Each plan scores the rows with its own layers and prior weight; the mean is taken over every action id
+    (``QPlan``; the prior's scores, one game's, are computed once for all) or over every legal (row, action)
+    pair (grid's ``GridQPlan``). Actors' ``stored`` is not offered: an ensemble plays, it is not trained.
     """
 
     def __init__(self, plans: Sequence[Any]) -> None:
@@ -299,7 +299,14 @@ class MeanQPlan:
             parts = [p.pair_values(obs, masks) for p in self.plans]
             q = np.asarray(np.mean([v for _, _, v in parts], axis=0), dtype=np.float32)
             return best_pairs(parts[0][0], parts[0][1], q, len(masks))
-        q = np.asarray(np.mean([p.q_values(p.rows(obs, masks)) for p in self.plans], axis=0), dtype=np.float32)
+        rows: dict[bool, np.ndarray] = {}  # the input rows, with or without the prior's scores: each built once
+        values = []
+        for p in self.plans:
+            key = p.hinter is None
+            if key not in rows:
+                rows[key] = p.rows(obs, masks)
+            values.append(p.q_values(rows[key]))
+        q = np.asarray(np.mean(values, axis=0), dtype=np.float32)
         actions = best_actions(q, masks)
         return actions, q[np.arange(len(actions)), actions]
 
