@@ -24,6 +24,8 @@ Examples:
     python -m experiments.dmc grid --init runs/dmc/grid-TIME/final.zip --versus greedy,ppo   # on from a network,
                                                         # half its games against greedy, half against the shipped ppo
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
+    python -m experiments.dmc castles --teacher A/final.zip+B/final.zip+C/final.zip --positions 3000000
+                                                        # one network learns three networks' mean Q
 """
 
 from __future__ import annotations
@@ -101,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--checkpoint-seconds", "seconds between checkpoints (latest.zip, training.json)", type=positive_float)
     add("--init", "a dmc checkpoint (final.zip, checkpoints/pos_N.zip) whose network this new run starts from; the "
         "same game, options and layers; optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
+    add("--teacher", "dmc checkpoints, A.zip or A.zip+B.zip+C.zip: every position learns their mean Q of every "
+        "legal action instead of the game's outcome (distillation into one network; the positions are still this "
+        "run's own games; castles and walls; --target and --lam do not apply)", metavar="CHECKPOINTS")  # fmt: skip
+    add("--teacher-level", "with --teacher: the weight of each position's mean error over its legal actions (the "
+        "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
+        "squared error", type=positive_float)  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
@@ -147,6 +155,8 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("init", None)  # from a fresh network
     saved.setdefault("learning_rate_end", None)  # at a constant learning rate
     saved.setdefault("anneal", 1.0)
+    saved.setdefault("teacher", None)  # from outcomes, not a teacher's values
+    saved.setdefault("teacher_level", 1.0)
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}
@@ -176,7 +186,7 @@ def progress(cfg: dmc.DmcConfig, quiet: bool, done: int) -> Any:
         text = (f"gen {r['generated_per_second']:,.0f}/s learn {r['learned_per_second']:,.0f}/s "
                 f"actor {100 * r['actor_share']:.0f}% learner {100 * r['learner_share']:.0f}%")  # fmt: skip
         if stats.get("loss") is not None:
-            text += f" loss {stats['loss']:.3f}"
+            text += f" loss {stats['loss']:.3g}"
         if stats["evals"]:
             last = stats["evals"][-1]
             text += f" vs {last['opponent']} {100 * last['score']:.1f}%"
@@ -222,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
             check_out(args.out, "--out", run_kind="dmc run", resume_hint=True)
             cfg = dmc.make_config(args.game, game_options(args), **given)
             dmc.check_init(cfg)
+            if cfg.teacher and backend.is_ray:
+                raise ValueError("--teacher runs with --backend local (the Ray actors do not send a teacher's values)")
+            dmc.teacher_plan(cfg)  # a teacher that cannot be loaded fails before the run
             folder = run_folder("dmc", args.game, args.out)
             RunFolder(folder).save_config({**dataclasses.asdict(cfg), **({"backend": "ray"} if backend.is_ray else {})})
         record_session(folder, "experiments.dmc", argv)

@@ -25,6 +25,7 @@ from agents.nets.dmc import action_features
 from experiments import dmc as dmc_cli
 from experiments.training.dmc_actors import Actors, ReplayBuffer
 from jericho_env.envs.aec import JerichoEnv
+from tests.dmc_helpers import random_networks
 
 GAMES = [("castles", {}), ("walls", {"num_players": 3}), ("grid", {"board_size": 7})]
 TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
@@ -366,22 +367,9 @@ def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
         load_dmc(tmp_path / "big.zip")
 
 
-def _random_networks(game: str, options: dict[str, Any], tmp_path: Path, n: int, prior: str = "none") -> list[Path]:
-    """``n`` saved networks of ``game`` with strong, different preferences."""
-    paths = []
-    for i in range(n):
-        torch.manual_seed(i)
-        network = build_network(game, options, "16", prior=prior)
-        with torch.no_grad():
-            for parameter in network.parameters():
-                parameter.normal_(std=0.5)
-        paths.append(save_dmc(tmp_path / f"n{i}.zip", network, game, options, {}))
-    return paths
-
-
 @pytest.mark.parametrize(("game", "options"), [*GAMES, ("grid", {"board_size": 7, "obs_version": 1})])
 def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tmp_path: Path) -> None:
-    (path,) = _random_networks(game, options, tmp_path, 1)  # strong preferences, many for illegal actions
+    (path,) = random_networks(game, options, tmp_path, 1)  # strong preferences, many for illegal actions
     agent = agents.make("dmc", game, path=str(path), **options)
     assert isinstance(agent, DmcAgent)
     network = agent.network
@@ -411,7 +399,7 @@ def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
 ) -> None:
     import jericho_env
 
-    paths = _random_networks(game, options, tmp_path, 3, prior)
+    paths = random_networks(game, options, tmp_path, 3, prior)
     ensemble = agents.make("dmc", game, path="+".join(str(p) for p in paths), **options)
     alone = [agents.make("dmc", game, path=str(p), **options) for p in paths]
     twice = agents.make("dmc", game, path=[paths[0], paths[0]], **options)
@@ -440,7 +428,7 @@ def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
 
 
 def test_an_ensemble_is_refused_with_a_message_that_names_what_is_wrong(tmp_path: Path) -> None:
-    castles = _random_networks("castles", {}, tmp_path, 1)[0]
+    castles = random_networks("castles", {}, tmp_path, 1)[0]
     walls = save_dmc(tmp_path / "w.zip", build_network("walls", {}, "8"), "walls", {}, {})
     with pytest.raises(CheckpointError, match="walls"):
         agents.make("dmc", "castles", path=f"{castles}+{walls}")
@@ -458,7 +446,7 @@ def test_an_ensemble_is_refused_with_a_message_that_names_what_is_wrong(tmp_path
 def test_evaluate_takes_an_ensemble_on_the_command_line(tmp_path: Path) -> None:
     from experiments import evaluate
 
-    a, b = _random_networks("castles", {}, tmp_path, 2)
+    a, b = random_networks("castles", {}, tmp_path, 2)
     argv = ["castles", "--agents", f"dmc={a}+{b}", "greedy", "--deals", "2", "--quiet", "--no-plot"]
     assert evaluate.main([*argv, "--out", str(tmp_path / "e")]) == 0
     cells = json.loads((tmp_path / "e" / "results.json").read_text())["cells"]

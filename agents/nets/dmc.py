@@ -255,6 +255,10 @@ class QPlan:
         """The legal action of highest Q per row (B,) int64."""
         return self.best_values(obs, masks)[0]
 
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Q of every action (B, A) float32 of observations (a teacher's values, ``experiments.dmc --teacher``)."""
+        return self.q_values(self.rows(obs, masks))
+
     def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The legal action of highest Q per row (B,) int64 and that Q (B,) float32: the position's value."""
         x = self.rows(obs, masks)
@@ -299,6 +303,15 @@ class MeanQPlan:
             parts = [p.pair_values(obs, masks) for p in self.plans]
             q = np.asarray(np.mean([v for _, _, v in parts], axis=0), dtype=np.float32)
             return best_pairs(parts[0][0], parts[0][1], q, len(masks))
+        q = self.q_all(obs, masks)
+        actions = best_actions(q, masks)
+        return actions, q[np.arange(len(actions)), actions]
+
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The mean Q of every action (B, A) float32 (per-action-id networks; grid's pair networks have none)."""
+        if self.pairs:
+            raise ValueError("MeanQPlan.q_all: grid's pair networks score legal (row, action) pairs, not every id")
+        masks = np.asarray(masks, dtype=bool)
         rows: dict[bool, np.ndarray] = {}  # the input rows, with or without the prior's scores: each built once
         values = []
         for p in self.plans:
@@ -306,9 +319,7 @@ class MeanQPlan:
             if key not in rows:
                 rows[key] = p.rows(obs, masks)
             values.append(p.q_values(rows[key]))
-        q = np.asarray(np.mean(values, axis=0), dtype=np.float32)
-        actions = best_actions(q, masks)
-        return actions, q[np.arange(len(actions)), actions]
+        return np.asarray(np.mean(values, axis=0), dtype=np.float32)
 
 
 def best_pairs(rows: np.ndarray, acts: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

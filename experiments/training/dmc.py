@@ -58,6 +58,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "eval_deals": 200,
         "checkpoint_seconds": 120.0,
         "init": None,
+        "teacher": None,
+        "teacher_level": 1.0,
     },
     # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed; the learning rate falling
     # to 5e-5 over the last fifth of the budget: above a constant one (docs/dmc.md)
@@ -119,6 +121,8 @@ class DmcConfig:
     init: str | None = None  # a dmc checkpoint whose network the run starts from (same architecture)
     learning_rate_end: float | None = None  # the learning rate at the end of the budget (None: constant)
     anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
+    teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
+    teacher_level: float = 1.0  # the weight of the level of the teacher's Q against the differences between actions
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -155,6 +159,9 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--anneal must be in (0, 1], got {cfg.anneal}")
     if cfg.batch_size > cfg.buffer:
         raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
+    if cfg.teacher is not None and game == "grid":
+        raise ValueError("--teacher is for castles and walls (networks with one Q per action id); grid's network "
+                         "scores (state, action) pairs")  # fmt: skip
     return cfg
 
 
@@ -264,6 +271,20 @@ def check_init(cfg: DmcConfig) -> None:
         start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
 
 
+def teacher_plan(cfg: DmcConfig) -> Any:
+    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), None
+    without one; ``ValueError`` naming what is wrong (a missing file, another game's network, ...)."""
+    if not cfg.teacher:
+        return None
+    from agents.checkpoint import CheckpointError
+    from agents.dmc import DmcAgent
+
+    try:
+        return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
+    except (CheckpointError, OSError, ValueError) as e:
+        raise ValueError(f"--teacher {cfg.teacher!r}: {e}") from None
+
+
 def one_blas_thread() -> None:
     """numpy's BLAS on one thread: the actors' small matrix products run 5-10x slower on a loaded machine when
     OpenBLAS spreads them over threads that wait for each other (measured on grid's trunk: 77 ms against 6)."""
@@ -284,13 +305,31 @@ def learning_rate_at(cfg: DmcConfig, positions: float) -> float:
     return cfg.learning_rate + done * (cfg.learning_rate_end - cfg.learning_rate)
 
 
-def learn_step(network: Any, optimizer: Any, batch: tuple[np.ndarray, ...], clip: float) -> float:
-    """One Adam step of squared error between Q(s, a) and the returns; the loss."""
+def learn_step(
+    network: Any, optimizer: Any, batch: tuple[np.ndarray, ...], clip: float, level_weight: float = 1.0
+) -> float:
+    """One Adam step of squared error between Q(s, a) and the returns; the loss.
+
+    A batch of taught positions (``ReplayBuffer.sample`` with a teacher: the teacher's Q of every action and the
+    legal actions as well) learns the teacher's Q of every legal action instead: the mean squared error over them,
+    split into the error of each position's mean over its legal actions (the level, weighted ``level_weight``)
+    and the errors around it (the differences between actions, which alone decide the move); at
+    ``level_weight`` 1 it is the plain mean squared error.
+    """
     import torch
 
-    obs, actions, targets = batch
-    q = network.q_stored(torch.from_numpy(obs), torch.from_numpy(actions))
-    loss = torch.nn.functional.mse_loss(q, torch.from_numpy(targets))
+    if len(batch) == 5:
+        obs, _, _, taught, legal = batch
+        keep = torch.from_numpy(legal).float()
+        error = (network(torch.from_numpy(obs)) - torch.from_numpy(taught)) * keep  # 0 on illegal actions
+        count = keep.sum(dim=1)
+        level = error.sum(dim=1) / count  # each position's mean error over its legal actions
+        spread = ((error - level[:, None]) * keep).square().sum()  # the errors in the differences between actions
+        loss = (spread + level_weight * (count * level.square()).sum()) / count.sum()
+    else:
+        obs, actions, targets = batch
+        q = network.q_stored(torch.from_numpy(obs), torch.from_numpy(actions))
+        loss = torch.nn.functional.mse_loss(q, torch.from_numpy(targets))
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
@@ -318,7 +357,17 @@ def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
 
     versus = tuple(cfg.versus.split(","))
     return Actors(
-        cfg.game, cfg.options, cfg.envs, cfg.epsilon, buffer, seed, cfg.target, cfg.versus_greedy, cfg.lam, versus
+        cfg.game,
+        cfg.options,
+        cfg.envs,
+        cfg.epsilon,
+        buffer,
+        seed,
+        cfg.target,
+        cfg.versus_greedy,
+        cfg.lam,
+        versus,
+        teacher_plan(cfg),
     )
 
 
@@ -396,7 +445,7 @@ def run_dmc(
         optimizer.load_state_dict(optimizer_state)
     session = len(stats["sessions"])
     stats["sessions"].append({"started_at_positions": stats["positions_generated"], "seconds": 0.0})
-    buffer = ReplayBuffer(cfg.buffer, network.stored_width)
+    buffer = ReplayBuffer(cfg.buffer, network.stored_width, network.spec.num_actions if cfg.teacher else 0)
     positions_from = actor_source(cfg, network, buffer, session, backend, actors)
     rng = np.random.default_rng([cfg.seed, session, 1])
     with positions_from as source:  # Ray's start is not the run's time
@@ -422,7 +471,8 @@ def run_dmc(
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate_at(cfg, stats["positions_generated"])
             while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
-                losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip))
+                losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip,
+                                         cfg.teacher_level))  # fmt: skip
                 owed -= cfg.batch_size
                 stats["positions_learned"] += cfg.batch_size
                 stats["updates"] += 1

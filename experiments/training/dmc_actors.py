@@ -22,6 +22,12 @@ by default), drawn with equal chance for each such game, each played as a batch 
 (``agents.batch.make_batch_policy``: greedy's compiled twin, ppo's network once over the rows); only the
 learning seat's decisions are recorded. The other games are self-play, every seat learning.
 
+With a ``teacher`` (a plan that gives Q of every action: one dmc network, or the mean of several), the
+actors play as before (epsilon-greedy on the learner's snapshot, so the positions are the learner's own, as
+DAgger gathers them) but each decision learns the teacher's Q of every legal action instead of an outcome:
+the buffer keeps the teacher's Q row and the legal actions, and the position is labelled when it is added
+(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply.
+
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
 game ends). Each position has a serial number (positions added before it); a finished game writes its
@@ -48,13 +54,19 @@ def has_margin(game_id: str) -> bool:
 
 
 class ReplayBuffer:
-    """The latest ``capacity`` positions: observations, actions, targets (module docstring)."""
+    """The latest ``capacity`` positions: observations, actions, targets (module docstring).
 
-    def __init__(self, capacity: int, width: int) -> None:
+    With ``taught_actions`` > 0 each position also holds a teacher's Q of every action and the legal actions
+    (``add_taught``), and ``sample`` returns them as well.
+    """
+
+    def __init__(self, capacity: int, width: int, taught_actions: int = 0) -> None:
         self.capacity = int(capacity)
         self.obs = np.zeros((self.capacity, width), dtype=np.float16)
         self.actions = np.zeros(self.capacity, dtype=np.int64)
         self.targets = np.full(self.capacity, np.nan, dtype=np.float32)
+        self.taught = np.zeros((self.capacity, taught_actions), np.float32) if taught_actions else None
+        self.legal = np.zeros((self.capacity, taught_actions), bool) if taught_actions else None
         self.added = 0  # positions ever added (the next serial number)
         self.labelled = 0  # positions whose target was written
 
@@ -72,6 +84,18 @@ class ReplayBuffer:
         self.added += n
         return serials
 
+    def add_taught(self, obs: np.ndarray, actions: np.ndarray, taught: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """Store positions with a teacher's Q of every action (B, A) and the legal actions (B, A), labelled at once
+        (the target: the teacher's Q of the action taken); returns their serial numbers."""
+        if self.taught is None or self.legal is None:
+            raise RuntimeError("this replay buffer keeps no teacher's values (taught_actions=0)")
+        serials = self.add(obs, actions)
+        rows = serials % self.capacity
+        self.taught[rows] = taught
+        self.legal[rows] = legal
+        self.label(serials, np.asarray(taught, np.float32)[np.arange(len(actions)), actions])
+        return serials
+
     def label(self, serials: np.ndarray, targets: np.ndarray) -> int:
         """Write the targets of the positions ``serials`` still held; returns how many were written."""
         kept = serials >= self.added - self.capacity
@@ -85,12 +109,16 @@ class ReplayBuffer:
         return np.flatnonzero(~np.isnan(self.targets[: len(self)]))
 
     def sample(self, batch: int, rng: np.random.Generator, rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-        """(observations float32, actions, targets) of ``batch`` rows drawn uniformly among the labelled ones."""
+        """(observations float32, actions, targets) of ``batch`` rows drawn uniformly among the labelled ones;
+        with a teacher's values, the teacher's Q of every action and the legal actions as well."""
         rows = self.known() if rows is None else rows
         if len(rows) == 0:
             raise ValueError("the replay buffer holds no finished game yet")
         pick = rows[rng.integers(0, len(rows), size=batch)]
-        return self.obs[pick].astype(np.float32), self.actions[pick], self.targets[pick]
+        out = (self.obs[pick].astype(np.float32), self.actions[pick], self.targets[pick])
+        if self.taught is not None and self.legal is not None:
+            out += (self.taught[pick], self.legal[pick])
+        return out
 
 
 class Actors:
@@ -108,6 +136,7 @@ class Actors:
         versus_greedy: float = 0.0,
         lam: float = 1.0,
         versus: tuple[str, ...] = ("greedy",),
+        teacher: Any = None,
     ) -> None:
         import jericho_env
 
@@ -129,8 +158,9 @@ class Actors:
         if not 0.0 <= lam <= 1.0:
             raise ValueError(f"lam (the lambda of the lambda-return) must be in 0..1, got {lam}")
         self.lam = float(lam)
+        self.teacher = teacher  # a plan with q_all: its Q of every legal action is what each position learns
         # per game: the snapshot's value (highest Q) at each recorded position, for lambda-returns
-        self.values = np.zeros((num_envs, length), dtype=np.float32) if self.lam < 1 else None
+        self.values = np.zeros((num_envs, length), dtype=np.float32) if self.lam < 1 and teacher is None else None
         self.steps = 0  # agent-steps played (forced moves too)
         self.positions = 0  # decisions recorded
         self.games = 0  # games finished
@@ -180,12 +210,15 @@ class Actors:
                 if explore.any():
                     chosen[explore] = random_actions(legal[explore], self.rng)
                 actions[games] = chosen
-                serials = self.buffer.add(plan.stored(obs, np.arange(len(games)), chosen), chosen)
-                at = self.count[games]
-                self.pending[games, at] = serials
-                self.seats[games, at] = self.player[games]
-                self.count[games] += 1
+                stored = plan.stored(obs, np.arange(len(games)), chosen)
                 self.positions += len(games)
+                if self.teacher is not None:  # labelled now: nothing waits for the game's end
+                    self.buffer.add_taught(stored, chosen, self.teacher.q_all(obs, legal), legal)
+                else:
+                    at = self.count[games]
+                    self.pending[games, at] = self.buffer.add(stored, chosen)
+                    self.seats[games, at] = self.player[games]
+                    self.count[games] += 1
             self.obs, self.mask, self.player, rewards, terminated = env.step(actions)
             self.steps += n
             if terminated.any():

@@ -1,0 +1,163 @@
+"""Distillation (``experiments.dmc --teacher``): the run's own positions learn a teacher's Q of every legal action."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import torch
+
+from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
+from experiments import dmc as dmc_cli
+from experiments.training.dmc import learn_step
+from experiments.training.dmc_actors import Actors, ReplayBuffer
+from tests.dmc_helpers import random_networks
+
+TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
+TINY += ["--net", "32", "--eval-every", "3000", "--eval-deals", "2", "--quiet"]
+
+
+class RecordingTeacher:
+    """A teacher's plan that records what it was asked and what it answered."""
+
+    def __init__(self, plan: Any) -> None:
+        self.plan, self.asked = plan, []
+
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        q = self.plan.q_all(obs, masks)
+        self.asked.append((np.array(obs), np.array(masks, bool), q))
+        return q
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "prior"), [("castles", {}, "none"), ("walls", {"num_players": 3}, "greedy-scores")]
+)
+def test_taught_positions_are_labelled_at_once_with_the_teachers_q_of_every_action(
+    game: str, options: dict[str, Any], prior: str, tmp_path: Path
+) -> None:
+    paths = random_networks(game, options, tmp_path, 2, prior)
+    members = [DmcAgent(game, path=p, **options).plan for p in paths]
+    teacher = RecordingTeacher(DmcAgent(game, path=paths, **options).plan)
+    student = build_network(game, options, "16", prior=prior)
+    buffer = ReplayBuffer(10_000, student.stored_width, student.spec.num_actions)
+    actors = Actors(game, options, 8, 0.0, buffer, [4, 0], lam=0.8, teacher=teacher)
+    plan = student.plan()
+    recorded = actors.play(plan, 40)
+    assert recorded == buffer.added == buffer.labelled == len(buffer.known()) > 0  # none waits for its game's end
+    obs = np.concatenate([o for o, _, _ in teacher.asked])
+    legal = np.concatenate([m for _, m, _ in teacher.asked])
+    taught = np.concatenate([q for _, _, q in teacher.asked])
+    rows = np.arange(recorded)
+    np.testing.assert_array_equal(buffer.taught[rows], taught)
+    np.testing.assert_array_equal(buffer.legal[rows], legal)
+    np.testing.assert_array_equal(buffer.targets[rows], taught[rows, buffer.actions[rows]])
+    assert legal[rows, buffer.actions[rows]].all()
+    mean = np.mean([p.q_values(p.rows(obs, legal)) for p in members], axis=0)
+    np.testing.assert_allclose(taught, mean, rtol=1e-5, atol=1e-5)  # the teacher: the networks' mean Q
+    chosen = buffer.actions[rows]  # the student plays (epsilon 0): its own best moves, not the teacher's
+    np.testing.assert_array_equal(chosen, plan.best(obs, legal))
+    assert (chosen != np.where(legal, taught, -np.inf).argmax(axis=1)).any()
+    batch = buffer.sample(32, np.random.default_rng(0))
+    assert len(batch) == 5 and batch[4].any(axis=1).all()
+
+
+def test_the_learner_regresses_every_legal_action_on_the_teacher_and_ignores_illegal_ones() -> None:
+    torch.manual_seed(0)
+    student = build_network("castles", {}, "32")
+    size, actions = student.spec.observation_size, student.spec.num_actions
+    rng = np.random.default_rng(1)
+    obs = rng.random((64, size)).astype(np.float32)
+    legal = rng.random((64, actions)) < 0.2
+    legal[:, 0] = True
+    taught = rng.normal(size=(64, actions)).astype(np.float32)
+    with torch.no_grad():
+        q = student(torch.from_numpy(obs)).numpy()
+    expected = float(((q - taught)[legal] ** 2).mean())
+    wild = np.where(legal, taught, 1e6).astype(np.float32)  # what illegal actions would learn, if they learned
+    batch = (obs, np.zeros(64, np.int64), np.zeros(64, np.float32), wild, legal)
+    optimizer = torch.optim.Adam(student.parameters(), lr=1e-2)
+    losses = [learn_step(student, optimizer, batch, 10.0) for _ in range(150)]
+    assert losses[0] == pytest.approx(expected, rel=1e-5)
+    assert np.isfinite(losses).all() and losses[-1] < losses[0] / 5
+
+
+def test_the_level_weight_splits_the_error_into_each_positions_mean_and_the_differences_around_it() -> None:
+    torch.manual_seed(0)
+    student = build_network("castles", {}, "32")
+    size, actions = student.spec.observation_size, student.spec.num_actions
+    rng = np.random.default_rng(2)
+    obs = rng.random((32, size)).astype(np.float32)
+    legal = rng.random((32, actions)) < 0.2
+    legal[:, :2] = True
+    taught = rng.normal(size=(32, actions)).astype(np.float32)
+    with torch.no_grad():
+        error = np.where(legal, student(torch.from_numpy(obs)).numpy() - taught, 0.0)
+    mean = error.sum(axis=1) / legal.sum(axis=1)
+    spread = float((np.where(legal, error - mean[:, None], 0.0) ** 2).sum())
+    level = float((legal.sum(axis=1) * mean**2).sum())
+
+    def loss(values: np.ndarray, weight: float) -> float:
+        optimizer = torch.optim.SGD(student.parameters(), lr=0.0)  # the loss alone, the network unchanged
+        batch = (obs, np.zeros(32, np.int64), np.zeros(32, np.float32), values, legal)
+        return learn_step(student, optimizer, batch, 10.0, weight)
+
+    assert loss(taught, 0.1) == pytest.approx((spread + 0.1 * level) / legal.sum(), rel=1e-5)
+    shifted = (taught + rng.normal(size=(32, 1)) * 5).astype(np.float32)  # each position's Q moved by a constant
+    assert loss(shifted, 0.0) == pytest.approx(loss(taught, 0.0), rel=1e-4)  # the differences alone: unchanged
+    assert loss(shifted, 1.0) > 2 * loss(taught, 1.0)
+
+
+def test_the_command_distils_an_ensemble_and_resume_keeps_the_teacher(tmp_path: Path) -> None:
+    paths = random_networks("castles", {}, tmp_path, 2)
+    teacher = DmcAgent("castles", path=paths).plan
+    spec = "+".join(str(p) for p in paths)
+    out = tmp_path / "run"
+    fast = ["--learning-rate", "3e-3"]
+    assert dmc_cli.main(["castles", *TINY, *fast, "--teacher", spec, "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["teacher"] == spec
+    first = json.loads((out / "training.json").read_text())
+    assert first["positions_learned"] > 0 and first["evals"]
+
+    def error(network: Any) -> float:  # the squared error to the teacher on the legal actions of fresh deals
+        import jericho_env
+
+        env = jericho_env.make_batched("castles", 64, copy=True, check=False)
+        obs, mask, _ = env.reset(seed=99)
+        legal = mask.astype(bool)
+        with torch.no_grad():
+            q = network(torch.from_numpy(obs.astype(np.float32))).numpy()
+        return float(((q - teacher.q_all(obs, legal))[legal] ** 2).mean())
+
+    torch.manual_seed(0)  # the run's untrained network (seed 0)
+    assert error(load_dmc(out / "final.zip", "castles")[0]) < error(build_network("castles", {}, "32"))
+    assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0
+    second = json.loads((out / "training.json").read_text())
+    assert second["positions_generated"] >= 6000 and second["updates"] > first["updates"]
+    assert json.loads((out / "config.json").read_text())["teacher"] == spec
+
+
+def test_a_teacher_is_refused_with_a_message_that_names_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    walls = save_dmc(tmp_path / "w.zip", build_network("walls", {}, "8"), "walls", {}, {})
+    castles = random_networks("castles", {}, tmp_path, 1)[0]
+    cases = [
+        (["grid", "--teacher", str(castles), "--option", "board_size=7"], "castles and walls"),
+        (["castles", "--teacher", str(tmp_path / "missing.zip")], "missing.zip"),
+        (["castles", "--teacher", f"{castles}+{walls}"], "walls"),
+        (["castles", "--teacher", f"{castles}+"], "empty checkpoint path"),
+        (["castles", "--teacher", str(castles), "--backend", "ray"], "--backend local"),
+    ]
+    for argv, says in cases:
+        with pytest.raises(SystemExit) as refused:
+            dmc_cli.main([*argv, "--out", str(tmp_path / "never"), "--quiet"])
+        assert refused.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
+        assert not (tmp_path / "never").exists()  # nothing was started
