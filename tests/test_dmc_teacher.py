@@ -67,15 +67,21 @@ def test_taught_positions_are_labelled_at_once_with_the_teachers_q_of_every_acti
     assert len(batch) == 5 and batch[4].any(axis=1).all()
 
 
-def test_the_learner_regresses_every_legal_action_on_the_teacher_and_ignores_illegal_ones() -> None:
+def _taught_batch(rows: int, seed: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.random.Generator]:
+    """A small castles network and ``rows`` random positions: observations, legal actions (two at least), the
+    teacher's Q of every action; and the random stream that made them."""
     torch.manual_seed(0)
     student = build_network("castles", {}, "32")
-    size, actions = student.spec.observation_size, student.spec.num_actions
-    rng = np.random.default_rng(1)
-    obs = rng.random((64, size)).astype(np.float32)
-    legal = rng.random((64, actions)) < 0.2
-    legal[:, 0] = True
-    taught = rng.normal(size=(64, actions)).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    obs = rng.random((rows, student.spec.observation_size)).astype(np.float32)
+    legal = rng.random((rows, student.spec.num_actions)) < 0.2
+    legal[:, :2] = True
+    taught = rng.normal(size=legal.shape).astype(np.float32)
+    return student, obs, legal, taught, rng
+
+
+def test_the_learner_regresses_every_legal_action_on_the_teacher_and_ignores_illegal_ones() -> None:
+    student, obs, legal, taught, _ = _taught_batch(64, 1)
     with torch.no_grad():
         q = student(torch.from_numpy(obs)).numpy()
     expected = float(((q - taught)[legal] ** 2).mean())
@@ -88,14 +94,7 @@ def test_the_learner_regresses_every_legal_action_on_the_teacher_and_ignores_ill
 
 
 def test_the_level_weight_splits_the_error_into_each_positions_mean_and_the_differences_around_it() -> None:
-    torch.manual_seed(0)
-    student = build_network("castles", {}, "32")
-    size, actions = student.spec.observation_size, student.spec.num_actions
-    rng = np.random.default_rng(2)
-    obs = rng.random((32, size)).astype(np.float32)
-    legal = rng.random((32, actions)) < 0.2
-    legal[:, :2] = True
-    taught = rng.normal(size=(32, actions)).astype(np.float32)
+    student, obs, legal, taught, rng = _taught_batch(32, 2)
     with torch.no_grad():
         error = np.where(legal, student(torch.from_numpy(obs)).numpy() - taught, 0.0)
     mean = error.sum(axis=1) / legal.sum(axis=1)
