@@ -156,7 +156,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("learning_rate_end", None)  # at a constant learning rate
     saved.setdefault("anneal", 1.0)
     saved.setdefault("teacher", None)  # from outcomes, not a teacher's values
-    saved.setdefault("teacher_level", 1.0)
+    saved.setdefault("teacher_level", 0.1)  # (used only with a teacher, which such runs do not have)
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

@@ -59,7 +59,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_seconds": 120.0,
         "init": None,
         "teacher": None,
-        "teacher_level": 1.0,
+        # the level of the teacher's Q weighs a tenth of the differences between actions: in castles above the
+        # plain squared error from a fresh network and from one of the teacher's (docs/dmc.md)
+        "teacher_level": 0.1,
     },
     # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed; the learning rate falling
     # to 5e-5 over the last fifth of the budget: above a constant one (docs/dmc.md)
@@ -122,7 +124,7 @@ class DmcConfig:
     learning_rate_end: float | None = None  # the learning rate at the end of the budget (None: constant)
     anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
     teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
-    teacher_level: float = 1.0  # the weight of the level of the teacher's Q against the differences between actions
+    teacher_level: float = 0.1  # the weight of the level of the teacher's Q against the differences between actions
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
