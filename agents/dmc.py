@@ -285,3 +285,50 @@ class DmcBatchPolicy:
         if not masks.any(axis=1).all():
             raise ValueError(f"{self.name}: a row has no legal action")
         return np.asarray(self.plan.best(observations, masks), dtype=np.int64)
+
+
+DEFAULT_PRIOR_TEMPERATURE = 0.1  # dmc-search's prior: softmax(Q / this) over the legal actions
+
+
+def legal_q(plan: Any, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Q of every legal action (B, A) float32, -inf elsewhere, under a plan (one network's or an ensemble's mean)."""
+    masks = np.asarray(masks, dtype=bool)
+    q = np.full(masks.shape, -np.inf, dtype=np.float32)
+    if getattr(plan, "pairs", False):  # an ensemble of grid's pair networks: the mean over its plans
+        parts = [p.pair_values(obs, masks) for p in plan.plans]
+        q[parts[0][0], parts[0][1]] = np.mean([v for _, _, v in parts], axis=0)
+    elif hasattr(plan, "pair_values"):  # grid's pair network
+        rows, acts, values = plan.pair_values(obs, masks)
+        q[rows, acts] = values
+    else:
+        q[masks] = plan.q_all(obs, masks)[masks]
+    return q
+
+
+class QEvaluator:
+    """A dmc plan as ``agents.search.puct``'s evaluator: prior ``softmax(Q / temperature)``, value the highest Q.
+
+    Every row must be a mover's (``value_rows="mover"``: two-player zero-sum games): a Q network values the
+    seat to move only.
+    """
+
+    def __init__(self, plan: Any, temperature: float = DEFAULT_PRIOR_TEMPERATURE) -> None:
+        self.plan = plan
+        self.temperature = float(temperature)
+        self.rows = 0  # rows evaluated (profiling)
+
+    def best_moves(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The legal action of highest Q per row (the rollouts' moves, ``agents.search.rollout_search``)."""
+        return np.asarray(self.plan.best(np.asarray(observations, np.float32), np.asarray(masks, bool)), np.int64)
+
+    def __call__(
+        self, observations: np.ndarray, masks: np.ndarray, movers: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if not np.all(movers):
+            raise ValueError("QEvaluator values the seat to move only (value_rows='mover')")
+        self.rows += len(observations)
+        q = legal_q(self.plan, np.asarray(observations, np.float32), masks)
+        values = q.max(axis=1)
+        z = np.exp((q - values[:, None]) / self.temperature)  # exp(-inf) = 0 off the legal actions
+        priors = z / z.sum(axis=1, keepdims=True)
+        return priors.astype(np.float32), values.astype(np.float32)

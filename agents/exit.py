@@ -155,20 +155,10 @@ class ExitSearchAgent(BaseAgent):
                 allowed = "a whole number >= 1" if whole else "a finite number above 0"
                 raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")
 
-        shipped: tuple[Any, dict[str, Any], Path] | None = None
-        if path is None and model is None:  # the network shipped in the package (agents.pretrained)
-            from agents.ppo import shipped_policy
-
-            shipped = shipped_policy(self.name, game_id, game_options)
-            model = shipped[0]
-        net = ExitAgent(game_id, path=path, model=model, trust=trust, **game_options)
-        self.path, self.meta, self.policy = net.path, net.meta, net.policy
-        if shipped is not None:
-            self.meta, self.path = shipped[1], str(shipped[2])
+        evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
         self.search_name = search
-        evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
         self.search: Any
         if search == "rollouts":
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
@@ -185,6 +175,22 @@ class ExitSearchAgent(BaseAgent):
             self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
         self._view: Any = None
         self.last: Any = None  # the last search's result (agents.search.puct.SearchResult)
+
+    def _evaluator(
+        self, game_id: str, path: Any, model: Any, trust: bool, seed: int | None, game_options: dict[str, Any]
+    ) -> Any:
+        """Load the network (``self.path``, ``self.meta``, ``self.policy``) and return the search's evaluator."""
+        shipped: tuple[Any, dict[str, Any], Path] | None = None
+        if path is None and model is None:  # the network shipped in the package (agents.pretrained)
+            from agents.ppo import shipped_policy
+
+            shipped = shipped_policy(self.name, game_id, game_options)
+            model = shipped[0]
+        net = ExitAgent(game_id, path=path, model=model, trust=trust, **game_options)
+        self.path, self.meta, self.policy = net.path, net.meta, net.policy
+        if shipped is not None:
+            self.meta, self.path = shipped[1], str(shipped[2])
+        return NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""

@@ -23,16 +23,26 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "exit": ("agents.exit", "ExitAgent"),
     "exit-search": ("agents.exit", "ExitSearchAgent"),
     "dmc": ("agents.dmc", "DmcAgent"),
+    "dmc-search": ("agents.dmc_search", "DmcSearchAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 # the agents that need no checkpoint, weakest first: the opponents of the final table and of training
 BASELINES: tuple[str, ...] = ("random", "greedy")
 
 
+# agents that play another agent's zoo network (without a path): dmc-search searches with dmc's
+PLAYS_NETWORK_OF: dict[str, str] = {"dmc-search": "dmc"}
+
+
 def available(name: str, game_id: str) -> bool:
     """Whether agent ``name`` plays ``game_id`` (``ppo`` does any game, given a checkpoint of it)."""
     if name not in _AGENTS:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
+    if name == "dmc-search":  # a Q network values the seat to move: two-player zero-sum games
+        from jericho_env.registry import make_rules
+
+        info = make_rules(game_id).info
+        return bool(info.num_players == 2 and info.zero_sum)
     if name == "greedy":
         from agents.greedy import has_greedy
 
@@ -121,7 +131,19 @@ def playable_names(game_id: str) -> list[str]:
     from agents.pretrained import CHECKPOINT_AGENTS, zoo
 
     shipped = zoo().agent_names(game_id)
-    return [n for n in AGENT_NAMES if (n in shipped if n in CHECKPOINT_AGENTS else available(n, game_id))]
+
+    def playable(n: str) -> bool:
+        if n in CHECKPOINT_AGENTS:
+            return n in shipped
+        if n in PLAYS_NETWORK_OF:  # without a path: the zoo's network of another agent, where it fits
+            if not (PLAYS_NETWORK_OF[n] in shipped and available(n, game_id)):
+                return False
+            from agents.dmc_search import zoo_network_unfit
+
+            return zoo_network_unfit(game_id) is None
+        return available(n, game_id)
+
+    return [n for n in AGENT_NAMES if playable(n)]
 
 
 def make_batch_policy(name: str, game_id: str, seed: int | None = None, **kwargs: Any) -> Any:
@@ -141,6 +163,7 @@ def agent_options(name: str, game_id: str) -> dict[str, Any] | None:
     """
     from agents.pretrained import CHECKPOINT_AGENTS, zoo
 
+    name = PLAYS_NETWORK_OF.get(name, name)
     if name not in CHECKPOINT_AGENTS:
         return None
     entry = zoo().entry(name, game_id)
@@ -190,36 +213,44 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     if arg:
         from agents.pretrained import CHECKPOINT_AGENTS
 
-        if name not in CHECKPOINT_AGENTS:
+        if name not in CHECKPOINT_AGENTS and name not in SEARCH_AGENTS:
             raise ValueError(
-                f"agent {name!r} takes no argument (got {spec!r}); only {'=PATH, '.join(CHECKPOINT_AGENTS)}=PATH "
+                f"agent {name!r} takes no argument (got {spec!r}); only {'=PATH, '.join(CHECKPOINT_AGENTS)}=PATH, "
+                f"{', '.join(SEARCH_AGENTS)}=PATH "
                 "and ismcts=BUDGET do"
             )
-        if name == "exit-search" and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
-            return label or name, name, parse_search_settings(arg)
+        if name in SEARCH_AGENTS and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
+            return label or name, name, parse_search_settings(arg, name)
         kwargs["path"] = arg
     return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
 
 EXIT_SEARCH_SETTINGS = {"path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float}
+# the agents that take comma-separated key=value settings after "=", and those settings
+SEARCH_SETTINGS: dict[str, dict[str, type]] = {
+    "exit-search": EXIT_SEARCH_SETTINGS,
+    "dmc-search": {**EXIT_SEARCH_SETTINGS, "prior_temperature": float},
+}
+SEARCH_AGENTS: tuple[str, ...] = tuple(SEARCH_SETTINGS)
 
 
-def parse_search_settings(text: str) -> dict[str, Any]:
-    """``exit-search``'s comma-separated ``key=value`` settings (``agents.exit.ExitSearchAgent``'s arguments)."""
+def parse_search_settings(text: str, name: str = "exit-search") -> dict[str, Any]:
+    """``exit-search``'s (or ``dmc-search``'s) comma-separated ``key=value`` settings (the agent's arguments)."""
+    settings = SEARCH_SETTINGS[name]
     kwargs: dict[str, Any] = {}
     for item in text.split(","):
         key, eq, value = item.partition("=")
         key = key.strip()
-        if not eq or key not in EXIT_SEARCH_SETTINGS:
+        if not eq or key not in settings:
             raise ValueError(
-                f"exit-search: {item!r} is not a setting; give exit-search=PATH, or comma-separated key=value "
-                f"settings from {', '.join(EXIT_SEARCH_SETTINGS)} (exit-search=path=a.zip,search=rollouts)"
+                f"{name}: {item!r} is not a setting; give {name}=PATH, or comma-separated key=value "
+                f"settings from {', '.join(settings)} ({name}=path=a.zip,search=rollouts)"
             )
-        kind = EXIT_SEARCH_SETTINGS[key]
+        kind = settings[key]
         try:
             kwargs[key] = kind(value.strip())
         except ValueError:
-            raise ValueError(f"exit-search: {key} takes {kind.__name__}, got {value!r}") from None
+            raise ValueError(f"{name}: {key} takes {kind.__name__}, got {value!r}") from None
     return kwargs
 
 

@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         "N simulations and/or Xs seconds per move plus key=value settings, comma-separated "
         "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.registry.parse_budget); "
         "exit=PATH, exit-search=PATH or exit-search=path=PATH,search=rollouts,simulations=16; "
-        "dmc=PATH, or dmc=PATH+PATH+... (the mean Q of several networks); LABEL:SPEC to rename",
+        "dmc=PATH, or dmc=PATH+PATH+... (the mean Q of several networks); dmc-search[=PATH] or "
+        "dmc-search=path=PATH,simulations=200,prior_temperature=0.1 (castles and grid); LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"

@@ -2,8 +2,9 @@
 
 For each game: random, greedy (where the game has one), ``ismcts`` at its default budget and every agent
 the package ships for the game (``agents.zoo()``: ``ppo``, ``exit``, ``exit-search`` at ``ismcts``'s budget,
-``dmc``) play a round robin of seat-swapped deals (``--deals`` per pair, the tournament code:
-``experiments.play.tournament.run_games``, so the same games on any number of workers and on ``--backend ray``).
+``dmc``, and ``dmc-search`` at that budget where the zoo's dmc network can guide it) play a round robin of
+seat-swapped deals (``--deals`` per pair, the tournament code: ``experiments.play.tournament.run_games``, so
+the same games on any number of workers and on ``--backend ray``).
 Two-player games: both seat orders of every deal. Walls: each agent alone against copies of each other,
 in every seat.
 
@@ -41,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import available
+from agents.registry import PLAYS_NETWORK_OF, SEARCH_AGENTS, available, playable_names
 from experiments.cli import cli_parser, positive_int, progress_bar, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.play.tournament import AgentSpec, Cell, GameRecord, bradley_terry, run_games, tabulate
@@ -110,8 +111,11 @@ def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], li
     for entry in zoo():
         if entry.game != game:
             continue
-        for name in entry.agents:
-            extra = dict(budget) if name == "exit-search" else {}
+        names = list(entry.agents)
+        # agents that search with this network where it fits (dmc-search: castles' self-play dmc network)
+        names += [n for n, of in PLAYS_NETWORK_OF.items() if of == entry.kind and n in playable_names(game)]
+        for name in names:
+            extra = dict(budget) if name in SEARCH_AGENTS else {}
             agents.make(name, game, **extra)  # no path: the file matches its card and loads (before any worker starts)
             specs.append(AgentSpec(name, name, {"path": str(entry.path), **extra}))
         notes.append(f"{', '.join(entry.agents)}: {entry.path.name} ({entry.size / 1024:.0f} KiB), {_trained(entry)}")
@@ -282,13 +286,17 @@ def made_line(b: GameBoard) -> str:
 
 def quick_text(b: GameBoard) -> str:
     """What ``--quick`` cut in a game."""
-    return f"{b.game}: {_deals(b.deals)} per pair, ismcts and exit-search at {b.simulations} simulations per move"
+    searches = "ismcts, exit-search and dmc-search"
+    return f"{b.game}: {_deals(b.deals)} per pair, {searches} at {b.simulations} simulations per move"
 
 
 def _budget(b: GameBoard) -> str:
     if b.simulations is None:
-        return "ismcts and exit-search: ismcts's default budget for the game (agents.search.ismcts.GAME_DEFAULTS)"
-    return f"ismcts and exit-search: {b.simulations} simulations per move"
+        return (
+            "ismcts, exit-search and dmc-search: ismcts's default budget for the game "
+            "(agents.search.ismcts.GAME_DEFAULTS)"
+        )
+    return f"ismcts, exit-search and dmc-search: {b.simulations} simulations per move"
 
 
 def _deals(n: int, kind: str = "") -> str:
@@ -343,7 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
         f"and exit-search at fewer simulations ({sims}), written to {QUICK_OUT} (not the docs)"
     )
     p.add_argument("--quick", action="store_true", help=quick)
-    p.add_argument("--simulations", type=positive_int, default=None, help="ismcts and exit-search budget per move")
+    p.add_argument(
+        "--simulations", type=positive_int, default=None, help="ismcts, exit-search and dmc-search budget per move"
+    )
     p.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
     p.add_argument("--workers", type=positive_int, default=2, help="processes (default 2; results identical for any)")
     p.add_argument("--bootstrap", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")

@@ -62,7 +62,10 @@ def test_the_command_writes_the_page_and_heatmap_with_every_agent_ranked(
     text = out.read_text()
     assert (tmp_path / "docs" / "images" / "leaderboard-castles.png").stat().st_size > 5000
     assert text.startswith("# Leaderboard\n") and "## castles" in text and "(random = 1000)" in text
-    assert "3 seat-swapped deals per pair (36 games)" in text and "ismcts and exit-search: 4 simulations" in text
+    assert (
+        "3 seat-swapped deals per pair (36 games)" in text
+        and "ismcts, exit-search and dmc-search: 4 simulations" in text
+    )
     assert "castles-ppo.zip" in text and "bootstrap resamples of the deals" in text
     rows = re.findall(r"^\| (\d) \| \*\*([a-z-]+)\*\* \| (\d+) \[(\d+), (\d+)\] \|", text, re.M)
     assert [int(r[0]) for r in rows] == [1, 2, 3, 4] and {r[1] for r in rows} == {"random", "greedy", "ismcts", "ppo"}
@@ -85,7 +88,7 @@ def test_quick_says_what_it_cut_and_stays_out_of_the_docs(
     assert leaderboard.main(["--quick", "--games", "grid", "--bootstrap", "20", "--workers", "1", "--quiet"]) == 0
     text = (tmp_path / leaderboard.QUICK_OUT).read_text()
     assert text.startswith("# Leaderboard (quick check: not a measurement)")
-    assert "grid: 6 deals per pair, ismcts and exit-search at 20 simulations per move" in text
+    assert "grid: 6 deals per pair, ismcts, exit-search and dmc-search at 20 simulations per move" in text
     assert "a check, not the leaderboard" in capsys.readouterr().out and not (tmp_path / "docs").exists()
 
 

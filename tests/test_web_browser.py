@@ -525,10 +525,10 @@ def test_networks_that_cannot_play_the_options_are_not_offered(page: Any) -> Non
     choose(form, "walls", {"num_players": 4}, agent=None)
     assert form.locator("select[name=agent-1] option[value=ppo]").is_enabled() and note.is_hidden()
     choose(form, "castles", {"ranks": 13}, agent=None)
-    for name in ("ppo", "exit", "exit-search", "dmc"):
+    for name in ("ppo", "exit", "exit-search", "dmc", "dmc-search"):
         assert form.locator(f"select[name=agent-1] option[value={name}]").is_disabled(), name
     assert note.inner_text().startswith(
-        "ppo, exit, exit-search and dmc are not offered here: they play castles only with"
+        "ppo, exit, exit-search, dmc and dmc-search are not offered here: they play castles only with"
     )
     screenshot(page, "web-start.png")
 

@@ -200,13 +200,15 @@ def test_a_shipped_dmc_plays_by_name_is_listed_checked_and_joins_the_leaderboard
     assert zoo.main(["check", "--zoo", str(the_zoo)]) == 0
     assert "castles-dmc: " in capsys.readouterr().out
     specs, notes = leaderboard.game_agents("castles", 4)
-    assert [s.label for s in specs] == ["random", "greedy", "ismcts", "dmc"]
-    assert specs[-1].kwargs == {"path": str(the_zoo / "castles-dmc.zip")}
+    assert [s.label for s in specs] == ["random", "greedy", "ismcts", "dmc", "dmc-search"]  # a self-play network
+    assert specs[-2].kwargs == {"path": str(the_zoo / "castles-dmc.zip")}
+    assert specs[-1].kwargs == {"path": str(the_zoo / "castles-dmc.zip"), "simulations": 4}
     assert "Deep Monte-Carlo positions" in notes[0] and "its run's last evaluation scores" in notes[0]
     out = tmp_path / "docs" / "leaderboard.md"
     argv = ["--games", "castles", "--deals", "1", "--simulations", "4", "--bootstrap", "20", "--workers", "1"]
     assert leaderboard.main([*argv, "--quiet", "--out", str(out)]) == 0
-    assert "| **dmc** |" in out.read_text() and "castles-dmc.zip" in out.read_text()
+    assert "| **dmc** |" in out.read_text() and "| **dmc-search** |" in out.read_text()
+    assert "castles-dmc.zip" in out.read_text()
 
 
 def test_a_walls_run_with_the_greedy_prior_and_three_players_round_trips(

@@ -156,7 +156,12 @@ class PolicyRolloutSearch:
             q[j] = sums / m
 
     def _moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The network's most probable legal action per row (``agents.batch.NetworkBatchPolicy``: no value pass)."""
+        """The network's most probable legal action per row (``agents.batch.NetworkBatchPolicy``: no value pass).
+
+        An evaluator with ``best_moves`` (``agents.dmc.QEvaluator``: the highest Q) gives its own.
+        """
+        if hasattr(self.evaluator, "best_moves"):
+            return np.asarray(self.evaluator.best_moves(obs, masks), dtype=np.int64)
         if self._greedy is None:
             from agents.batch import NetworkBatchPolicy
 

@@ -1,0 +1,78 @@
+"""``dmc-search``: a Deep Monte-Carlo network inside information-set PUCT (``exit-search``'s search).
+
+The search is ``agents.exit.ExitSearchAgent``'s: information-set PUCT from the seat's information view (or
+policy rollouts, ``search="rollouts"``), the move the most visited. What guides it is a dmc network
+(``agents.dmc``; ``path="A.zip+B.zip"`` an ensemble's mean Q) through ``agents.dmc.QEvaluator``: the prior
+of a node is ``softmax(Q / prior_temperature)`` over its player's legal actions and its value the highest
+legal Q. A Q network values the seat to move only, so the search negates it for the other seat: two-player
+zero-sum games (castles, grid). Without ``path`` it plays the zoo's ``dmc`` network for the game.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.dmc import DEFAULT_PRIOR_TEMPERATURE, DmcAgent, QEvaluator
+from agents.exit import ExitSearchAgent
+
+
+class DmcSearchAgent(ExitSearchAgent):
+    """``dmc-search``: information-set PUCT with a dmc network's Q as prior (softmax) and value (the highest)."""
+
+    name = "dmc-search"
+
+    def __init__(
+        self,
+        game_id: str,
+        path: str | Path | Sequence[str | Path] | None = None,
+        prior_temperature: float = DEFAULT_PRIOR_TEMPERATURE,
+        **kwargs: Any,
+    ) -> None:
+        t = prior_temperature
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < math.inf:
+            raise ValueError(f"dmc-search: prior_temperature must be a finite number above 0, got {t!r}")
+        self.prior_temperature = float(t)
+        super().__init__(game_id, path=path, **kwargs)  # type: ignore[arg-type]
+
+    def _evaluator(
+        self, game_id: str, path: Any, model: Any, trust: bool, seed: int | None, game_options: dict[str, Any]
+    ) -> QEvaluator:
+        from jericho_env.registry import make_rules
+
+        info = make_rules(game_id, **game_options).info
+        if not (info.num_players == 2 and info.zero_sum):
+            raise ValueError(
+                f"dmc-search: {game_id} is not a two-player zero-sum game; a Q network values the seat to move "
+                "only, so dmc-search plays castles and grid"
+            )
+        if model is not None:
+            raise ValueError("dmc-search: give path= (a dmc checkpoint, or A.zip+B.zip); model= is exit-search's")
+        if path is None:
+            reason = zoo_network_unfit(game_id, game_options)
+            if reason:
+                raise ValueError(f"dmc-search: {reason}; give path= a network learned in self-play")
+        net = DmcAgent(game_id, path=path, seed=seed, **game_options)
+        self.path, self.meta, self.policy = net.path, net.meta, None
+        return QEvaluator(net.plan, self.prior_temperature)
+
+
+def zoo_network_unfit(game_id: str, options: dict[str, Any] | None = None) -> str | None:
+    """Why the zoo's ``dmc`` network of ``game_id`` cannot guide the search, or None if it can.
+
+    The search reads Q as a zero-sum value of the seat to move; a network that learned against greedy
+    (its card's ``config.versus_greedy`` above 0: grid's preset) holds a seat's return against greedy instead.
+    """
+    from agents.pretrained import shipped
+
+    entry = shipped("dmc", game_id, options or {})
+    share = float((entry.card.get("config") or {}).get("versus_greedy") or 0.0)
+    if share > 0:
+        return (
+            f"the zoo's {game_id} dmc network learned against greedy (versus_greedy {share:g}): its Q is a seat's "
+            "return against greedy, not a zero-sum value"
+        )
+    return None
+
