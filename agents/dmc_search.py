@@ -75,4 +75,3 @@ def zoo_network_unfit(game_id: str, options: dict[str, Any] | None = None) -> st
             "return against greedy, not a zero-sum value"
         )
     return None
-

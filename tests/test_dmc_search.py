@@ -110,7 +110,7 @@ def test_bad_settings_and_games_are_refused_naming_what_is_allowed(tmp_path: Pat
         {"path": str(path), "prior_temperature": 0.05, "simulations": 20},
     )
     assert parse_spec(f"dmc-search={path}")[2] == {"path": str(path)}
-    with pytest.raises(ValueError, match="dmc-search: 'depth=3' is not a setting.*prior_temperature"):
+    with pytest.raises(ValueError, match=r"dmc-search: 'depth=3' is not a setting.*prior_temperature"):
         parse_spec("dmc-search=depth=3")
     with pytest.raises(ValueError, match="prior_temperature"):
         parse_spec("exit-search=prior_temperature=0.1")  # exit-search's prior is its policy's
@@ -120,7 +120,7 @@ def test_a_zoo_network_learned_against_greedy_is_refused_and_not_offered() -> No
     """grid's zoo network learned against greedy: its Q is no zero-sum value, so no dmc-search without a path."""
     from agents.registry import playable_names
 
-    with pytest.raises(ValueError, match="learned against greedy .*give path= a network learned in self-play"):
+    with pytest.raises(ValueError, match=r"learned against greedy .*give path= a network learned in self-play"):
         agents.make("dmc-search", "grid")
     assert "dmc-search" not in playable_names("grid") and "dmc" in playable_names("grid")
     assert "dmc-search" in playable_names("castles") and "dmc-search" not in playable_names("walls")
