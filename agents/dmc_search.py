@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.dmc import DEFAULT_PRIOR_TEMPERATURE, DmcAgent, QEvaluator
 from agents.exit import ExitSearchAgent
+from agents.pretrained import zoo_network_unfit
 
 
 class DmcSearchAgent(ExitSearchAgent):
@@ -57,21 +58,3 @@ class DmcSearchAgent(ExitSearchAgent):
         net = DmcAgent(game_id, path=path, seed=seed, **game_options)
         self.path, self.meta, self.policy = net.path, net.meta, None
         return QEvaluator(net.plan, self.prior_temperature)
-
-
-def zoo_network_unfit(game_id: str, options: dict[str, Any] | None = None) -> str | None:
-    """Why the zoo's ``dmc`` network of ``game_id`` cannot guide the search, or None if it can.
-
-    The search reads Q as a zero-sum value of the seat to move; a network that learned against greedy
-    (its card's ``config.versus_greedy`` above 0: grid's preset) holds a seat's return against greedy instead.
-    """
-    from agents.pretrained import shipped
-
-    entry = shipped("dmc", game_id, options or {})
-    share = float((entry.card.get("config") or {}).get("versus_greedy") or 0.0)
-    if share > 0:
-        return (
-            f"the zoo's {game_id} dmc network learned against greedy (versus_greedy {share:g}): its Q is a seat's "
-            "return against greedy, not a zero-sum value"
-        )
-    return None

@@ -138,7 +138,7 @@ def playable_names(game_id: str) -> list[str]:
         if n in PLAYS_NETWORK_OF:  # without a path: the zoo's network of another agent, where it fits
             if not (PLAYS_NETWORK_OF[n] in shipped and available(n, game_id)):
                 return False
-            from agents.dmc_search import zoo_network_unfit
+            from agents.pretrained import zoo_network_unfit
 
             return zoo_network_unfit(game_id) is None
         return available(n, game_id)
