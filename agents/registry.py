@@ -128,7 +128,7 @@ def playable_names(game_id: str) -> list[str]:
     The checkpoint players (``ppo``, ``exit``, ``exit-search``) only where the zoo ships their network
     for the game (``agents.pretrained``); the others where they play the game.
     """
-    from agents.pretrained import CHECKPOINT_AGENTS, zoo
+    from agents.pretrained import CHECKPOINT_AGENTS, zoo, zoo_network_unfit
 
     shipped = zoo().agent_names(game_id)
 
@@ -136,11 +136,8 @@ def playable_names(game_id: str) -> list[str]:
         if n in CHECKPOINT_AGENTS:
             return n in shipped
         if n in PLAYS_NETWORK_OF:  # without a path: the zoo's network of another agent, where it fits
-            if not (PLAYS_NETWORK_OF[n] in shipped and available(n, game_id)):
-                return False
-            from agents.pretrained import zoo_network_unfit
-
-            return zoo_network_unfit(game_id) is None
+            fits = PLAYS_NETWORK_OF[n] in shipped and available(n, game_id)
+            return fits and zoo_network_unfit(game_id) is None
         return available(n, game_id)
 
     return [n for n in AGENT_NAMES if playable(n)]
