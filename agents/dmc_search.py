@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.dmc import DEFAULT_PRIOR_TEMPERATURE, DmcAgent, QEvaluator
 from agents.exit import ExitSearchAgent
 from agents.pretrained import zoo_network_unfit
@@ -58,3 +60,41 @@ class DmcSearchAgent(ExitSearchAgent):
         net = DmcAgent(game_id, path=path, seed=seed, **game_options)
         self.path, self.meta, self.policy = net.path, net.meta, None
         return QEvaluator(net.plan, self.prior_temperature)
+
+
+class SearchTeacher:
+    """``dmc-search`` as a distillation teacher (``experiments.dmc --teacher A.zip --teacher-search SETTINGS``).
+
+    ``q_all`` gives Q of every action for positions handed with their information views (``observe_views``,
+    as ``experiments.training.dmc_actors.Actors`` does): for each legal action the search visited, the mean
+    value the search found under it (the mover's, as the search's root ``q``); for the others, and off the legal
+    actions, the network's own Q. So a position learns what search adds to the network where search looked,
+    and the network's values where it did not.
+    """
+
+    uses_views = True
+
+    def __init__(self, agent: DmcSearchAgent) -> None:
+        if agent.search_name != "puct":
+            raise ValueError("a search teacher needs search=puct (rollouts keep no value per action)")
+        self.agent = agent
+        self._views: list[Any] | None = None
+        self.searched = 0  # positions searched (profiling)
+
+    def observe_views(self, views: list[Any]) -> None:
+        """The information views of the next ``q_all``'s rows, one per row."""
+        self._views = list(views)
+
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Q of every action (B, A) float32: the search's mean value where it visited, the network's elsewhere."""
+        views, self._views = self._views, None
+        if views is None or len(views) != len(obs):
+            raise ValueError("SearchTeacher: needs one information view per row (observe_views) before q_all")
+        rules = self.agent.rules
+        q = np.array(self.agent.evaluator.plan.q_all(obs, masks), dtype=np.float32)
+        results = self.agent.search.search(views, [rules.current_player(v) for v in views])
+        for row, result in enumerate(results):
+            seen = result.visits > 0
+            q[row, np.asarray(result.legal)[seen]] = np.asarray(result.q, dtype=np.float32)[seen]
+        self.searched += len(views)
+        return q

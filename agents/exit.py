@@ -156,6 +156,7 @@ class ExitSearchAgent(BaseAgent):
                 raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")
 
         evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
+        self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
         self.search_name = search

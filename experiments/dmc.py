@@ -26,6 +26,8 @@ Examples:
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
     python -m experiments.dmc castles --teacher A/final.zip+B/final.zip+C/final.zip --positions 3000000
                                                         # one network learns three networks' mean Q
+    python -m experiments.dmc castles --init A/final.zip --teacher A/final.zip --teacher-search simulations=200 \
+        --positions 500000                              # one network learns its own search's values
 """
 
 from __future__ import annotations
@@ -109,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--teacher-level", "with --teacher: the weight of each position's mean error over its legal actions (the "
         "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
         "squared error", type=positive_float)  # fmt: skip
+    add("--teacher-search", "with --teacher: the teacher is dmc-search over those networks (information-set PUCT; "
+        "castles): each position learns the search's mean value of every legal action it visited, the networks' Q "
+        "of the others. SETTINGS: dmc-search's comma-separated key=value (simulations=200,prior_temperature=0.1); "
+        "'' for its defaults", metavar="SETTINGS")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
@@ -157,6 +163,7 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("anneal", 1.0)
     saved.setdefault("teacher", None)  # from outcomes, not a teacher's values
     saved.setdefault("teacher_level", 0.1)  # (used only with a teacher, which such runs do not have)
+    saved.setdefault("teacher_search", None)  # a teacher's networks, not their search
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

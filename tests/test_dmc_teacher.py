@@ -160,3 +160,100 @@ def test_a_teacher_is_refused_with_a_message_that_names_what_is_wrong(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
         assert not (tmp_path / "never").exists()  # nothing was started
+
+
+class RecordingSearchTeacher:
+    """A search teacher that records each call: the observations, masks and views it was handed, its answer."""
+
+    uses_views = True
+
+    def __init__(self, teacher: Any) -> None:
+        self.teacher, self.asked, self.views = teacher, [], []
+
+    def observe_views(self, views: list[Any]) -> None:
+        self.views = list(views)
+        self.teacher.observe_views(views)
+
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        q = self.teacher.q_all(obs, masks)
+        self.asked.append((np.array(obs), np.array(masks, bool), q, self.views))
+        return q
+
+
+def test_a_search_teacher_gives_the_searchs_values_where_it_looked_and_the_networks_q_elsewhere(
+    tmp_path: Path,
+) -> None:
+    from agents.dmc_search import DmcSearchAgent, SearchTeacher
+
+    path = random_networks("castles", {}, tmp_path, 1)[0]
+    agent = DmcSearchAgent("castles", path=path, simulations=12, seed=3)
+    results: list[Any] = []
+    search = agent.search.search
+
+    def recorded(views: Any, seats: Any) -> Any:
+        out = search(views, seats)
+        results.extend(out)
+        return out
+
+    agent.search.search = recorded
+    teacher = RecordingSearchTeacher(SearchTeacher(agent))
+    student = build_network("castles", {}, "16")
+    buffer = ReplayBuffer(10_000, student.stored_width, student.spec.num_actions)
+    recorded_positions = Actors("castles", {}, 8, 0.0, buffer, [4, 0], teacher=teacher).play(student.plan(), 12)
+    assert recorded_positions == len(results) == teacher.teacher.searched == buffer.labelled > 0
+    obs = np.concatenate([o for o, _, _, _ in teacher.asked])
+    legal = np.concatenate([m for _, m, _, _ in teacher.asked])
+    taught = np.concatenate([q for _, _, q, _ in teacher.asked])
+    views = [v for _, _, _, vs in teacher.asked for v in vs]
+    rows = np.arange(recorded_positions)
+    np.testing.assert_array_equal(buffer.taught[rows], taught)
+    network = DmcAgent("castles", path=path).plan.q_all(obs, legal)
+    rules = agent.rules
+    searched = unsearched = changed = 0
+    for row, (result, view) in enumerate(zip(results, views, strict=True)):
+        seat = rules.current_player(view)  # each row's view is its mover's: the mover's observation and moves
+        np.testing.assert_array_equal(rules.observe(view, seat), obs[row])
+        assert sorted(result.legal) == np.flatnonzero(legal[row]).tolist()
+        for action, visits, value in zip(result.legal, result.visits, result.q, strict=True):
+            if visits > 0:
+                assert taught[row, action] == pytest.approx(float(value), abs=1e-6)
+                searched += 1
+                changed += abs(float(value) - float(network[row, action])) > 1e-4
+            else:
+                assert taught[row, action] == pytest.approx(float(network[row, action]), abs=1e-5)
+                unsearched += 1
+        off = ~legal[row]
+        np.testing.assert_allclose(taught[row, off], network[row, off], rtol=1e-5, atol=1e-5)
+    assert searched and unsearched and changed  # the search looked at some moves, left others, and moved values
+
+
+def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    castles = str(random_networks("castles", {}, tmp_path, 1)[0])
+    out = tmp_path / "run"
+    argv = ["castles", *TINY, "--positions", "600", "--eval-every", "600", "--teacher", castles]
+    assert dmc_cli.main([*argv, "--teacher-search", "simulations=4,prior_temperature=0.5", "--out", str(out)]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["teacher"] == castles and config["teacher_search"] == "simulations=4,prior_temperature=0.5"
+    stats = json.loads((out / "training.json").read_text())
+    assert stats["positions_generated"] >= 600 and stats["positions_learned"] > 0
+    assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "1200", "--quiet"]) == 0  # the search again
+    resumed = json.loads((out / "training.json").read_text())
+    assert resumed["positions_generated"] >= 1200 and resumed["updates"] > stats["updates"]
+    walls = save_dmc(tmp_path / "w.zip", build_network("walls", {}, "8"), "walls", {}, {})
+    cases = [
+        (["castles", "--teacher-search", "simulations=4"], "needs --teacher"),
+        (["castles", "--teacher", castles, "--teacher-search", "path=x.zip"], "not a setting here"),
+        (["castles", "--teacher", castles, "--teacher-search", "sims=4"], "prior_temperature"),
+        (["castles", "--teacher", castles, "--teacher-search", "simulations=four"], "simulations takes int"),
+        (["castles", "--teacher", castles, "--teacher-search", "simulations=0"], "simulations must be"),
+        (["walls", "--teacher", str(walls), "--teacher-search", ""], "two-player zero-sum"),
+    ]
+    for args, says in cases:
+        with pytest.raises(SystemExit) as refused:
+            dmc_cli.main([*args, "--out", str(tmp_path / "never"), "--quiet"])
+        assert refused.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
+        assert not (tmp_path / "never").exists()  # nothing was started

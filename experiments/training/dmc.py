@@ -62,6 +62,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         # the level of the teacher's Q weighs a tenth of the differences between actions: in castles above the
         # plain squared error from a fresh network and from one of the teacher's (docs/dmc.md)
         "teacher_level": 0.1,
+        "teacher_search": None,
     },
     # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed; the learning rate falling
     # to 5e-5 over the last fifth of the budget: above a constant one (docs/dmc.md)
@@ -125,6 +126,7 @@ class DmcConfig:
     anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
     teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
     teacher_level: float = 0.1  # the weight of the level of the teacher's Q against the differences between actions
+    teacher_search: str | None = None  # dmc-search settings: the teacher's Q is its networks' search's (castles)
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -164,7 +166,28 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     if cfg.teacher is not None and game == "grid":
         raise ValueError("--teacher is for castles and walls (networks with one Q per action id); grid's network "
                          "scores (state, action) pairs")  # fmt: skip
+    if cfg.teacher_search is not None:
+        if not cfg.teacher:
+            raise ValueError("--teacher-search needs --teacher (the networks the search runs on)")
+        search_settings(cfg)  # a bad setting fails here, in one line
     return cfg
+
+
+def search_settings(cfg: DmcConfig) -> dict[str, Any]:
+    """``cfg.teacher_search`` as ``dmc-search``'s arguments (``agents.registry.parse_search_settings``); ``path``
+    and ``search`` are not settings here (the networks are ``--teacher``'s, the search PUCT)."""
+    from agents.registry import parse_search_settings
+
+    text = (cfg.teacher_search or "").strip()
+    try:
+        settings = parse_search_settings(text, "dmc-search") if text else {}
+    except ValueError as e:
+        raise ValueError(f"--teacher-search: {e}") from None
+    for key in ("path", "search"):
+        if key in settings:
+            raise ValueError(f"--teacher-search: {key} is not a setting here (the networks are --teacher's, the "
+                             "search PUCT); give simulations, c_puct, temperature or prior_temperature")  # fmt: skip
+    return settings
 
 
 def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
@@ -274,14 +297,20 @@ def check_init(cfg: DmcConfig) -> None:
 
 
 def teacher_plan(cfg: DmcConfig) -> Any:
-    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), None
-    without one; ``ValueError`` naming what is wrong (a missing file, another game's network, ...)."""
+    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), or with
+    ``cfg.teacher_search`` their search (``agents.dmc_search.SearchTeacher``), None without one; ``ValueError``
+    naming what is wrong (a missing file, another game's network, a game the search does not play, ...)."""
     if not cfg.teacher:
         return None
     from agents.checkpoint import CheckpointError
     from agents.dmc import DmcAgent
 
     try:
+        if cfg.teacher_search is not None:
+            from agents.dmc_search import DmcSearchAgent, SearchTeacher
+
+            agent = DmcSearchAgent(cfg.game, path=cfg.teacher, seed=cfg.seed, **search_settings(cfg), **cfg.options)
+            return SearchTeacher(agent)
         return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
     except (CheckpointError, OSError, ValueError) as e:
         raise ValueError(f"--teacher {cfg.teacher!r}: {e}") from None

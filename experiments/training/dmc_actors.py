@@ -26,7 +26,9 @@ With a ``teacher`` (a plan that gives Q of every action: one dmc network, or the
 actors play as before (epsilon-greedy on the learner's snapshot, so the positions are the learner's own, as
 DAgger gathers them) but each decision learns the teacher's Q of every legal action instead of an outcome:
 the buffer keeps the teacher's Q row and the legal actions, and the position is labelled when it is added
-(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply.
+(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply. A teacher with
+``uses_views`` (a search: ``agents.dmc_search.SearchTeacher``) is handed each decision's information view for
+its mover first (``rules.determinize`` of the game's state: what that seat may know, the rest redealt).
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -213,6 +215,11 @@ class Actors:
                 stored = plan.stored(obs, np.arange(len(games)), chosen)
                 self.positions += len(games)
                 if self.teacher is not None:  # labelled now: nothing waits for the game's end
+                    if getattr(self.teacher, "uses_views", False):  # a search: each mover's information view
+                        self.teacher.observe_views([
+                            env.rules.determinize(env.get_state(g), int(self.player[g]), self.rng)
+                            for g in games.tolist()
+                        ])  # fmt: skip
                     self.buffer.add_taught(stored, chosen, self.teacher.q_all(obs, legal), legal)
                 else:
                     at = self.count[games]
