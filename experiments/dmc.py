@@ -26,8 +26,8 @@ Examples:
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
     python -m experiments.dmc castles --teacher A/final.zip+B/final.zip+C/final.zip --positions 3000000
                                                         # one network learns three networks' mean Q
-    python -m experiments.dmc castles --init A/final.zip --teacher A/final.zip --teacher-search simulations=200 \
-        --positions 500000                              # one network learns its own search's values
+    python -m experiments.dmc castles --init A/final.zip --teacher A/final.zip --teacher-search ""
+                                                        # one network learns its own search's values
 """
 
 from __future__ import annotations
@@ -112,9 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
         "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
         "squared error", type=positive_float)  # fmt: skip
     add("--teacher-search", "with --teacher: the teacher is dmc-search over those networks (information-set PUCT; "
-        "castles): each position learns the search's mean value of every legal action it visited, the networks' Q "
-        "of the others. SETTINGS: dmc-search's comma-separated key=value (simulations=200,prior_temperature=0.1); "
-        "'' for its defaults", metavar="SETTINGS")  # fmt: skip
+        "castles): each position learns, for every legal action, the search's mean value under it with the "
+        "networks' Q counted as prior_visits visits (default 100; 0: the search's mean alone). SETTINGS: "
+        "dmc-search's comma-separated key=value plus prior_visits (simulations=200,prior_visits=30); '' for the "
+        "defaults", metavar="SETTINGS")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")

@@ -180,8 +180,9 @@ class RecordingSearchTeacher:
         return q
 
 
-def test_a_search_teacher_gives_the_searchs_values_where_it_looked_and_the_networks_q_elsewhere(
-    tmp_path: Path,
+@pytest.mark.parametrize("prior_visits", [0.0, 5.0])
+def test_a_search_teacher_blends_the_searchs_values_with_the_networks_q_by_visits(
+    prior_visits: float, tmp_path: Path
 ) -> None:
     from agents.dmc_search import DmcSearchAgent, SearchTeacher
 
@@ -196,7 +197,7 @@ def test_a_search_teacher_gives_the_searchs_values_where_it_looked_and_the_netwo
         return out
 
     agent.search.search = recorded
-    teacher = RecordingSearchTeacher(SearchTeacher(agent))
+    teacher = RecordingSearchTeacher(SearchTeacher(agent, prior_visits))
     student = build_network("castles", {}, "16")
     buffer = ReplayBuffer(10_000, student.stored_width, student.spec.num_actions)
     recorded_positions = Actors("castles", {}, 8, 0.0, buffer, [4, 0], teacher=teacher).play(student.plan(), 12)
@@ -215,8 +216,9 @@ def test_a_search_teacher_gives_the_searchs_values_where_it_looked_and_the_netwo
         np.testing.assert_array_equal(rules.observe(view, seat), obs[row])
         assert sorted(result.legal) == np.flatnonzero(legal[row]).tolist()
         for action, visits, value in zip(result.legal, result.visits, result.q, strict=True):
-            if visits > 0:
-                assert taught[row, action] == pytest.approx(float(value), abs=1e-6)
+            if visits > 0:  # the network's Q counts as prior_visits visits beside the search's mean
+                blend = (visits * float(value) + prior_visits * float(network[row, action])) / (visits + prior_visits)
+                assert taught[row, action] == pytest.approx(blend, abs=1e-5)
                 searched += 1
                 changed += abs(float(value) - float(network[row, action])) > 1e-4
             else:
@@ -233,9 +235,9 @@ def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
     castles = str(random_networks("castles", {}, tmp_path, 1)[0])
     out = tmp_path / "run"
     argv = ["castles", *TINY, "--positions", "600", "--eval-every", "600", "--teacher", castles]
-    assert dmc_cli.main([*argv, "--teacher-search", "simulations=4,prior_temperature=0.5", "--out", str(out)]) == 0
+    assert dmc_cli.main([*argv, "--teacher-search", "simulations=4,prior_visits=2", "--out", str(out)]) == 0
     config = json.loads((out / "config.json").read_text())
-    assert config["teacher"] == castles and config["teacher_search"] == "simulations=4,prior_temperature=0.5"
+    assert config["teacher"] == castles and config["teacher_search"] == "simulations=4,prior_visits=2"
     stats = json.loads((out / "training.json").read_text())
     assert stats["positions_generated"] >= 600 and stats["positions_learned"] > 0
     assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "1200", "--quiet"]) == 0  # the search again
@@ -248,6 +250,8 @@ def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
         (["castles", "--teacher", castles, "--teacher-search", "sims=4"], "prior_temperature"),
         (["castles", "--teacher", castles, "--teacher-search", "simulations=four"], "simulations takes int"),
         (["castles", "--teacher", castles, "--teacher-search", "simulations=0"], "simulations must be"),
+        (["castles", "--teacher", castles, "--teacher-search", "prior_visits=-1"], "prior_visits must be"),
+        (["castles", "--teacher", castles, "--teacher-search", "prior_visits=many"], "prior_visits must be"),
         (["walls", "--teacher", str(walls), "--teacher-search", ""], "two-player zero-sum"),
     ]
     for args, says in cases:
@@ -257,3 +261,17 @@ def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
         assert not (tmp_path / "never").exists()  # nothing was started
+
+
+def test_a_search_teacher_refuses_rollouts_and_a_bad_prior_weight(tmp_path: Path) -> None:
+    from agents.dmc_search import DmcSearchAgent, SearchTeacher
+
+    path = random_networks("castles", {}, tmp_path, 1)[0]
+    with pytest.raises(ValueError, match="search=puct"):
+        SearchTeacher(DmcSearchAgent("castles", path=path, search="rollouts", simulations=2))
+    agent = DmcSearchAgent("castles", path=path, simulations=2)
+    for bad in (-1.0, float("inf"), True, "100"):
+        with pytest.raises(ValueError, match="prior_visits"):
+            SearchTeacher(agent, bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="observe_views"):
+        SearchTeacher(agent).q_all(np.zeros((1, agent.observation_size), np.float32), np.ones((1, 3), bool))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -173,21 +174,37 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     return cfg
 
 
-def search_settings(cfg: DmcConfig) -> dict[str, Any]:
-    """``cfg.teacher_search`` as ``dmc-search``'s arguments (``agents.registry.parse_search_settings``); ``path``
-    and ``search`` are not settings here (the networks are ``--teacher``'s, the search PUCT)."""
+def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float]:
+    """``cfg.teacher_search`` as ``dmc-search``'s arguments (``agents.registry.parse_search_settings``) and the
+    teacher's ``prior_visits`` (``agents.dmc_search.SearchTeacher``); ``path`` and ``search`` are not settings
+    here (the networks are ``--teacher``'s, the search PUCT)."""
+    from agents.dmc_search import DEFAULT_PRIOR_VISITS
     from agents.registry import parse_search_settings
 
-    text = (cfg.teacher_search or "").strip()
+    items = [item for item in (cfg.teacher_search or "").split(",") if item.strip()]
+    prior_visits = DEFAULT_PRIOR_VISITS
+    rest = []
+    for item in items:
+        key, _, value = item.partition("=")
+        if key.strip() != "prior_visits":
+            rest.append(item)
+            continue
+        try:
+            prior_visits = float(value)
+        except ValueError:
+            prior_visits = math.nan
+        if not 0 <= prior_visits < math.inf:
+            raise ValueError(f"--teacher-search: prior_visits must be a finite number >= 0, got {value.strip()!r}")
     try:
-        settings = parse_search_settings(text, "dmc-search") if text else {}
+        settings = parse_search_settings(",".join(rest), "dmc-search") if rest else {}
     except ValueError as e:
         raise ValueError(f"--teacher-search: {e}") from None
     for key in ("path", "search"):
         if key in settings:
             raise ValueError(f"--teacher-search: {key} is not a setting here (the networks are --teacher's, the "
-                             "search PUCT); give simulations, c_puct, temperature or prior_temperature")  # fmt: skip
-    return settings
+                             "search PUCT); give simulations, c_puct, temperature, prior_temperature or "
+                             "prior_visits")  # fmt: skip
+    return settings, prior_visits
 
 
 def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
@@ -309,8 +326,9 @@ def teacher_plan(cfg: DmcConfig) -> Any:
         if cfg.teacher_search is not None:
             from agents.dmc_search import DmcSearchAgent, SearchTeacher
 
-            agent = DmcSearchAgent(cfg.game, path=cfg.teacher, seed=cfg.seed, **search_settings(cfg), **cfg.options)
-            return SearchTeacher(agent)
+            settings, prior_visits = search_settings(cfg)
+            agent = DmcSearchAgent(cfg.game, path=cfg.teacher, seed=cfg.seed, **settings, **cfg.options)
+            return SearchTeacher(agent, prior_visits)
         return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
     except (CheckpointError, OSError, ValueError) as e:
         raise ValueError(f"--teacher {cfg.teacher!r}: {e}") from None
