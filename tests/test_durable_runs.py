@@ -261,10 +261,11 @@ def test_kill_9_of_a_training_process_leaves_no_shard_worker(tmp_path: Path) -> 
         workers: list[int] = []
         while not workers and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
-            workers = children(proc.pid)
-        assert workers, "the training process started no worker"
-        time.sleep(1.0)  # the worker at work (or waiting for its first command)
-        assert all(alive(w) for w in workers)
+            seen = children(proc.pid)
+            if seen:  # a short-lived helper run during imports has ended a second later; the worker is at work
+                time.sleep(1.0)
+                workers = [w for w in seen if alive(w)]
+        assert workers, "the training process started no worker that stayed"
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
