@@ -153,13 +153,7 @@ def test_a_teacher_is_refused_with_a_message_that_names_what_is_wrong(
         (["castles", "--teacher", f"{castles}+"], "empty checkpoint path"),
         (["castles", "--teacher", str(castles), "--backend", "ray"], "--backend local"),
     ]
-    for argv, says in cases:
-        with pytest.raises(SystemExit) as refused:
-            dmc_cli.main([*argv, "--out", str(tmp_path / "never"), "--quiet"])
-        assert refused.value.code == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
-        assert not (tmp_path / "never").exists()  # nothing was started
+    assert_refused(cases, tmp_path, capsys)
 
 
 class RecordingSearchTeacher:
@@ -254,13 +248,7 @@ def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
         (["castles", "--teacher", castles, "--teacher-search", "prior_visits=many"], "prior_visits must be"),
         (["walls", "--teacher", str(walls), "--teacher-search", ""], "two-player zero-sum"),
     ]
-    for args, says in cases:
-        with pytest.raises(SystemExit) as refused:
-            dmc_cli.main([*args, "--out", str(tmp_path / "never"), "--quiet"])
-        assert refused.value.code == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
-        assert not (tmp_path / "never").exists()  # nothing was started
+    assert_refused(cases, tmp_path, capsys)
 
 
 def test_a_search_teacher_refuses_rollouts_and_a_bad_prior_weight(tmp_path: Path) -> None:
@@ -275,3 +263,14 @@ def test_a_search_teacher_refuses_rollouts_and_a_bad_prior_weight(tmp_path: Path
             SearchTeacher(agent, bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="observe_views"):
         SearchTeacher(agent).q_all(np.zeros((1, agent.observation_size), np.float32), np.ones((1, 3), bool))
+
+
+def assert_refused(cases: list[tuple[list[str], str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each command exits 2 with one line of stderr that names ``--teacher`` and what is wrong; nothing starts."""
+    for argv, says in cases:
+        with pytest.raises(SystemExit) as refused:
+            dmc_cli.main([*argv, "--out", str(tmp_path / "never"), "--quiet"])
+        assert refused.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0] and "--teacher" in err[0], err
+        assert not (tmp_path / "never").exists()  # nothing was started
