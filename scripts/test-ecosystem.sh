@@ -33,7 +33,7 @@ start=$(date +%s)
 if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
   "$venv/bin/python" -m pip install -q "torch==2.13.0"
 fi
-"$venv/bin/python" -m pip install -q -e ".[$lib]" "pytest>=7.4" "pytest-xdist>=3.3"
+"$venv/bin/python" -m pip install -q -e ".[$lib]" "pytest>=7.4" "pytest-xdist>=3.3" "pytest-timeout>=2.2"
 echo "== $lib: venv $venv ready in $(($(date +%s) - start)) s"
 "$venv/bin/python" -m pip list 2>/dev/null | grep -iE "^(gymnasium|pettingzoo|numpy|torch|ray|torchrl|tensordict|tianshou|agilerl) " || true
 [ "${SETUP_ONLY:-0}" = 1 ] && exit 0

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 from typing import Any
+
+import pytest
 
 from jericho_env.registry import register_game
 
@@ -26,6 +29,9 @@ def pytest_deselected(items: list[Any]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    for text in _hang_reports():
+        terminalreporter.write_sep("=", "a test that hung")
+        terminalreporter.write_line(text)
     # Under pytest-xdist the workers deselect, so the count is known only in a run without -n.
     expr = config.getoption("markexpr") or ""
     for lib in _ECOSYSTEM:
@@ -35,3 +41,54 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                 f"deselected {f'{n} ' if n else ''}requires_{lib} tests (-m {expr!r}): "
                 f"run them with `bash scripts/test-ecosystem.sh {lib}`"
             )
+
+
+# The last guard against a hang: pyproject's `timeout` (SIGALRM) fails a test that Python code can
+# interrupt; a test still running HANG_SECONDS after it started (stuck in native code, or in a clean-up
+# after the alarm) has every thread's stack written to a file and its process ended, so that xdist
+# reports the test as crashed and goes on. The summary prints those stacks (a worker's own stderr is lost).
+HANG_SECONDS = float(os.environ.get("JERICHO_TEST_HANG_SECONDS", 900))
+_HANG_DIR = "JERICHO_TEST_HANG_DIR"
+_hang_file: Any = None
+
+
+def pytest_configure(config: Any) -> None:
+    import tempfile
+
+    global _hang_file
+    if _HANG_DIR not in os.environ:  # the controller's (xdist's workers inherit it)
+        os.environ[_HANG_DIR] = tempfile.mkdtemp(prefix="jericho-test-hangs-")
+    folder = os.environ[_HANG_DIR]
+    _hang_file = open(os.path.join(folder, os.environ.get("PYTEST_XDIST_WORKER", "main")), "w")  # noqa: SIM115
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: Any, nextitem: Any) -> Any:
+    import faulthandler
+
+    _hang_file.seek(0)
+    _hang_file.truncate()
+    _hang_file.write(f"{item.nodeid} ran for over {HANG_SECONDS:g} s; its process was ended. Its threads:\n")
+    _hang_file.flush()
+    faulthandler.dump_traceback_later(HANG_SECONDS, exit=True, file=_hang_file)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _hang_reports() -> list[str]:
+    from pathlib import Path
+
+    folder = Path(os.environ.get(_HANG_DIR, "/nonexistent"))
+    texts = [p.read_text(errors="replace") for p in sorted(folder.glob("*"))]
+    return [t for t in texts if "most recent call first" in t]
+
+
+def pytest_unconfigure(config: Any) -> None:
+    import shutil
+
+    if _hang_file is not None:
+        _hang_file.close()
+    if "PYTEST_XDIST_WORKER" not in os.environ and not _hang_reports():  # the controller (or a run without -n)
+        shutil.rmtree(os.environ.pop(_HANG_DIR, ""), ignore_errors=True)

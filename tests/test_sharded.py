@@ -221,3 +221,62 @@ def test_a_worker_ends_when_its_parent_is_killed(signal: bool, poll: float | Non
         parent.kill()  # SIGKILL: no handler, no atexit, no daemon clean-up runs in the parent
         parent.wait()
     assert ends_within(worker, 10), "the worker outlived its killed parent"
+
+
+FORKED_AFTER_TORCH = """
+import numpy as np, torch
+from jericho_env.envs import sb3
+torch.set_num_threads(2)
+torch.ones(1000, 1000) @ torch.ones(1000, 1000)  # this process's OpenMP pool is up before the fork
+
+
+def torch_opponent(observations, masks):
+    torch.ones(4, 300) @ torch.ones(300, 64)  # a small network's forward pass, in the worker
+    return np.argmax(masks, axis=1)
+
+
+venv = sb3.ShardedVecEnv(lambda k: sb3.SelfPlayVecEnv("castles", 2, opponents=[torch_opponent], seed=k), [2, 2])
+venv.reset()
+for _ in range(20):
+    venv.step(np.argmax(venv.action_masks(), axis=1))
+venv.close()
+print("played")
+"""
+
+
+def test_a_worker_forked_after_torch_ran_on_threads_still_runs_torch() -> None:
+    """A fork copies torch's OpenMP pool without its threads: a worker that used it would wait forever."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_AFTER_TORCH], capture_output=True, text=True, env=env, cwd=root, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "played", done.stderr[-2000:]
+
+
+def test_closing_a_worker_that_never_answers_kills_it(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from jericho_env.envs import sb3
+
+    flag = tmp_path / "stuck"
+
+    class StuckOnceFlagged(SelfPlayVecEnv):
+        def step_wait(self) -> Any:
+            while flag.exists():  # a worker stuck for good, as one waiting in native code
+                time.sleep(0.05)
+            return super().step_wait()
+
+    monkeypatch.setattr(sb3, "CLOSE_SECONDS", 0.5)
+    split = ShardedVecEnv(lambda k: StuckOnceFlagged("castles", 2, opponents=[first_legal], seed=k), [2], local=False)
+    split.reset()
+    flag.touch()
+    split.step_async(first_legal(None, split.action_masks()))  # the worker never answers
+    start = time.monotonic()
+    split.close()
+    assert time.monotonic() - start < 5 and not split._procs[0].is_alive()

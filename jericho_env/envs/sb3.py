@@ -159,6 +159,8 @@ def shard_sizes(num_envs: int, shards: int) -> list[int]:
 # waiting for a command checks this often (seconds) that its parent is still the one that started it.
 PARENT_DEATH_SIGNAL = True
 PARENT_POLL_SECONDS: float | None = 1.0
+# ``close`` waits this long (seconds) for each worker's answer and end, then kills it: closing never hangs.
+CLOSE_SECONDS = 10.0
 
 
 def _end_with_parent(parent: int) -> None:
@@ -194,6 +196,9 @@ def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = N
     import signal
     import traceback
 
+    torch = sys.modules.get("torch")  # a fork inherits torch's OpenMP pool broken: one thread, no pool
+    if torch is not None:
+        torch.set_num_threads(1)
     parent = os.getppid() if parent is None else parent
     _end_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -493,18 +498,20 @@ class ShardedVecEnv(_MaskedVecEnv):
             return
         self._closed = True
         for k, conn in enumerate(self._conns, start=self.first_worker):
-            try:
-                if self._pending.get(k, ()) is None:
+            try:  # a worker that does not answer within CLOSE_SECONDS is killed below
+                if self._pending.get(k, ()) is None and conn.poll(CLOSE_SECONDS):
                     conn.recv()  # its step's answer, unread
                 conn.send(("close", None))
-                conn.recv()
+                if conn.poll(CLOSE_SECONDS):
+                    conn.recv()
             except (EOFError, OSError, BrokenPipeError):
                 pass
         self._pending.clear()
         for proc in self._procs:
-            proc.join(timeout=5)
+            proc.join(timeout=CLOSE_SECONDS)
             if proc.is_alive():
-                proc.terminate()
+                proc.kill()  # SIGKILL: a worker stuck in native code ignores SIGTERM's Python handler
+                proc.join(timeout=CLOSE_SECONDS)
         if self.local is not None:
             self.local.close()
 
