@@ -518,12 +518,14 @@ def test_networks_that_cannot_play_the_options_are_not_offered(page: Any) -> Non
     ppo = form.locator("select[name=agent-1] option[value=ppo]")
     assert ppo.is_disabled() and ppo.inner_text() == "ppo (not for these options)"
     note = form.locator(".agents-note")
+    dmc = form.locator("select[name=agent-1] option[value=dmc]")  # walls ships a dmc network too
+    assert dmc.is_disabled() and dmc.inner_text() == "dmc (not for these options)"
     assert note.is_visible() and note.inner_text() == (
-        "ppo is not offered here: it plays walls only with Number of players set to 4."
+        "ppo and dmc are not offered here: they play walls only with Number of players set to 4."
     )
     assert form.locator("select[name=agent-1] option[value=greedy]").is_enabled()
     choose(form, "walls", {"num_players": 4}, agent=None)
-    assert form.locator("select[name=agent-1] option[value=ppo]").is_enabled() and note.is_hidden()
+    assert ppo.is_enabled() and dmc.is_enabled() and note.is_hidden()
     choose(form, "castles", {"ranks": 13}, agent=None)
     for name in ("ppo", "exit", "exit-search", "dmc", "dmc-search"):
         assert form.locator(f"select[name=agent-1] option[value={name}]").is_disabled(), name
