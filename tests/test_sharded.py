@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -249,7 +250,6 @@ def test_a_worker_forked_after_torch_ran_on_threads_still_runs_torch() -> None:
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2"}
@@ -259,7 +259,7 @@ def test_a_worker_forked_after_torch_ran_on_threads_still_runs_torch() -> None:
     assert done.returncode == 0 and done.stdout.strip() == "played", done.stderr[-2000:]
 
 
-def test_closing_a_worker_that_never_answers_kills_it(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_closing_a_worker_that_never_answers_kills_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
     from jericho_env.envs import sb3
