@@ -104,10 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
     add("--checkpoint-seconds", "seconds between checkpoints (latest.zip, training.json)", type=positive_float)
     add("--init", "a dmc checkpoint (final.zip, checkpoints/pos_N.zip) whose network this new run starts from; the "
-        "same game, options and layers; optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
+        "same game, options and layers (grid: also of an earlier observation version, the new inputs' weights "
+        "0); optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
     add("--teacher", "dmc checkpoints, A.zip or A.zip+B.zip+C.zip: every position learns their mean Q of every "
         "legal action instead of the game's outcome (distillation into one network; the positions are still this "
-        "run's own games; castles and walls; --target and --lam do not apply)", metavar="CHECKPOINTS")  # fmt: skip
+        "run's own games; --target and --lam do not apply; grid: the action taken and the teacher's best learn their "
+        "mean Q)", metavar="CHECKPOINTS")  # fmt: skip
     add("--teacher-level", "with --teacher: the weight of each position's mean error over its legal actions (the "
         "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
         "squared error", type=positive_float)  # fmt: skip

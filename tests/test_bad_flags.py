@@ -188,6 +188,7 @@ CLIS = [
     "experiments.studies.search_bench",
     "experiments.sweep",
     "experiments.studies.web_latency",
+    "experiments.studies.versus_versions",
     "jericho_env.play",
     "jericho_env.playthrough",
     "jericho_env.web.__main__",

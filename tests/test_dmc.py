@@ -19,6 +19,8 @@ pytest.importorskip("torch")
 import torch
 
 import agents
+import jericho_env
+import jericho_env.envs.batched
 from agents.checkpoint import CheckpointError, UnsafeCheckpointError
 from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
 from agents.nets.dmc import action_features
@@ -250,6 +252,43 @@ def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
         dmc.check_init(dmc.make_config("castles", {}, net="16", init=str(path)))
     with pytest.raises(ValueError, match="--init"):
         dmc.check_init(dmc.make_config("walls", {}, net="32", init=str(path)))
+
+
+@pytest.mark.parametrize("prior", ["none", "greedy-scores"])
+def test_a_grid_network_starts_a_run_of_a_later_observation_version_playing_as_it_did(
+    tmp_path: Path, prior: str
+) -> None:
+    """``--init`` of a version-0 grid network into a run of version 1 (the belief fields): the shared inputs keep
+    their weights, the new ones start at 0, so every legal pair has the same Q on the same positions."""
+    from experiments.training import dmc
+
+    options, later = {"board_size": 7}, {"board_size": 7, "obs_version": 1}
+    path = random_networks("grid", options, tmp_path, 1, prior)[0]
+    source = load_dmc(path, "grid", options)[0]
+    cfg = dmc.make_config("grid", later, net="16", prior=prior, init=str(path))
+    dmc.check_init(cfg)
+    wide = build_network("grid", later, "16", prior=prior)
+    dmc.start_from(wide, cfg)
+    env = jericho_env.make_batched("grid", 6, board_size=7, obs_version=1)
+    obs, mask, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    narrow = source.encoder.keep.max() + 1  # version 0's fields come first in version 1's observation
+    for _ in range(12):
+        legal = mask.astype(bool)
+        _, _, q_wide = wide.plan().pair_values(obs, legal)
+        _, _, q_narrow = source.plan().pair_values(np.ascontiguousarray(obs[:, :narrow]), legal)
+        np.testing.assert_allclose(q_wide, q_narrow, rtol=1e-4, atol=1e-5)  # float32 sums in another order
+        obs, mask, _, _, _ = env.step(jericho_env.envs.batched.random_actions(legal, rng))
+    first = wide.trunk[0].weight.detach()
+    added = [c for c in range(wide.encoder.state_size) if not first[:, c].any()]
+    assert len(added) >= len(wide.encoder.keep) - len(source.encoder.keep)  # the belief fields' columns are 0
+    later_path = save_dmc(tmp_path / "v1.zip", wide, "grid", later, {})
+    earlier_run = dmc.make_config("grid", options, net="16", prior=prior, init=str(later_path))
+    with pytest.raises(ValueError, match="obs_version=0"):  # not the other way
+        dmc.check_init(earlier_run)
+    with pytest.raises(ValueError, match="board_size"):  # other options are still refused
+        dmc.check_init(dmc.make_config("grid", {"board_size": 9, "obs_version": 1}, net="16", prior=prior,
+                                       init=str(path)))  # fmt: skip
 
 
 def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
@@ -514,6 +553,7 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--versus", "greedy,nobody"],
         ["castles", "--versus", "greedy,exit-search"],
         ["grid", "--versus", "ppo", "--option", "board_size=7"],
+        ["grid", "--versus", "ppo", "--option", "board_size=7", "--observation", "1"],
         ["castles", "--init", "/no/such.zip"],
         ["castles", "--learning-rate-end", "0.1"],
         ["castles", "--learning-rate-end", "1e-5", "--anneal", "0"],
@@ -525,6 +565,30 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert lines and "error:" in lines[-1] and "Traceback" not in run.stderr
     assert len([line for line in lines if "error" in line]) == 1
+
+
+@pytest.mark.parametrize("game", ["grid", "castles"])
+def test_a_fixed_network_of_version_0_plays_a_run_of_version_1_on_its_own_fields(game: str) -> None:
+    """``--versus ppo --observation 1``: the shipped ``ppo`` (version 0) is handed the leading part of each
+    version-1 observation, where version 0's fields are, and moves as it does on version 0's observation."""
+    from agents.batch import make_batch_policy
+    from experiments.training.dmc import make_config
+    from experiments.training.dmc_actors import fixed_policy
+    from jericho_env.envs.batched import random_actions
+
+    policy = fixed_policy("ppo", game, 0, {"obs_version": 1})
+    reference = make_batch_policy("ppo", game, seed=0)
+    late, early = jericho_env.make_batched(game, 8, obs_version=1), jericho_env.make_batched(game, 8)
+    (obs, mask, _), (obs0, mask0, _) = late.reset(seed=1), early.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(15):
+        np.testing.assert_array_equal(obs[:, : obs0.shape[1]], obs0)
+        np.testing.assert_array_equal(mask, mask0)
+        np.testing.assert_array_equal(policy(obs, mask), reference(obs0, mask0))
+        actions = random_actions(mask.astype(bool), rng)
+        obs, mask = late.step(actions)[:2]
+        obs0, mask0 = early.step(actions)[:2]
+    assert make_config(game, {"obs_version": 1}, versus="ppo").versus == "ppo"
 
 
 def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:

@@ -141,13 +141,80 @@ def test_the_command_distils_an_ensemble_and_resume_keeps_the_teacher(tmp_path: 
     assert json.loads((out / "config.json").read_text())["teacher"] == spec
 
 
+class RecordingPairTeacher:
+    """A grid teacher's plan (pair values) that records each (observations, masks) it was asked and its Q."""
+
+    pairs = False
+
+    def __init__(self, plan: Any) -> None:
+        self.plan, self.asked = plan, []
+
+    def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, acts, q = self.plan.pair_values(obs, masks)
+        self.asked.append((np.array(obs), np.array(masks, bool), rows, acts, q))
+        return rows, acts, q
+
+
+def test_grid_taught_positions_learn_the_teachers_q_of_the_move_taken_and_of_its_best() -> None:
+    """Grid's pair network: each decision stores the move taken, labelled with the teacher's Q of it, and the
+    teacher's best move as a second row where it differs, labelled with its Q; every row labelled at once."""
+    options = {"board_size": 7}
+    torch.manual_seed(1)
+    teacher_net = build_network("grid", options, "16")
+    with torch.no_grad():
+        for parameter in teacher_net.parameters():
+            parameter.normal_(std=0.5)
+    teacher = RecordingPairTeacher(teacher_net.plan())
+    torch.manual_seed(2)
+    student = build_network("grid", options, "16")
+    buffer = ReplayBuffer(20_000, student.stored_width)
+    actors = Actors("grid", options, 8, 0.2, buffer, [4, 0], lam=0.8, teacher=teacher)
+    plan = student.plan()
+    recorded = sum(actors.play(plan, 1) for _ in range(30))
+    assert recorded > 0 and buffer.added == buffer.labelled == len(buffer.known()) > recorded  # extra rows too
+    rows_seen = 0
+    extra = 0
+    for _, masks, rows, acts, q in teacher.asked:
+        full = np.full(masks.shape, -np.inf)
+        full[rows, acts] = q
+        best = full.argmax(axis=1)
+        n = len(masks)
+        chosen = buffer.actions[rows_seen : rows_seen + n]
+        assert masks[np.arange(n), chosen].all()
+        np.testing.assert_allclose(buffer.targets[rows_seen : rows_seen + n], full[np.arange(n), chosen], rtol=1e-6)
+        differs = np.flatnonzero(best != chosen)
+        second = slice(rows_seen + n, rows_seen + n + len(differs))
+        np.testing.assert_array_equal(buffer.actions[second], best[differs])
+        np.testing.assert_allclose(buffer.targets[second], full[differs, best[differs]], rtol=1e-6)
+        state = student.encoder.state_size
+        np.testing.assert_array_equal(buffer.obs[second, :state], buffer.obs[rows_seen + differs, :state])
+        extra += len(differs)
+        rows_seen += n + len(differs)
+    assert rows_seen == buffer.added and extra > 0
+
+
+def test_a_grid_run_distils_a_teacher_and_resumes(tmp_path: Path) -> None:
+    """``experiments.dmc grid --teacher A.zip+B.zip``: the run's positions learn the mean Q; ``--resume`` goes on."""
+    options = ["--option", "board_size=7"]
+    paths = random_networks("grid", {"board_size": 7}, tmp_path, 2)
+    spec = f"{paths[0]}+{paths[1]}"
+    out = tmp_path / "run"
+    assert dmc_cli.main(["grid", *TINY, "--net", "16", "--teacher", spec, *options, "--out", str(out)]) == 0
+    first = json.loads((out / "training.json").read_text())
+    assert first["positions_generated"] >= 3000 and first["updates"] > 0
+    assert json.loads((out / "config.json").read_text())["teacher"] == spec
+    assert dmc_cli.main(["grid", "--resume", str(out), "--positions", "5000", "--quiet"]) == 0
+    assert json.loads((out / "training.json").read_text())["updates"] > first["updates"]
+
+
 def test_a_teacher_is_refused_with_a_message_that_names_what_is_wrong(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     walls = save_dmc(tmp_path / "w.zip", build_network("walls", {}, "8"), "walls", {}, {})
     castles = random_networks("castles", {}, tmp_path, 1)[0]
     cases = [
-        (["grid", "--teacher", str(castles), "--option", "board_size=7"], "castles and walls"),
+        (["grid", "--teacher", str(castles), "--option", "board_size=7"], "castles"),
+        (["grid", "--teacher", str(castles), "--teacher-search", "", "--option", "board_size=7"], "castles and walls"),
         (["castles", "--teacher", str(tmp_path / "missing.zip")], "missing.zip"),
         (["castles", "--teacher", f"{castles}+{walls}"], "walls"),
         (["castles", "--teacher", f"{castles}+"], "empty checkpoint path"),

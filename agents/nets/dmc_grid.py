@@ -48,6 +48,7 @@ class GridEncoder:
 
         rules = make_rules("grid", **dict(options))
         layout = rules.layout
+        self.layout = layout
         self.side = int(rules.options["board_size"])
         self.cells = self.side * self.side
         self.num_actions = rules.info.num_actions

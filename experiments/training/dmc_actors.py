@@ -29,6 +29,11 @@ the buffer keeps the teacher's Q row and the legal actions, and the position is 
 (its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply. A teacher with
 ``uses_views`` (a search: ``agents.dmc_search.SearchTeacher``) is handed each decision's information view for
 its mover first (``rules.determinize`` of the game's state: what that seat may know, the rest redealt).
+Grid's pair network stores one (state, action) row per position, not a row of every action: there each
+decision stores the action taken, labelled with the teacher's Q of it, and, where the teacher prefers another
+legal action, that action as a second row labelled with its Q (the student's overrated moves are corrected
+where it plays them, its underrated ones where the teacher would play them); the teacher is one grid network
+or the mean of several, not a search.
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -175,14 +180,10 @@ class Actors:
         self.learner = np.full(num_envs, -1, dtype=np.int64)
         self.opponent = np.zeros(num_envs, dtype=np.int64)  # per game: which fixed agent plays the other seats
         if self.versus_greedy > 0:
-            from agents.batch import make_batch_policy
-
             if not versus:
                 raise ValueError("versus names no agent for the games against fixed agents")
             seeds = self.rng.integers(2**31, size=len(versus))
-            self.fixed = [
-                make_batch_policy(name, game_id, seed=int(s), **options) for name, s in zip(versus, seeds, strict=True)
-            ]
+            self.fixed = [fixed_policy(name, game_id, int(s), options) for name, s in zip(versus, seeds, strict=True)]
             self._deal_seats(np.arange(num_envs))
 
     def play(self, plan: Any, rounds: int) -> int:
@@ -220,7 +221,10 @@ class Actors:
                             env.rules.determinize(env.get_state(g), int(self.player[g]), self.rng)
                             for g in games.tolist()
                         ])  # fmt: skip
-                    self.buffer.add_taught(stored, chosen, self.teacher.q_all(obs, legal), legal)
+                    if getattr(self.buffer, "taught", None) is None:  # grid's pair networks (module docstring)
+                        self._add_pairs_taught(plan, obs, legal, stored, chosen)
+                    else:
+                        self.buffer.add_taught(stored, chosen, self.teacher.q_all(obs, legal), legal)
                 else:
                     at = self.count[games]
                     self.pending[games, at] = self.buffer.add(stored, chosen)
@@ -231,6 +235,22 @@ class Actors:
             if terminated.any():
                 self._finish(np.flatnonzero(terminated), rewards)
         return self.positions - before
+
+    def _add_pairs_taught(
+        self, plan: Any, obs: np.ndarray, legal: np.ndarray, stored: np.ndarray, chosen: np.ndarray
+    ) -> None:
+        """Store the positions of a pair network (grid's) taught by ``teacher``: the chosen action labelled with
+        the teacher's Q of it, and the teacher's best action too (another row) where it is not the chosen one."""
+        from agents.dmc import legal_q
+
+        q = legal_q(self.teacher, obs, legal)
+        rows = np.arange(len(chosen))
+        self.buffer.label(self.buffer.add(stored, chosen), q[rows, chosen])
+        best = q.argmax(axis=1)
+        other = rows[best != chosen]
+        if len(other):
+            extra = plan.stored(obs, other, best[other])
+            self.buffer.label(self.buffer.add(extra, best[other]), q[other, best[other]])
 
     def _deal_seats(self, games: np.ndarray) -> None:
         """For new ``games``: one learning seat against a fixed agent (a ``versus_greedy`` share) or self-play."""
@@ -259,6 +279,38 @@ class Actors:
             self._deal_seats(games)
         self.games += len(games)
         self.returns_sum += rewards[games].sum(axis=0)
+
+
+def fixed_policy(name: str, game_id: str, seed: int, options: dict[str, Any]) -> Any:
+    """The batch policy of the fixed agent ``name`` for games under ``options``.
+
+    A network that reads an earlier observation version (the shipped ``ppo`` reads version 0) plays a run of
+    a later one when every field of its version sits at the same place in the later one (grid's version 1
+    adds its fields after version 0's): it is handed the leading part of each observation, which is its own.
+    """
+    from agents.batch import make_batch_policy
+    from jericho_env.registry import make_rules
+
+    try:
+        return make_batch_policy(name, game_id, seed=seed, **options)
+    except ValueError as error:
+        version = make_rules(game_id, **options).observation_version
+        if version == 0:
+            raise
+        earlier = {**options, "obs_version": 0}
+        theirs, ours = make_rules(game_id, **earlier).layout.slices, make_rules(game_id, **options).layout.slices
+        if any(ours.get(field) != where for field, where in theirs.items()):
+            raise error from None
+        try:
+            policy = make_batch_policy(name, game_id, seed=seed, **earlier)
+        except ValueError:
+            raise error from None
+        size = max(where.stop for where in theirs.values())
+
+        def leading(obs: np.ndarray, masks: np.ndarray) -> Any:
+            return policy(np.ascontiguousarray(obs[:, :size]), masks)
+
+        return leading
 
 
 def lambda_returns(

@@ -1,0 +1,107 @@
+"""A dmc network against a fixed agent across observation versions: ``python -m experiments.studies.versus_versions``.
+
+``experiments.evaluate`` makes every agent for one set of game options, so a network of observation version 1
+(the belief fields, ``--observation 1``) cannot meet the shipped ``ppo``, which reads version 0. Here the games
+run on the batched engine at the later of the two versions, and each side is handed the leading part of the
+observation that is its own (every game's version 1 keeps version 0's fields in place and appends its own:
+``experiments.training.dmc_actors.fixed_policy``, as a ``--versus`` opponent of a version-1 run sees them).
+
+Each deal is played twice, the network in each seat (seat-swapped, as the tournament does); the score is the
+network's wins plus half its draws over the games, with a 95% Wilson interval. Two-player games (grid,
+castles). The deals are the batched engine's from ``--seed``, not the tournament's, so a figure compares with
+another of this command, not with ``experiments.evaluate``'s on the same seed.
+
+Examples:
+    python -m experiments.studies.versus_versions grid RUN/final.zip ppo --deals 1000 --seed 11
+    python -m experiments.studies.versus_versions grid agents/zoo/grid-dmc.zip greedy --deals 200
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from experiments.cli import cli_parser, positive_int, run_cli, seed_int
+
+
+def play(game: str, path: str, opponent: str, deals: int, seed: int, options: dict[str, Any] | None = None) -> dict:
+    """The network at ``path`` (a dmc checkpoint, or ``A.zip+B.zip``) against ``opponent`` on ``deals`` deals,
+    each in both seats: ``{"score", "ci95", "games", "wins", "draws", "losses", "observation_version"}``."""
+    import jericho_env
+    from agents.dmc import DmcAgent, checkpoint_paths, read_dmc_meta
+    from experiments.play.tournament import wilson_interval
+    from experiments.training.dmc_actors import fixed_policy
+    from jericho_env.registry import make_rules
+
+    options = dict(options or {})
+    versions = {int(read_dmc_meta(p)["observation_version"]) for p in checkpoint_paths(path)}
+    if len(versions) != 1:
+        raise ValueError(f"{path!r}: the networks read observation versions {sorted(versions)}; give one version")
+    mine = versions.pop()
+    later = max(mine, make_rules(game, **options).observation_version)
+    run_options = {**options, "obs_version": later}
+    if make_rules(game, **run_options).info.num_players != 2:
+        raise ValueError(f"{game} is not a two-player game: this study plays two-player games (grid, castles)")
+    plan = DmcAgent(game, path=path, **{**options, "obs_version": mine}).plan
+    own = make_rules(game, **{**options, "obs_version": mine}).layout.slices
+    ours = make_rules(game, **run_options).layout.slices
+    if any(ours.get(field) != where for field, where in own.items()):
+        raise ValueError(f"{game}'s observation version {later} does not keep version {mine}'s fields in place")
+    size = max(where.stop for where in own.values())
+    other = fixed_policy(opponent, game, seed, run_options)
+    wins = draws = 0
+    for seat in (0, 1):
+        env = jericho_env.make_batched(game, deals, **run_options)
+        obs, mask, player = env.reset(seed=seed)
+        done = np.zeros(deals, bool)
+        result = np.zeros(deals)
+        while not done.all():
+            actions = mask.argmax(axis=1)  # forced moves, and the finished games' (ignored)
+            live = ~done & (mask.sum(axis=1) > 1)
+            net_rows = np.flatnonzero(live & (player == seat))
+            their_rows = np.flatnonzero(live & (player != seat))
+            if len(net_rows):
+                view = np.ascontiguousarray(obs[net_rows, :size])
+                actions[net_rows] = plan.best(view, mask[net_rows].astype(bool))
+            if len(their_rows):
+                actions[their_rows] = other(obs[their_rows], mask[their_rows])
+            obs, mask, player, rewards, terminated = env.step(actions)
+            new = terminated & ~done
+            result[new] = rewards[new, seat]
+            done |= terminated
+        wins += int((result > 0).sum())
+        draws += int((result == 0).sum())
+    games = 2 * deals
+    score = (wins + 0.5 * draws) / games
+    lo, hi = wilson_interval(wins + 0.5 * draws, games)
+    return {"score": score, "ci95": [lo, hi], "games": games, "wins": wins, "draws": draws,
+            "losses": games - wins - draws, "observation_version": mine}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = cli_parser(__name__, __doc__)
+    parser.add_argument("game", choices=["grid", "castles"], help="a two-player game")
+    parser.add_argument("network", help="a dmc checkpoint (or A.zip+B.zip, an ensemble)")
+    parser.add_argument("opponent", help="a registered agent that reads the observation (ppo, greedy, exit, ...)")
+    parser.add_argument("--deals", type=positive_int, default=1000, help="deals, each played in both seats (1000)")
+    parser.add_argument("--seed", type=seed_int, default=11, help="seed of the deals and the opponent (11)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+
+    def body() -> None:
+        r = play(args.game, args.network, args.opponent, args.deals, args.seed)
+        if args.json:
+            print(json.dumps(r))
+        else:
+            lo, hi = r["ci95"]
+            print(f"{args.network} (observation version {r['observation_version']}) vs {args.opponent}: "
+                  f"{100 * r['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] over {r['games']} games "
+                  f"({r['wins']} won, {r['draws']} drawn, {r['losses']} lost), seed {args.seed}")  # fmt: skip
+
+    return run_cli(parser, body)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
