@@ -86,8 +86,6 @@ def pytest_runtest_protocol(item: Any, nextitem: Any) -> Any:
 
 
 def _hang_reports() -> list[str]:
-    from pathlib import Path
-
     if _HANG_DIR not in os.environ:
         return []
     texts = [p.read_text(errors="replace") for p in sorted(Path(os.environ[_HANG_DIR]).glob("*"))]

@@ -32,7 +32,7 @@ def play(game: str, path: str, opponent: str, deals: int, seed: int, options: di
     import jericho_env
     from agents.dmc import DmcAgent, checkpoint_paths, read_dmc_meta
     from experiments.play.tournament import wilson_interval
-    from experiments.training.dmc_actors import fixed_policy
+    from experiments.training.dmc_actors import fixed_policy, leading_size
     from jericho_env.registry import make_rules
 
     options = dict(options or {})
@@ -45,11 +45,13 @@ def play(game: str, path: str, opponent: str, deals: int, seed: int, options: di
     if make_rules(game, **run_options).info.num_players != 2:
         raise ValueError(f"{game} is not a two-player game: this study plays two-player games (grid, castles)")
     plan = DmcAgent(game, path=path, **{**options, "obs_version": mine}).plan
-    own = make_rules(game, **{**options, "obs_version": mine}).layout.slices
-    ours = make_rules(game, **run_options).layout.slices
-    if any(ours.get(field) != where for field, where in own.items()):
+    size = (
+        make_rules(game, **run_options).info.observation_size
+        if mine == later
+        else leading_size(game, run_options, mine)
+    )
+    if size is None:
         raise ValueError(f"{game}'s observation version {later} does not keep version {mine}'s fields in place")
-    size = max(where.stop for where in own.values())
     other = fixed_policy(opponent, game, seed, run_options)
     wins = draws = 0
     for seat in (0, 1):

@@ -289,28 +289,37 @@ def fixed_policy(name: str, game_id: str, seed: int, options: dict[str, Any]) ->
     adds its fields after version 0's): it is handed the leading part of each observation, which is its own.
     """
     from agents.batch import make_batch_policy
-    from jericho_env.registry import make_rules
 
     try:
         return make_batch_policy(name, game_id, seed=seed, **options)
     except ValueError as error:
-        version = make_rules(game_id, **options).observation_version
-        if version == 0:
+        size = leading_size(game_id, options, 0)
+        if size is None:
             raise
-        earlier = {**options, "obs_version": 0}
-        theirs, ours = make_rules(game_id, **earlier).layout.slices, make_rules(game_id, **options).layout.slices
-        if any(ours.get(field) != where for field, where in theirs.items()):
-            raise error from None
         try:
-            policy = make_batch_policy(name, game_id, seed=seed, **earlier)
+            policy = make_batch_policy(name, game_id, seed=seed, **{**options, "obs_version": 0})
         except ValueError:
             raise error from None
-        size = max(where.stop for where in theirs.values())
 
         def leading(obs: np.ndarray, masks: np.ndarray) -> Any:
             return policy(np.ascontiguousarray(obs[:, :size]), masks)
 
         return leading
+
+
+def leading_size(game_id: str, options: dict[str, Any], version: int) -> int | None:
+    """The length of observation ``version``'s fields when each sits at the same place in the observation of
+    ``options`` (a later version that appends its own), else None; ``version`` no earlier than ``options``'
+    gives None too."""
+    from jericho_env.registry import make_rules
+
+    ours = make_rules(game_id, **options)
+    if version >= ours.observation_version:
+        return None
+    theirs = make_rules(game_id, **{**options, "obs_version": version}).layout.slices
+    if any(ours.layout.slices.get(field) != where for field, where in theirs.items()):
+        return None
+    return max(where.stop for where in theirs.values())
 
 
 def lambda_returns(
