@@ -113,3 +113,58 @@ class SearchTeacher:
             q[row, legal] = (n * mean + k * q[row, legal]) / (n + k)
         self.searched += len(views)
         return q
+
+
+class RolloutTeacher:
+    """``dmc-search`` with ``search="rollouts"`` as a distillation teacher of grid's pair networks
+    (``experiments.dmc grid --teacher A.zip --teacher-search search=rollouts,...``).
+
+    ``rollout_values`` gives, for positions handed with their information views (``observe_views``), the legal
+    actions the search rolled out (every one, or the network's ``top`` most probable) and each one's value: the
+    mean final return of its rollouts (the seat's to move, ``agents.search.rollout_search``) with the network's
+    own Q counted as ``prior_visits`` rollouts, ``(n q + k Q) / (n + k)``, as ``SearchTeacher`` blends. With
+    ``prior_visits`` equal to the rollouts per action (the default) the values rank the actions as the search
+    plays them: its move is the highest ``Q / temperature + q / temperature`` when both temperatures are
+    equal (the defaults). A pair network stores one row per (position, action): each action rolled out becomes
+    a row labelled with its value.
+    """
+
+    uses_views = True
+
+    def __init__(self, agent: DmcSearchAgent, prior_visits: float | None = None) -> None:
+        if agent.search_name != "rollouts":
+            raise ValueError("a rollout teacher needs search=rollouts")
+        k = float(agent.search.rollouts) if prior_visits is None else prior_visits
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 <= k < math.inf:
+            raise ValueError(f"prior_visits must be a finite number >= 0, got {k!r}")
+        self.prior_visits = float(k)
+        self.agent = agent
+        self._views: list[Any] | None = None
+        self.searched = 0  # positions searched (profiling)
+
+    def observe_views(self, views: list[Any]) -> None:
+        """The information views of the next ``rollout_values``' rows, one per row."""
+        self._views = list(views)
+
+    def rollout_values(self, obs: np.ndarray, masks: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per row of ``obs`` (the movers' observations of the last ``observe_views``, ``masks`` their legal
+        actions): the actions rolled out (int64) and their values (float32)."""
+        from agents.dmc import legal_q
+
+        views, self._views = self._views, None
+        if views is None or len(views) != len(obs):
+            raise ValueError("RolloutTeacher: needs one information view per row (observe_views) first")
+        rules = self.agent.rules
+        results = self.agent.search.search(views, [rules.current_player(v) for v in views])
+        q = legal_q(self.agent.evaluator.plan, obs, masks) if self.prior_visits else None
+        k = self.prior_visits
+        out = []
+        for row, result in enumerate(results):
+            seen = result.visits > 0
+            acts = np.asarray(result.legal, dtype=np.int64)[seen]
+            n = result.visits[seen].astype(np.float64)
+            mean = np.asarray(result.q, dtype=np.float64)[seen]
+            values = mean if q is None else (n * mean + k * q[row, acts].astype(np.float64)) / (n + k)
+            out.append((acts, values.astype(np.float32)))
+        self.searched += len(views)
+        return out

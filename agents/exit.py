@@ -15,7 +15,8 @@ Without ``path``, both play the network shipped in the package for the game (``a
   kernels (``"auto"``, ``"compiled"``), else ``agents.search.puct.PUCTSearch`` (``"python"``, the reference).
   ``search="rollouts"`` plays policy-rollout search instead (``agents.search.rollout_search``): every legal action
   valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
-  view, the move the most probable of ``softmax(log prior + Q / temperature)``.
+  view, the move the most probable of ``softmax(log prior + Q / temperature)``; ``top=K`` rolls out only the
+  network's K most probable legal actions (a K-th of the cost where a position has many).
 
 ``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
@@ -135,6 +136,7 @@ class ExitSearchAgent(BaseAgent):
         engine: str = "auto",
         search: str = "puct",
         temperature: float = 0.1,
+        top: int | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -155,6 +157,10 @@ class ExitSearchAgent(BaseAgent):
                 allowed = "a whole number >= 1" if whole else "a finite number above 0"
                 raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")
 
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 2):
+            raise ValueError(f"exit-search: top must be a whole number >= 2 (the actions rolled out), got {top!r}")
+        if top is not None and search != "rollouts":
+            raise ValueError("exit-search: top= (the actions rolled out) is search=rollouts' only")
         evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
         self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
@@ -165,7 +171,7 @@ class ExitSearchAgent(BaseAgent):
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
 
             count = DEFAULT_ROLLOUTS if simulations is None else simulations
-            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng)
+            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng, top=top)
         else:
             if simulations is None:
                 simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])

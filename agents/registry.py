@@ -223,6 +223,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
 
 
 EXIT_SEARCH_SETTINGS = {"path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float}
+EXIT_SEARCH_SETTINGS["top"] = int  # search=rollouts: the network's most probable actions rolled out
 # the agents that take comma-separated key=value settings after "=", and those settings
 SEARCH_SETTINGS: dict[str, dict[str, type]] = {
     "exit-search": EXIT_SEARCH_SETTINGS,

@@ -117,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
         "castles): each position learns, for every legal action, the search's mean value under it with the "
         "networks' Q counted as prior_visits visits (default 100; 0: the search's mean alone). SETTINGS: "
         "dmc-search's comma-separated key=value plus prior_visits (simulations=200,prior_visits=30); '' for the "
-        "defaults", metavar="SETTINGS")  # fmt: skip
+        "defaults. grid: the policy rollouts over those networks (search=rollouts, with simulations rollouts per "
+        "action and top the network's most probable actions rolled out, e.g. search=rollouts,simulations=8,top=8): "
+        "every action rolled out learns its rollouts' mean return", metavar="SETTINGS")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")

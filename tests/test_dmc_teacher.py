@@ -214,7 +214,7 @@ def test_a_teacher_is_refused_with_a_message_that_names_what_is_wrong(
     castles = random_networks("castles", {}, tmp_path, 1)[0]
     cases = [
         (["grid", "--teacher", str(castles), "--option", "board_size=7"], "castles"),
-        (["grid", "--teacher", str(castles), "--teacher-search", "", "--option", "board_size=7"], "castles and walls"),
+        (["grid", "--teacher", str(castles), "--teacher-search", "", "--option", "board_size=7"], "search=rollouts"),
         (["castles", "--teacher", str(tmp_path / "missing.zip")], "missing.zip"),
         (["castles", "--teacher", f"{castles}+{walls}"], "walls"),
         (["castles", "--teacher", f"{castles}+"], "empty checkpoint path"),
@@ -314,6 +314,92 @@ def test_the_command_distils_a_search_and_refuses_its_bad_settings_in_one_line(
         (["castles", "--teacher", castles, "--teacher-search", "prior_visits=-1"], "prior_visits must be"),
         (["castles", "--teacher", castles, "--teacher-search", "prior_visits=many"], "prior_visits must be"),
         (["walls", "--teacher", str(walls), "--teacher-search", ""], "two-player zero-sum"),
+    ]
+    assert_refused(cases, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("prior_visits", [None, 0.0, 5.0])
+def test_grid_rollout_teacher_stores_every_action_it_rolled_out_labelled_with_its_value(
+    prior_visits: float | None, tmp_path: Path
+) -> None:
+    """Grid's rollout teacher: each decision of the run stores one row per action the search rolled out (the
+    network's ``top`` most probable), its position the decision's, labelled with the rollouts' mean blended with
+    the network's Q counted as ``prior_visits`` rollouts (by default as many as the action's own)."""
+    from agents.dmc import legal_q
+    from agents.dmc_search import DmcSearchAgent, RolloutTeacher
+
+    options = {"board_size": 7}
+    path = random_networks("grid", options, tmp_path, 1)[0]
+    agent = DmcSearchAgent("grid", path=path, search="rollouts", simulations=2, top=3, seed=3, **options)
+    results: list[Any] = []
+    views: list[Any] = []
+    search = agent.search.search
+
+    def recorded(states: Any, seats: Any) -> Any:
+        out = search(states, seats)
+        results.extend(out)
+        views.extend(states)
+        return out
+
+    agent.search.search = recorded
+    teacher = RolloutTeacher(agent, prior_visits)
+    k = 2.0 if prior_visits is None else prior_visits
+    assert teacher.prior_visits == k
+    student = build_network("grid", options, "16")
+    buffer = ReplayBuffer(20_000, student.stored_width)
+    positions = Actors("grid", options, 8, 0.2, buffer, [4, 0], teacher=teacher).play(student.plan(), 6)
+    assert positions == len(results) == teacher.searched > 0
+    network = DmcAgent("grid", path=path, **options).plan
+    row, wider, moved = 0, 0, 0
+    for result, view in zip(results, views, strict=True):
+        seen = np.flatnonzero(result.visits)
+        acts = np.asarray(result.legal)[seen]
+        assert 1 <= len(seen) <= 3 and (result.visits[seen] == 2).all()
+        wider += len(result.legal) > 3
+        rows = slice(row, row + len(seen))
+        np.testing.assert_array_equal(buffer.actions[rows], acts)
+        obs = agent.rules.observe(view, agent.rules.current_player(view))[None].astype(np.float32)
+        mask = agent.rules.legal_mask(view)[None].astype(bool)
+        q = legal_q(network, obs, mask)[0, acts]
+        np.testing.assert_allclose(buffer.targets[rows], (2 * result.q[seen] + k * q) / (2 + k), rtol=1e-5, atol=1e-6)
+        moved += not np.allclose(buffer.targets[rows], q, atol=1e-4)
+        plan = student.plan()
+        plan.best(obs, mask)  # the encoding that stored() reuses
+        expected = plan.stored(obs, np.zeros(len(seen), np.int64), acts)
+        np.testing.assert_allclose(buffer.obs[rows], expected, rtol=1e-3, atol=1e-3)  # float16 store
+        row += len(seen)
+    assert row == buffer.added == buffer.labelled and wider > 0 and moved > 0  # some had more actions than top
+    with pytest.raises(ValueError, match="search=rollouts"):
+        RolloutTeacher(DmcSearchAgent("grid", path=path, simulations=2, **options))
+    for bad in (-1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="prior_visits"):
+            RolloutTeacher(agent, bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="observe_views"):
+        RolloutTeacher(agent).rollout_values(np.zeros((1, agent.observation_size), np.float32), np.ones((1, 5), bool))
+
+
+def test_a_grid_run_distils_its_rollouts_and_refuses_other_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = ["--option", "board_size=7"]
+    grid = str(random_networks("grid", {"board_size": 7}, tmp_path, 1)[0])
+    out = tmp_path / "run"
+    settings = "search=rollouts,simulations=2,top=3"
+    argv = ["grid", *TINY, "--positions", "400", "--eval-every", "400", "--net", "16", "--teacher", grid, *options]
+    assert dmc_cli.main([*argv, "--teacher-search", settings, "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["teacher_search"] == settings
+    stats = json.loads((out / "training.json").read_text())
+    assert stats["positions_generated"] >= 400 and stats["positions_learned"] > 0
+    assert dmc_cli.main(["grid", "--resume", str(out), "--positions", "800", "--quiet"]) == 0
+    assert json.loads((out / "training.json").read_text())["positions_generated"] >= 800
+    castles = str(random_networks("castles", {}, tmp_path, 1)[0])
+    cases = [
+        (["grid", "--teacher", grid, "--teacher-search", "simulations=4", *options], "give search=rollouts"),
+        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,prior_visits=-3", *options], "prior_visits"),
+        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,c_puct=2", *options], "c_puct is PUCT's"),
+        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,top=1", *options], "top must be"),
+        (["castles", "--teacher", castles, "--teacher-search", "top=4"], "top is search=rollouts'"),
+        (["castles", "--teacher", castles, "--teacher-search", "search=rollouts"], "not a setting here"),
     ]
     assert_refused(cases, tmp_path, capsys)
 

@@ -127,7 +127,7 @@ class DmcConfig:
     anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
     teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
     teacher_level: float = 0.1  # the weight of the level of the teacher's Q against the differences between actions
-    teacher_search: str | None = None  # dmc-search settings: the teacher's Q is its networks' search's (castles)
+    teacher_search: str | None = None  # dmc-search settings: the teacher is its networks' search (grid: rollouts)
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -164,8 +164,6 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--anneal must be in (0, 1], got {cfg.anneal}")
     if cfg.batch_size > cfg.buffer:
         raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
-    if cfg.teacher_search is not None and game == "grid":
-        raise ValueError("--teacher-search is for castles and walls; grid's --teacher is its networks' mean Q")
     if cfg.teacher_search is not None:
         if not cfg.teacher:
             raise ValueError("--teacher-search needs --teacher (the networks the search runs on)")
@@ -198,11 +196,20 @@ def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float]:
         settings = parse_search_settings(",".join(rest), "dmc-search") if rest else {}
     except ValueError as e:
         raise ValueError(f"--teacher-search: {e}") from None
-    for key in ("path", "search"):
-        if key in settings:
-            raise ValueError(f"--teacher-search: {key} is not a setting here (the networks are --teacher's, the "
-                             "search PUCT); give simulations, c_puct, temperature, prior_temperature or "
+    if "path" in settings or ("search" in settings and cfg.game != "grid"):
+        key = "path" if "path" in settings else "search"
+        raise ValueError(f"--teacher-search: {key} is not a setting here (the networks are --teacher's; castles' "
+                         "search is PUCT, grid's the rollouts); give simulations, c_puct, temperature, "
+                         "prior_temperature or prior_visits")  # fmt: skip
+    if cfg.game == "grid":  # a pair network learns rows of (position, action): the rollouts' mean of each
+        if settings.get("search") != "rollouts":
+            raise ValueError("--teacher-search: grid's search teacher is the policy rollouts: give search=rollouts "
+                             "and optionally simulations (rollouts per action), top (the actions rolled out) or "
                              "prior_visits")  # fmt: skip
+        if "c_puct" in settings:
+            raise ValueError("--teacher-search: c_puct is PUCT's; grid's teacher is search=rollouts")
+    elif "top" in settings:
+        raise ValueError("--teacher-search: top is search=rollouts' (grid's teacher); this search is PUCT")
     return settings, prior_visits
 
 
@@ -390,6 +397,11 @@ def teacher_plan(cfg: DmcConfig) -> Any:
 
             settings, prior_visits = search_settings(cfg)
             agent = DmcSearchAgent(cfg.game, path=cfg.teacher, seed=cfg.seed, **settings, **cfg.options)
+            if cfg.game == "grid":  # prior_visits: the rollouts per action unless given
+                from agents.dmc_search import RolloutTeacher
+
+                given = any(item.partition("=")[0].strip() == "prior_visits" for item in cfg.teacher_search.split(","))
+                return RolloutTeacher(agent, prior_visits if given else None)
             return SearchTeacher(agent, prior_visits)
         return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
     except (CheckpointError, OSError, ValueError) as e:

@@ -33,7 +33,8 @@ Grid's pair network stores one (state, action) row per position, not a row of ev
 decision stores the action taken, labelled with the teacher's Q of it, and, where the teacher prefers another
 legal action, that action as a second row labelled with its Q (the student's overrated moves are corrected
 where it plays them, its underrated ones where the teacher would play them); the teacher is one grid network
-or the mean of several, not a search.
+or the mean of several, or a rollout search (``agents.dmc_search.RolloutTeacher``: every action it rolled
+out stored as a row labelled with its value, the action taken only where it was rolled out).
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -243,6 +244,14 @@ class Actors:
         the teacher's Q of it, and the teacher's best action too (another row) where it is not the chosen one."""
         from agents.dmc import legal_q
 
+        if hasattr(self.teacher, "rollout_values"):  # a rollout search: every action it rolled out, its mean
+            values = self.teacher.rollout_values(obs, legal)
+            rows = np.repeat(np.arange(len(chosen)), [len(a) for a, _ in values])
+            if len(rows):
+                acts = np.concatenate([a for a, _ in values])
+                extra = plan.stored(obs, rows, acts)
+                self.buffer.label(self.buffer.add(extra, acts), np.concatenate([v for _, v in values]))
+            return
         q = legal_q(self.teacher, obs, legal)
         rows = np.arange(len(chosen))
         self.buffer.label(self.buffer.add(stored, chosen), q[rows, chosen])
