@@ -119,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dmc-search's comma-separated key=value plus prior_visits (simulations=200,prior_visits=30); '' for the "
         "defaults. grid: the policy rollouts over those networks (search=rollouts, with simulations rollouts per "
         "action and top the network's most probable actions rolled out, e.g. search=rollouts,simulations=8,top=8): "
-        "every action rolled out learns its rollouts' mean return", metavar="SETTINGS")  # fmt: skip
+        "every action rolled out learns its rollouts' mean return, the networks' Q counted as prior_visits "
+        "rollouts (default: as many as the action's own, so the values rank the actions as the search plays)",
+        metavar="SETTINGS")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
