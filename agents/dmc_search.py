@@ -68,7 +68,39 @@ class DmcSearchAgent(ExitSearchAgent):
 DEFAULT_PRIOR_VISITS = 100.0
 
 
-class SearchTeacher:
+class _ViewTeacher:
+    """What the search teachers share: a ``DmcSearchAgent`` of one search, the network's Q counted as
+    ``prior_visits`` visits beside the search's means, and the information views of the next call's rows."""
+
+    uses_views = True
+    search_name = "puct"
+
+    def __init__(self, agent: DmcSearchAgent, prior_visits: float) -> None:
+        if agent.search_name != self.search_name:
+            raise ValueError(f"a {type(self).__name__} needs search={self.search_name}")
+        k = prior_visits
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 <= k < math.inf:
+            raise ValueError(f"prior_visits must be a finite number >= 0, got {k!r}")
+        self.prior_visits = float(k)
+        self.agent = agent
+        self._views: list[Any] | None = None
+        self.searched = 0  # positions searched (profiling)
+
+    def observe_views(self, views: list[Any]) -> None:
+        """The information views of the next call's rows, one per row."""
+        self._views = list(views)
+
+    def _search(self, rows: int) -> list[Any]:
+        """The search's result for each of the ``rows`` positions whose views ``observe_views`` gave."""
+        views, self._views = self._views, None
+        if views is None or len(views) != rows:
+            raise ValueError(f"{type(self).__name__}: needs one information view per row (observe_views) first")
+        rules = self.agent.rules
+        self.searched += len(views)
+        return self.agent.search.search(views, [rules.current_player(v) for v in views])
+
+
+class SearchTeacher(_ViewTeacher):
     """``dmc-search`` as a distillation teacher (``experiments.dmc --teacher A.zip --teacher-search SETTINGS``).
 
     ``q_all`` gives Q of every action for positions handed with their information views (``observe_views``,
@@ -79,31 +111,15 @@ class SearchTeacher:
     a noisy mean; the network's Q holds it until the visits outweigh it.
     """
 
-    uses_views = True
-
     def __init__(self, agent: DmcSearchAgent, prior_visits: float = DEFAULT_PRIOR_VISITS) -> None:
-        if agent.search_name != "puct":
-            raise ValueError("a search teacher needs search=puct (rollouts keep no value per action)")
-        k = prior_visits
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 <= k < math.inf:
-            raise ValueError(f"prior_visits must be a finite number >= 0, got {k!r}")
-        self.prior_visits = float(k)
-        self.agent = agent
-        self._views: list[Any] | None = None
-        self.searched = 0  # positions searched (profiling)
-
-    def observe_views(self, views: list[Any]) -> None:
-        """The information views of the next ``q_all``'s rows, one per row."""
-        self._views = list(views)
+        super().__init__(agent, prior_visits)  # search=puct (grid's rollouts: RolloutTeacher)
 
     def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Q of every action (B, A) float32: the search's mean value where it visited, the network's elsewhere."""
-        views, self._views = self._views, None
-        if views is None or len(views) != len(obs):
-            raise ValueError("SearchTeacher: needs one information view per row (observe_views) before q_all")
-        rules = self.agent.rules
+        if self._views is None or len(self._views) != len(obs):
+            self._search(len(obs))  # refused: no view for each row
         q = np.array(self.agent.evaluator.plan.q_all(obs, masks), dtype=np.float32)
-        results = self.agent.search.search(views, [rules.current_player(v) for v in views])
+        results = self._search(len(obs))
         k = self.prior_visits
         for row, result in enumerate(results):
             seen = result.visits > 0
@@ -111,11 +127,10 @@ class SearchTeacher:
             n = result.visits[seen].astype(np.float64)
             mean = np.asarray(result.q, dtype=np.float64)[seen]
             q[row, legal] = (n * mean + k * q[row, legal]) / (n + k)
-        self.searched += len(views)
         return q
 
 
-class RolloutTeacher:
+class RolloutTeacher(_ViewTeacher):
     """``dmc-search`` with ``search="rollouts"`` as a distillation teacher of grid's pair networks
     (``experiments.dmc grid --teacher A.zip --teacher-search search=rollouts,...``).
 
@@ -129,33 +144,18 @@ class RolloutTeacher:
     a row labelled with its value.
     """
 
-    uses_views = True
+    search_name = "rollouts"
 
     def __init__(self, agent: DmcSearchAgent, prior_visits: float | None = None) -> None:
-        if agent.search_name != "rollouts":
-            raise ValueError("a rollout teacher needs search=rollouts")
-        k = float(agent.search.rollouts) if prior_visits is None else prior_visits
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 <= k < math.inf:
-            raise ValueError(f"prior_visits must be a finite number >= 0, got {k!r}")
-        self.prior_visits = float(k)
-        self.agent = agent
-        self._views: list[Any] | None = None
-        self.searched = 0  # positions searched (profiling)
-
-    def observe_views(self, views: list[Any]) -> None:
-        """The information views of the next ``rollout_values``' rows, one per row."""
-        self._views = list(views)
+        rollouts = getattr(agent.search, "rollouts", 0)
+        super().__init__(agent, float(rollouts) if prior_visits is None else prior_visits)
 
     def rollout_values(self, obs: np.ndarray, masks: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per row of ``obs`` (the movers' observations of the last ``observe_views``, ``masks`` their legal
         actions): the actions rolled out (int64) and their values (float32)."""
         from agents.dmc import legal_q
 
-        views, self._views = self._views, None
-        if views is None or len(views) != len(obs):
-            raise ValueError("RolloutTeacher: needs one information view per row (observe_views) first")
-        rules = self.agent.rules
-        results = self.agent.search.search(views, [rules.current_player(v) for v in views])
+        results = self._search(len(obs))
         q = legal_q(self.agent.evaluator.plan, obs, masks) if self.prior_visits else None
         k = self.prior_visits
         out = []
@@ -166,5 +166,4 @@ class RolloutTeacher:
             mean = np.asarray(result.q, dtype=np.float64)[seen]
             values = mean if q is None else (n * mean + k * q[row, acts].astype(np.float64)) / (n + k)
             out.append((acts, values.astype(np.float32)))
-        self.searched += len(views)
         return out
