@@ -111,15 +111,14 @@ class SearchTeacher(_ViewTeacher):
     a noisy mean; the network's Q holds it until the visits outweigh it.
     """
 
-    def __init__(self, agent: DmcSearchAgent, prior_visits: float = DEFAULT_PRIOR_VISITS) -> None:
-        super().__init__(agent, prior_visits)  # search=puct (grid's rollouts: RolloutTeacher)
+    def __init__(self, agent: DmcSearchAgent, prior_visits: float | None = None) -> None:
+        """``prior_visits`` None: ``DEFAULT_PRIOR_VISITS``. The search is PUCT (grid's rollouts: RolloutTeacher)."""
+        super().__init__(agent, DEFAULT_PRIOR_VISITS if prior_visits is None else prior_visits)
 
     def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Q of every action (B, A) float32: the search's mean value where it visited, the network's elsewhere."""
-        if self._views is None or len(self._views) != len(obs):
-            self._search(len(obs))  # refused: no view for each row
-        q = np.array(self.agent.evaluator.plan.q_all(obs, masks), dtype=np.float32)
         results = self._search(len(obs))
+        q = np.array(self.agent.evaluator.plan.q_all(obs, masks), dtype=np.float32)
         k = self.prior_visits
         for row, result in enumerate(results):
             seen = result.visits > 0
@@ -147,6 +146,7 @@ class RolloutTeacher(_ViewTeacher):
     search_name = "rollouts"
 
     def __init__(self, agent: DmcSearchAgent, prior_visits: float | None = None) -> None:
+        """``prior_visits`` None: the search's rollouts per action."""
         rollouts = getattr(agent.search, "rollouts", 0)
         super().__init__(agent, float(rollouts) if prior_visits is None else prior_visits)
 

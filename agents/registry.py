@@ -222,8 +222,10 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
 
-EXIT_SEARCH_SETTINGS = {"path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float}
-EXIT_SEARCH_SETTINGS["top"] = int  # search=rollouts: the network's most probable actions rolled out
+# top: search=rollouts' count of the network's most probable actions rolled out
+EXIT_SEARCH_SETTINGS = {
+    "path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float, "top": int,
+}  # fmt: skip
 # the agents that take comma-separated key=value settings after "=", and those settings
 SEARCH_SETTINGS: dict[str, dict[str, type]] = {
     "exit-search": EXIT_SEARCH_SETTINGS,

@@ -171,15 +171,15 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     return cfg
 
 
-def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float]:
+def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float | None]:
     """``cfg.teacher_search`` as ``dmc-search``'s arguments (``agents.registry.parse_search_settings``) and the
-    teacher's ``prior_visits`` (``agents.dmc_search.SearchTeacher``); ``path`` and ``search`` are not settings
-    here (the networks are ``--teacher``'s, the search PUCT)."""
-    from agents.dmc_search import DEFAULT_PRIOR_VISITS
+    teacher's ``prior_visits`` (None where not given: ``agents.dmc_search.SearchTeacher``'s or
+    ``RolloutTeacher``'s default); ``path`` is not a setting here (the networks are ``--teacher``'s), nor
+    ``search`` but in grid, whose teacher is ``search=rollouts``."""
     from agents.registry import parse_search_settings
 
     items = [item for item in (cfg.teacher_search or "").split(",") if item.strip()]
-    prior_visits = DEFAULT_PRIOR_VISITS
+    prior_visits: float | None = None  # not given: the teacher's default
     rest = []
     for item in items:
         key, _, value = item.partition("=")
@@ -400,8 +400,7 @@ def teacher_plan(cfg: DmcConfig) -> Any:
             if cfg.game == "grid":  # prior_visits: the rollouts per action unless given
                 from agents.dmc_search import RolloutTeacher
 
-                given = any(item.partition("=")[0].strip() == "prior_visits" for item in cfg.teacher_search.split(","))
-                return RolloutTeacher(agent, prior_visits if given else None)
+                return RolloutTeacher(agent, prior_visits)
             return SearchTeacher(agent, prior_visits)
         return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
     except (CheckpointError, OSError, ValueError) as e:
