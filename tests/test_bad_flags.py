@@ -184,6 +184,7 @@ CLIS = [
     "experiments.studies.bench_training",
     "experiments.curves",
     "experiments.evaluate",
+    "experiments.studies.grid_belief",
     "experiments.studies.grid_edge_study",
     "experiments.studies.imitate",
     "experiments.replays",

@@ -29,9 +29,7 @@ from experiments.cli import cli_parser, positive_int, run_cli, seed_int
 def play(game: str, path: str, opponent: str, deals: int, seed: int, options: dict[str, Any] | None = None) -> dict:
     """The network at ``path`` (a dmc checkpoint, or ``A.zip+B.zip``) against ``opponent`` on ``deals`` deals,
     each in both seats: ``{"score", "ci95", "games", "wins", "draws", "losses", "observation_version"}``."""
-    import jericho_env
     from agents.dmc import DmcAgent, checkpoint_paths, read_dmc_meta
-    from experiments.play.tournament import wilson_interval
     from experiments.training.dmc_actors import fixed_policy, leading_size
     from jericho_env.registry import make_rules
 
@@ -53,22 +51,35 @@ def play(game: str, path: str, opponent: str, deals: int, seed: int, options: di
     if size is None:
         raise ValueError(f"{game}'s observation version {later} does not keep version {mine}'s fields in place")
     other = fixed_policy(opponent, game, seed, run_options)
+
+    def choose(obs: np.ndarray, masks: np.ndarray, *_: Any) -> np.ndarray:
+        return plan.best(np.ascontiguousarray(obs[:, :size]), masks)  # type: ignore[no-any-return]
+
+    return {**seat_swapped(game, run_options, deals, seed, other, choose), "observation_version": mine}
+
+
+def seat_swapped(game: str, options: dict[str, Any], deals: int, seed: int, other: Any, choose: Any) -> dict[str, Any]:
+    """``deals`` deals of the batched engine (``seed``), each in both seats: ``choose(obs, masks, states, rows,
+    movers)`` picks the tested side's moves (``rows``: the games where it decides, ``masks`` bool), the batch
+    policy ``other`` the other seat's. ``{"score", "ci95", "games", "wins", "draws", "losses"}``, the score the
+    tested side's wins plus half its draws with a 95% Wilson interval."""
+    import jericho_env
+    from experiments.play.tournament import wilson_interval
+
     wins = draws = 0
     for seat in (0, 1):
-        env = jericho_env.make_batched(game, deals, **run_options)
+        env = jericho_env.make_batched(game, deals, **options)
         obs, mask, player = env.reset(seed=seed)
         done = np.zeros(deals, bool)
         result = np.zeros(deals)
         while not done.all():
             actions = mask.argmax(axis=1)  # forced moves, and the finished games' (ignored)
             live = ~done & (mask.sum(axis=1) > 1)
-            net_rows = np.flatnonzero(live & (player == seat))
-            their_rows = np.flatnonzero(live & (player != seat))
-            if len(net_rows):
-                view = np.ascontiguousarray(obs[net_rows, :size])
-                actions[net_rows] = plan.best(view, mask[net_rows].astype(bool))
-            if len(their_rows):
-                actions[their_rows] = other(obs[their_rows], mask[their_rows])
+            mine, theirs = np.flatnonzero(live & (player == seat)), np.flatnonzero(live & (player != seat))
+            if len(theirs):
+                actions[theirs] = other(obs[theirs], mask[theirs])
+            if len(mine):
+                actions[mine] = choose(np.array(obs[mine]), mask[mine].astype(bool), env.states, mine, player[mine])
             obs, mask, player, rewards, terminated = env.step(actions)
             new = terminated & ~done
             result[new] = rewards[new, seat]
@@ -76,10 +87,9 @@ def play(game: str, path: str, opponent: str, deals: int, seed: int, options: di
         wins += int((result > 0).sum())
         draws += int((result == 0).sum())
     games = 2 * deals
-    score = (wins + 0.5 * draws) / games
     lo, hi = wilson_interval(wins + 0.5 * draws, games)
-    return {"score": score, "ci95": [lo, hi], "games": games, "wins": wins, "draws": draws,
-            "losses": games - wins - draws, "observation_version": mine}  # fmt: skip
+    return {"score": (wins + 0.5 * draws) / games, "ci95": [lo, hi], "games": games, "wins": wins, "draws": draws,
+            "losses": games - wins - draws}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

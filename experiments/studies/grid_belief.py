@@ -1,0 +1,321 @@
+"""What knowing the opponent's hand is worth to a grid dmc network: ``python -m experiments.studies.grid_belief``.
+
+Grid's dmc network reads the unseen cards (not in its hand, the capture piles, on the table or discarded) in two
+places: the frontier features (``agents.nets.frontier_kernel``: the chance that the opponent fits a cell) and
+greedy's scores, its prior (``agents.greedy.grid_kernel``: the danger a placement leaves, from how many unseen
+cards fit each cell). Both treat the opponent's hand as a uniform draw from the unseen cards. This study narrows
+that set for the network's own seat, without retraining it: a **candidate set** of unseen cards is kept unseen
+and every other unseen card is shown to those two readers as discarded (the network's state, ``S``, keeps the
+fair observation). ``--channels`` says which readers get the narrowed view: ``k`` the frontier features,
+``h`` greedy's prior (``kh`` both, the default).
+
+Candidate sets (``--candidates``), each of ``h + --extra`` cards at most (``h``: the opponent's hand size, which
+the observation shows):
+
+* ``fair``: every unseen card (the network as it plays);
+* ``oracle``: the opponent's true hand and ``--extra`` other unseen cards drawn at random. **It reads the hidden
+  state on purpose**: a bound on what inference could buy, not an agent; ``--extra`` sets how sharp the
+  knowledge is (0: the hand itself);
+* ``learned``: the ``h + --extra`` unseen cards a belief network ranks most likely to be in the opponent's hand.
+  The belief network (an MLP over the seat's version-1 observation without the table planes; what the seat may
+  see) is trained first, by binary cross-entropy on the true hands, from ``--belief-deals`` deals of the network
+  against the opponent (other deals than the games'); its held-out loss and ranking quality are printed.
+
+The games run on the batched engine (observation version 1 when a belief is learned or the network reads it;
+each side is handed its own version's leading fields), each deal in both seats; the score is the network's wins
+plus half its draws, with a 95% Wilson interval. Figures compare with ``experiments.studies.versus_versions`` on
+the same ``--seed`` (``--candidates fair --extra 52`` plays its games).
+
+Examples:
+    python -m experiments.studies.grid_belief agents/zoo/grid-dmc.zip ppo --candidates oracle --extra 0
+    python -m experiments.studies.grid_belief agents/zoo/grid-dmc.zip ppo --candidates learned --extra 20
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from experiments.cli import cli_parser, nonnegative_int, positive_int, run_cli, seed_int
+
+CANDIDATES = ("fair", "oracle", "learned")
+CHANNELS = ("k", "h", "kh")
+SEEN_FIELDS = ("hand", "own_captured", "opp_captured", "table_cards", "discard")
+TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
+NUM_CARDS = 52
+
+
+class Views:
+    """The observation fields this study reads and writes, for grid under ``options`` (observation version 1)."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        from jericho_env.registry import make_rules
+
+        rules = make_rules("grid", **{**options, "obs_version": 1})
+        sl = rules.layout.slices
+        self.size = rules.info.observation_size
+        self.seen = [sl[f] for f in SEEN_FIELDS]
+        self.discard = sl["discard"]
+        self.opp_hand = sl["opp_hand_size"].start
+        table = [sl[f] for f in TABLE_FIELDS]
+        lo, hi = min(s.start for s in table), max(s.stop for s in table)
+        if hi - lo != sum(s.stop - s.start for s in table):
+            raise ValueError("grid's table planes are not one run of the observation")
+        self.keep = np.r_[0:lo, hi : self.size]
+
+    def unseen(self, obs: np.ndarray) -> np.ndarray:
+        """(B, 52) bool: the cards each row's seat has not seen."""
+        return sum(obs[:, s] for s in self.seen) < 0.5  # type: ignore[no-any-return]
+
+    def hand_sizes(self, obs: np.ndarray) -> np.ndarray:
+        """(B,) int: the opponent's hand size each row shows."""
+        return np.rint(obs[:, self.opp_hand] * 5).astype(np.int64)  # type: ignore[no-any-return]
+
+    def compact(self, obs: np.ndarray) -> np.ndarray:
+        """The belief network's input: the version-1 row without its table planes."""
+        return np.ascontiguousarray(obs[:, self.keep], dtype=np.float32)
+
+    def narrowed(self, obs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """A copy of ``obs`` in which every unseen card outside ``keep`` (B, 52 bool) is marked discarded."""
+        out = np.array(obs, dtype=np.float32)
+        hide = self.unseen(obs) & ~keep
+        out[:, self.discard] = np.maximum(out[:, self.discard], hide.astype(np.float32))
+        return out
+
+
+def opponent_hands(states: np.ndarray, rows: np.ndarray, movers: np.ndarray) -> np.ndarray:
+    """(len(rows), 52) bool: the hand of the opponent of ``movers`` in the batched grid ``states`` (hidden)."""
+    out = np.zeros((len(rows), NUM_CARDS), dtype=bool)
+    hands, lengths = states["hands"][rows], states["hand_len"][rows]
+    for i, mover in enumerate(np.asarray(movers).tolist()):
+        out[i, hands[i, 1 - mover, : lengths[i, 1 - mover]]] = True
+    return out
+
+
+def top_candidates(key: np.ndarray, unseen: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """(B, 52) bool: per row the ``count`` unseen cards of highest ``key`` (all unseen cards where fewer)."""
+    ranked = np.argsort(-np.where(unseen, key, -np.inf), axis=1, kind="stable")
+    take = np.minimum(count, unseen.sum(axis=1))
+    out = np.zeros(unseen.shape, dtype=bool)
+    rows = np.repeat(np.arange(len(key)), take)
+    cols = ranked[np.arange(unseen.shape[1])[None, :] < take[:, None]]
+    out[rows, cols] = True
+    return out
+
+
+def belief_network(inputs: int) -> Any:
+    """The belief MLP: the compact row -> 52 logits (the chance of each card being in the opponent's hand)."""
+    from torch import nn
+
+    return nn.Sequential(nn.Linear(inputs, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, NUM_CARDS))
+
+
+def belief_probabilities(net: Any, rows: np.ndarray) -> np.ndarray:
+    """(B, 52) the belief network's probabilities for compact ``rows``."""
+    import torch
+
+    with torch.no_grad():
+        return torch.sigmoid(net(torch.as_tensor(rows))).numpy()  # type: ignore[no-any-return]
+
+
+def ranking_quality(p: np.ndarray, hands: np.ndarray, unseen: np.ndarray) -> dict[str, float]:
+    """Mean over rows of the AUC of ``p`` (true hand cards against the other unseen cards), and the share of the
+    hand among each row's top-``h`` unseen cards (and that share for a uniform guess)."""
+    aucs, tops, uniform = [], [], []
+    for i in range(len(p)):
+        pos, neg = p[i, hands[i] & unseen[i]], p[i, ~hands[i] & unseen[i]]
+        if len(pos) == 0 or len(neg) == 0:
+            continue
+        aucs.append(float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean()))
+        top = top_candidates(p[i : i + 1], unseen[i : i + 1], np.array([len(pos)]))[0]
+        tops.append(float((top & hands[i]).sum() / len(pos)))
+        uniform.append(len(pos) / (len(pos) + len(neg)))
+    return {"auc": float(np.mean(aucs)), "top_h_share": float(np.mean(tops)), "uniform_share": float(np.mean(uniform))}
+
+
+class Match:
+    """The network at ``path`` against ``opponent`` on the batched engine, the network's seat handed narrowed views."""
+
+    def __init__(self, path: str, opponent: str, seed: int, options: dict[str, Any]) -> None:
+        from agents.dmc import DmcAgent, read_dmc_meta
+        from experiments.training.dmc_actors import fixed_policy, leading_size
+        from jericho_env.registry import make_rules
+
+        if "+" in str(path):
+            raise ValueError(f"{path!r}: this study plays one network, not an ensemble")
+        mine = int(read_dmc_meta(path)["observation_version"])
+        self.options = {**options, "obs_version": max(1, mine)}
+        self.views = Views(options)
+        self.plan = DmcAgent("grid", path=path, **{**options, "obs_version": mine}).plan
+        if not hasattr(self.plan, "pair_values"):
+            raise ValueError(f"{path!r} is not a grid pair network")
+        size = make_rules("grid", **{**options, "obs_version": mine}).info.observation_size
+        self.size = size if mine >= 1 else leading_size("grid", self.options, mine)
+        self.other = fixed_policy(opponent, "grid", seed, self.options)
+
+    def play(self, deals: int, seed: int, choose: Any) -> dict[str, Any]:
+        """Each deal in both seats; ``choose(obs, masks, states, rows, movers)`` picks the network's actions."""
+        from experiments.studies.versus_versions import seat_swapped
+
+        return seat_swapped("grid", self.options, deals, seed, self.other, choose)  # type: ignore[no-any-return]
+
+    def best(self, obs: np.ndarray, masks: np.ndarray, keep: np.ndarray | None, channels: str) -> np.ndarray:
+        """The network's moves with the unseen cards outside ``keep`` hidden from ``channels``' readers."""
+        from agents.nets.dmc import best_pairs
+
+        own = np.ascontiguousarray(obs[:, : self.size])
+        narrow = own if keep is None else np.ascontiguousarray(self.views.narrowed(obs, keep)[:, : self.size])
+        rows, acts, q = self.plan.pair_values(
+            own, masks, narrow if "k" in channels else None, narrow if "h" in channels else None
+        )
+        return best_pairs(rows, acts, q, len(masks))[0]  # type: ignore[no-any-return]
+
+
+def fit_belief(match: Match, deals: int, seed: int, epochs: int, quiet: bool = True) -> tuple[Any, dict[str, Any]]:
+    """A belief network trained on the network's decisions in ``deals`` deals (each in both seats) against the
+    opponent; 10% of the rows held out for the figures returned."""
+    import torch
+    from torch import nn
+
+    views = match.views
+    rows: list[np.ndarray] = []
+    hands: list[np.ndarray] = []
+    started = time.time()
+
+    def record(obs: np.ndarray, masks: np.ndarray, states: np.ndarray, mine: np.ndarray, movers: np.ndarray) -> Any:
+        rows.append(views.compact(obs))
+        hands.append(opponent_hands(states, mine, movers))
+        return match.best(obs, masks, None, "")
+
+    match.play(deals, seed, record)
+    x, y = np.concatenate(rows), np.concatenate(hands)
+    unseen = _unseen_of_compact(views, x)  # the unseen cards: the only ones that may be in the hand
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(x))
+    held, train = order[: len(x) // 10], order[len(x) // 10 :]
+    torch.manual_seed(int(rng.integers(2**31)))
+    net = belief_network(x.shape[1])
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    tx, ty, tu = (
+        torch.as_tensor(x),
+        torch.as_tensor(y, dtype=torch.float32),
+        torch.as_tensor(unseen, dtype=torch.float32),
+    )
+
+    def loss(idx: np.ndarray) -> Any:
+        i = torch.as_tensor(idx)
+        per = nn.functional.binary_cross_entropy_with_logits(net(tx[i]), ty[i], reduction="none")
+        return (per * tu[i]).sum() / tu[i].sum().clamp(min=1.0)
+
+    for _ in range(epochs):
+        net.train()
+        shuffled = rng.permutation(train)
+        for k in range(0, len(shuffled), 512):
+            opt.zero_grad()
+            loss(shuffled[k : k + 512]).backward()
+            opt.step()
+    net.eval()
+    with torch.no_grad():
+        held_loss = float(loss(held))
+    p = belief_probabilities(net, x[held])
+    quality = ranking_quality(p, y[held], unseen[held])
+    h = y[held].sum(axis=1, keepdims=True)
+    base = np.clip(h / np.maximum(unseen[held].sum(axis=1, keepdims=True), 1), 1e-4, 1 - 1e-4)
+    bce = -(y[held] * np.log(base) + (1 - y[held]) * np.log(1 - base))
+    uniform = float((bce * unseen[held]).sum() / max(unseen[held].sum(), 1))
+    report = {"rows": len(x), "held_out_bce": held_loss, "uniform_bce": uniform, **quality,
+              "seconds": round(time.time() - started, 1)}  # fmt: skip
+    return net, report
+
+
+def _unseen_of_compact(views: Views, x: np.ndarray) -> np.ndarray:
+    """The unseen cards of compact rows (the seen fields lie before the table planes or after them)."""
+    full = np.zeros((len(x), views.size), np.float32)
+    full[:, views.keep] = x
+    return views.unseen(full)
+
+
+def run(
+    path: str,
+    opponent: str,
+    candidates: str,
+    extra: int,
+    channels: str,
+    deals: int,
+    seed: int,
+    belief_deals: int = 2000,
+    belief_epochs: int = 8,
+    options: dict[str, Any] | None = None,
+    belief_seed: int | None = None,
+) -> dict[str, Any]:
+    """The study's figures (module docstring): the score against ``opponent``, and the belief's where learned."""
+    if candidates not in CANDIDATES:
+        raise ValueError(f"candidates must be one of {', '.join(CANDIDATES)}, got {candidates!r}")
+    if channels not in CHANNELS:
+        raise ValueError(f"channels must be one of {', '.join(CHANNELS)}, got {channels!r}")
+    match = Match(path, opponent, seed, dict(options or {}))
+    views = match.views
+    out: dict[str, Any] = {"candidates": candidates, "extra": extra, "channels": channels}
+    net = None
+    if candidates == "learned":
+        # the belief's own deals and initial weights: from --belief-seed, or a seed apart from the games'
+        net, out["belief"] = fit_belief(
+            match, belief_deals, seed + 1_000_003 if belief_seed is None else belief_seed, belief_epochs
+        )
+    rng = np.random.default_rng([seed, extra])
+
+    def choose(obs: np.ndarray, masks: np.ndarray, states: np.ndarray, mine: np.ndarray, movers: np.ndarray) -> Any:
+        if candidates == "fair":
+            return match.best(obs, masks, None, channels)
+        unseen, count = views.unseen(obs), views.hand_sizes(obs) + extra
+        if candidates == "oracle":  # the true hand first, then the others in a random order
+            key = opponent_hands(states, mine, movers) + rng.random(unseen.shape)
+        else:
+            key = belief_probabilities(net, views.compact(obs))
+        return match.best(obs, masks, top_candidates(key, unseen, count), channels)
+
+    out.update(match.play(deals, seed, choose))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = cli_parser(__name__, __doc__)
+    parser.add_argument("network", help="a grid dmc checkpoint (one network)")
+    parser.add_argument("opponent", help="a registered agent that reads the observation (ppo, greedy, ...)")
+    parser.add_argument("--candidates", choices=CANDIDATES, default="oracle", help="the candidate set (oracle)")
+    parser.add_argument("--extra", type=nonnegative_int, default=0, help="cards beyond the hand's size kept (0)")
+    parser.add_argument("--channels", choices=CHANNELS, default="kh", help="who reads the narrowed view (kh)")
+    parser.add_argument("--deals", type=positive_int, default=500, help="deals, each in both seats (500)")
+    parser.add_argument("--seed", type=seed_int, default=11, help="seed of the deals and the opponent (11)")
+    parser.add_argument("--belief-deals", type=positive_int, default=2000, help="deals the belief learns from (2000)")
+    parser.add_argument("--belief-epochs", type=positive_int, default=8, help="passes over the belief's rows (8)")
+    parser.add_argument(
+        "--belief-seed", type=seed_int, default=None, help="seed of the belief's deals and weights (from --seed)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+
+    def body() -> None:
+        r = run(args.network, args.opponent, args.candidates, args.extra, args.channels, args.deals, args.seed,
+                args.belief_deals, args.belief_epochs, belief_seed=args.belief_seed)  # fmt: skip
+        if args.json:
+            print(json.dumps(r))
+            return
+        if "belief" in r:
+            b = r["belief"]
+            print(f"belief: {b['rows']} rows in {b['seconds']} s; held-out BCE {b['held_out_bce']:.4f} (uniform "
+                  f"{b['uniform_bce']:.4f}); AUC {b['auc']:.3f}; top-h share {b['top_h_share']:.3f} (uniform "
+                  f"{b['uniform_share']:.3f})")  # fmt: skip
+        lo, hi = r["ci95"]
+        print(f"{args.network} vs {args.opponent}, candidates {args.candidates} (+{args.extra}), channels "
+              f"{args.channels}: {100 * r['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] over {r['games']} games, "
+              f"seed {args.seed}")  # fmt: skip
+
+    return run_cli(parser, body)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
