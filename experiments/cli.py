@@ -194,7 +194,12 @@ def one_line(error: BaseException) -> str:
 
 
 def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser for ``python -m MODULE``: the docstring's first paragraph above, its examples below."""
+    """An argument parser for ``python -m MODULE``: the docstring's first paragraph above, its examples below.
+
+    ``MODULE`` ``"__main__"`` (a module's ``__name__`` when it is run with ``python -m``) is named by its spec."""
+    if module == "__main__":
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        module = spec.name if spec is not None else module
     text = doc or ""
     return argparse.ArgumentParser(
         prog=f"python -m {module}",

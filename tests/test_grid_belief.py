@@ -110,3 +110,53 @@ def test_bad_input_is_named_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
         assert bad.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert named in err[-1], (argv, err)
+
+
+def test_declines_keep_the_cards_that_would_have_captured_where_the_opponent_did_not() -> None:
+    """Two games, the opponent (seat 1) deciding in both: in game 0 a capture was possible and not taken, in game 1
+    it was taken; then game 0's opponent draws two cards at a later move."""
+    views = grid_belief.Views(OPTIONS)
+    declines = grid_belief.Declines(views)
+    declines.start(2, seat=0)
+    states = np.zeros(2, dtype=[("cap_len", np.int8, (2,)), ("draw_len", np.int8)])
+    states["draw_len"] = 30
+    obs = np.zeros((2, views.size), np.float32)
+    obs[:, views.fits_capture.start + np.array([3, 17])] = 1.0
+    rows = np.array([0, 1])
+    declines.before(obs, states, rows)
+    states["cap_len"][1, 1] = 2  # game 1's opponent captured
+    states["draw_len"] = [29, 30]  # game 0's opponent drew one card at the end of its turn
+    declines.after(states, rows)
+    f = declines.features(rows)
+    assert f.shape == (2, grid_belief.Declines.WIDTH)
+    assert np.flatnonzero(f[0, :52]).tolist() == [3, 17] and not f[1, :104].any()
+    assert f[0, 104:].tolist() == pytest.approx([1 / 5, 1 / 10, 1.0]) and f[1, 104:].tolist() == [0, 0, 0]
+    empty = np.zeros((1, views.size), np.float32)  # no capturing cell: nothing declined, draws still counted
+    declines.before(empty, states, rows[:1])
+    states["draw_len"][0] = 27
+    declines.after(states, rows[:1])
+    assert declines.features(rows[:1])[0, 104:].tolist() == pytest.approx([3 / 5, 3 / 10, 1.0])
+
+
+def test_a_belief_with_the_opponents_declines_trains_and_plays(tmp_path: Path) -> None:
+    path = str(random_networks("grid", OPTIONS, tmp_path, 1, prior="greedy-scores")[0])
+    r = grid_belief.run(path, "greedy", "learned", 2, "kh", 3, 2, belief_deals=6, belief_epochs=1,
+                        options=dict(OPTIONS), belief_seed=1, belief_history=True)  # fmt: skip
+    assert r["belief"]["rows"] > 50 and r["games"] == 6
+
+
+def test_the_command_line_names_itself_and_a_bad_draw_pile_range() -> None:
+    """Run with ``python -m``, a study's errors name the module (not ``__main__``) and the flag."""
+    import subprocess
+    import sys
+
+    for bad in ("5", "7:3", "a:b"):
+        done = subprocess.run(
+            [sys.executable, "-m", "experiments.studies.grid_belief", "x.zip", "ppo", "--draw-pile", bad],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("python -m experiments.studies.grid_belief: error: argument --draw-pile"), last

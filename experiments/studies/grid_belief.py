@@ -20,6 +20,11 @@ the observation shows):
   The belief network (an MLP over the seat's version-1 observation without the table planes; what the seat may
   see) is trained first, by binary cross-entropy on the true hands, from ``--belief-deals`` deals of the network
   against the opponent (other deals than the games'); its held-out loss and ranking quality are printed.
+  ``--belief-history`` adds what the opponent's own decisions showed (``Declines``: the cards that would have
+  captured where it did not capture).
+
+``--draw-pile LO:HI`` hands the narrowed view over only while the draw pile holds LO to HI-1 cards (a phase of
+the game); elsewhere the network plays fair.
 
 The games run on the batched engine (observation version 1 when a belief is learned or the network reads it;
 each side is handed its own version's leading fields), each deal in both seats; the score is the network's wins
@@ -33,6 +38,7 @@ Examples:
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from typing import Any
@@ -59,6 +65,7 @@ class Views:
         self.size = rules.info.observation_size
         self.seen = [sl[f] for f in SEEN_FIELDS]
         self.discard = sl["discard"]
+        self.fits_capture = sl["fits_capture"]
         self.opp_hand = sl["opp_hand_size"].start
         table = [sl[f] for f in TABLE_FIELDS]
         lo, hi = min(s.start for s in table), max(s.stop for s in table)
@@ -104,6 +111,57 @@ def top_candidates(key: np.ndarray, unseen: np.ndarray, count: np.ndarray) -> np
     cols = ranked[np.arange(unseen.shape[1])[None, :] < take[:, None]]
     out[rows, cols] = True
     return out
+
+
+class Declines:
+    """What the opponent's own decisions show of its hand, from public facts only (``--belief-history``).
+
+    At each decision of the opponent where some placement would capture (the cards that fit such a cell:
+    version 1's ``fits_capture``, a function of the table), whether it captured (its capture pile grew); where it
+    did not, those cards are its **declined** set (an opponent that always captures held none of them). Kept per
+    game: the latest declined set, the union of every declined set, and the cards it has drawn since each (the
+    draw pile's shrinking during its moves). ``features(rows)``: the two sets, the two draw counts (capped, scaled)
+    and whether it has declined yet, as the belief network's extra inputs.
+    """
+
+    WIDTH = 2 * NUM_CARDS + 3
+
+    def __init__(self, views: Views) -> None:
+        self.views = views
+        self.start(0, 0)
+
+    def start(self, deals: int, seat: int) -> None:
+        self.other = 1 - seat
+        self.latest = np.zeros((deals, NUM_CARDS), bool)
+        self.union = np.zeros((deals, NUM_CARDS), bool)
+        self.since_latest = np.zeros(deals, np.int64)
+        self.since_first = np.zeros(deals, np.int64)
+        self.declined = np.zeros(deals, bool)
+        self.pending: tuple[np.ndarray, ...] = ()
+
+    def before(self, obs: np.ndarray, states: np.ndarray, rows: np.ndarray) -> None:
+        fits = obs[rows, self.views.fits_capture] > 0.5
+        self.pending = (fits, states["cap_len"][rows, self.other].copy(), states["draw_len"][rows].copy())
+
+    def after(self, states: np.ndarray, rows: np.ndarray) -> None:
+        fits, captured, pile = self.pending
+        drawn = np.maximum(pile - states["draw_len"][rows], 0)
+        declined = fits.any(axis=1) & (states["cap_len"][rows, self.other] <= captured)
+        self.since_latest[rows] += drawn
+        self.since_first[rows] += drawn
+        now = rows[declined]
+        self.latest[now] = fits[declined]
+        self.since_latest[now] = drawn[declined]
+        first = now[~self.declined[now]]
+        self.since_first[first] = drawn[declined][~self.declined[now]]
+        self.union[now] |= fits[declined]
+        self.declined[now] = True
+
+    def features(self, rows: np.ndarray) -> np.ndarray:
+        counts = [np.minimum(self.since_latest[rows], 5) / 5, np.minimum(self.since_first[rows], 10) / 10]
+        return np.concatenate(
+            [self.latest[rows], self.union[rows], np.stack([*counts, self.declined[rows]], axis=1)], axis=1
+        ).astype(np.float32)
 
 
 def belief_network(inputs: int) -> Any:
@@ -156,11 +214,12 @@ class Match:
         self.size = size if mine >= 1 else leading_size("grid", self.options, mine)
         self.other = fixed_policy(opponent, "grid", seed, self.options)
 
-    def play(self, deals: int, seed: int, choose: Any) -> dict[str, Any]:
-        """Each deal in both seats; ``choose(obs, masks, states, rows, movers)`` picks the network's actions."""
+    def play(self, deals: int, seed: int, choose: Any, watch: Any = None) -> dict[str, Any]:
+        """Each deal in both seats; ``choose(obs, masks, states, rows, movers)`` picks the network's actions;
+        ``watch`` sees the opponent's decisions (``versus_versions.seat_swapped``)."""
         from experiments.studies.versus_versions import seat_swapped
 
-        return seat_swapped("grid", self.options, deals, seed, self.other, choose)  # type: ignore[no-any-return]
+        return seat_swapped("grid", self.options, deals, seed, self.other, choose, watch)  # type: ignore[no-any-return]
 
     def best(self, obs: np.ndarray, masks: np.ndarray, keep: np.ndarray | None, channels: str) -> np.ndarray:
         """The network's moves with the unseen cards outside ``keep`` hidden from ``channels``' readers."""
@@ -174,25 +233,36 @@ class Match:
         return best_pairs(rows, acts, q, len(masks))[0]  # type: ignore[no-any-return]
 
 
-def fit_belief(match: Match, deals: int, seed: int, epochs: int, quiet: bool = True) -> tuple[Any, dict[str, Any]]:
+def belief_inputs(views: Views, obs: np.ndarray, declines: Declines | None, rows: np.ndarray) -> np.ndarray:
+    """The belief network's input for the seat's rows ``obs`` (games ``rows``): the compact row, and the
+    opponent's declined captures where ``declines`` is kept."""
+    x = views.compact(obs)
+    return x if declines is None else np.concatenate([x, declines.features(rows)], axis=1)
+
+
+def fit_belief(match: Match, deals: int, seed: int, epochs: int, history: bool = False) -> tuple[Any, dict[str, Any]]:
     """A belief network trained on the network's decisions in ``deals`` deals (each in both seats) against the
-    opponent; 10% of the rows held out for the figures returned."""
+    opponent (with ``history``, the opponent's declined captures among its inputs: ``Declines``); 10% of the rows
+    held out for the figures returned."""
     import torch
     from torch import nn
 
     views = match.views
+    declines = Declines(views) if history else None
     rows: list[np.ndarray] = []
     hands: list[np.ndarray] = []
+    unseens: list[np.ndarray] = []
     started = time.time()
 
     def record(obs: np.ndarray, masks: np.ndarray, states: np.ndarray, mine: np.ndarray, movers: np.ndarray) -> Any:
-        rows.append(views.compact(obs))
+        rows.append(belief_inputs(views, obs, declines, mine))
+        unseens.append(views.unseen(obs))
         hands.append(opponent_hands(states, mine, movers))
         return match.best(obs, masks, None, "")
 
-    match.play(deals, seed, record)
+    match.play(deals, seed, record, declines)
     x, y = np.concatenate(rows), np.concatenate(hands)
-    unseen = _unseen_of_compact(views, x)  # the unseen cards: the only ones that may be in the hand
+    unseen = np.concatenate(unseens)  # the unseen cards: the only ones that may be in the hand
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(x))
     held, train = order[: len(x) // 10], order[len(x) // 10 :]
@@ -231,13 +301,6 @@ def fit_belief(match: Match, deals: int, seed: int, epochs: int, quiet: bool = T
     return net, report
 
 
-def _unseen_of_compact(views: Views, x: np.ndarray) -> np.ndarray:
-    """The unseen cards of compact rows (the seen fields lie before the table planes or after them)."""
-    full = np.zeros((len(x), views.size), np.float32)
-    full[:, views.keep] = x
-    return views.unseen(full)
-
-
 def run(
     path: str,
     opponent: str,
@@ -250,8 +313,15 @@ def run(
     belief_epochs: int = 8,
     options: dict[str, Any] | None = None,
     belief_seed: int | None = None,
+    belief_history: bool = False,
+    draw_pile: tuple[int, int] = (0, 99),
 ) -> dict[str, Any]:
-    """The study's figures (module docstring): the score against ``opponent``, and the belief's where learned."""
+    """The study's figures (module docstring): the score against ``opponent``, and the belief's where learned
+    (``belief_history``: the opponent's declined captures among the belief's inputs, ``Declines``). The
+    narrowed view is handed over only where the draw pile holds ``draw_pile[0]`` to ``draw_pile[1] - 1`` cards."""
+    lo, hi = draw_pile
+    if not 0 <= lo < hi:
+        raise ValueError(f"draw_pile is LO:HI with 0 <= LO < HI, got {lo}:{hi}")
     if candidates not in CANDIDATES:
         raise ValueError(f"candidates must be one of {', '.join(CANDIDATES)}, got {candidates!r}")
     if channels not in CHANNELS:
@@ -260,25 +330,42 @@ def run(
     views = match.views
     out: dict[str, Any] = {"candidates": candidates, "extra": extra, "channels": channels}
     net = None
+    declines = Declines(views) if candidates == "learned" and belief_history else None
     if candidates == "learned":
         # the belief's own deals and initial weights: from --belief-seed, or a seed apart from the games'
         net, out["belief"] = fit_belief(
-            match, belief_deals, seed + 1_000_003 if belief_seed is None else belief_seed, belief_epochs
-        )
+            match, belief_deals, seed + 1_000_003 if belief_seed is None else belief_seed, belief_epochs,
+            belief_history,
+        )  # fmt: skip
     rng = np.random.default_rng([seed, extra])
 
     def choose(obs: np.ndarray, masks: np.ndarray, states: np.ndarray, mine: np.ndarray, movers: np.ndarray) -> Any:
         if candidates == "fair":
             return match.best(obs, masks, None, channels)
+        pile = states["draw_len"][mine]
+        phase = (pile >= lo) & (pile < hi)
         unseen, count = views.unseen(obs), views.hand_sizes(obs) + extra
         if candidates == "oracle":  # the true hand first, then the others in a random order
             key = opponent_hands(states, mine, movers) + rng.random(unseen.shape)
         else:
-            key = belief_probabilities(net, views.compact(obs))
-        return match.best(obs, masks, top_candidates(key, unseen, count), channels)
+            key = belief_probabilities(net, belief_inputs(views, obs, declines, mine))
+        keep = top_candidates(key, unseen, count) | ~phase[:, None]  # outside the phase: every unseen card
+        return match.best(obs, masks, keep, channels)
 
-    out.update(match.play(deals, seed, choose))
+    out.update(match.play(deals, seed, choose, declines))
     return out
+
+
+def pile_range(text: str) -> tuple[int, int]:
+    """``LO:HI`` (whole numbers, 0 <= LO < HI) for argparse."""
+    lo, sep, hi = text.partition(":")
+    try:
+        pair = (int(lo), int(hi))
+    except ValueError:
+        pair = (-1, -1)
+    if not sep or not 0 <= pair[0] < pair[1]:
+        raise argparse.ArgumentTypeError(f"expected LO:HI, whole numbers with 0 <= LO < HI, got {text!r}")
+    return pair
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -295,12 +382,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--belief-seed", type=seed_int, default=None, help="seed of the belief's deals and weights (from --seed)"
     )
+    parser.add_argument(
+        "--belief-history", action="store_true", help="the opponent's declined captures among the belief's inputs"
+    )
+    parser.add_argument(
+        "--draw-pile", type=pile_range, default=(0, 99), help="narrow only where the draw pile holds LO..HI-1 cards"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
     def body() -> None:
         r = run(args.network, args.opponent, args.candidates, args.extra, args.channels, args.deals, args.seed,
-                args.belief_deals, args.belief_epochs, belief_seed=args.belief_seed)  # fmt: skip
+                args.belief_deals, args.belief_epochs, belief_seed=args.belief_seed,
+                belief_history=args.belief_history, draw_pile=args.draw_pile)  # fmt: skip
         if args.json:
             print(json.dumps(r))
             return

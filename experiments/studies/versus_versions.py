@@ -58,11 +58,17 @@ def play(game: str, path: str, opponent: str, deals: int, seed: int, options: di
     return {**seat_swapped(game, run_options, deals, seed, other, choose), "observation_version": mine}
 
 
-def seat_swapped(game: str, options: dict[str, Any], deals: int, seed: int, other: Any, choose: Any) -> dict[str, Any]:
+def seat_swapped(
+    game: str, options: dict[str, Any], deals: int, seed: int, other: Any, choose: Any, watch: Any = None
+) -> dict[str, Any]:
     """``deals`` deals of the batched engine (``seed``), each in both seats: ``choose(obs, masks, states, rows,
     movers)`` picks the tested side's moves (``rows``: the games where it decides, ``masks`` bool), the batch
     policy ``other`` the other seat's. ``{"score", "ci95", "games", "wins", "draws", "losses"}``, the score the
-    tested side's wins plus half its draws with a 95% Wilson interval."""
+    tested side's wins plus half its draws with a 95% Wilson interval.
+
+    ``watch`` (optional) sees the other side's decisions: ``watch.start(deals, seat)`` before each seat's games
+    (``seat``: the tested side's), ``watch.before(obs, states, rows)`` at the rows where the other side decides,
+    ``watch.after(states, rows)`` once those moves are made."""
     import jericho_env
     from experiments.play.tournament import wilson_interval
 
@@ -72,15 +78,21 @@ def seat_swapped(game: str, options: dict[str, Any], deals: int, seed: int, othe
         obs, mask, player = env.reset(seed=seed)
         done = np.zeros(deals, bool)
         result = np.zeros(deals)
+        if watch is not None:
+            watch.start(deals, seat)
         while not done.all():
             actions = mask.argmax(axis=1)  # forced moves, and the finished games' (ignored)
             live = ~done & (mask.sum(axis=1) > 1)
             mine, theirs = np.flatnonzero(live & (player == seat)), np.flatnonzero(live & (player != seat))
             if len(theirs):
                 actions[theirs] = other(obs[theirs], mask[theirs])
+                if watch is not None:
+                    watch.before(obs, env.states, theirs)
             if len(mine):
                 actions[mine] = choose(np.array(obs[mine]), mask[mine].astype(bool), env.states, mine, player[mine])
             obs, mask, player, rewards, terminated = env.step(actions)
+            if watch is not None and len(theirs):
+                watch.after(env.states, theirs)
             new = terminated & ~done
             result[new] = rewards[new, seat]
             done |= terminated
