@@ -242,8 +242,8 @@ def belief_inputs(views: Views, obs: np.ndarray, declines: Declines | None, rows
 
 def fit_belief(match: Match, deals: int, seed: int, epochs: int, history: bool = False) -> tuple[Any, dict[str, Any]]:
     """A belief network trained on the network's decisions in ``deals`` deals (each in both seats) against the
-    opponent (with ``history``, the opponent's declined captures among its inputs: ``Declines``); 10% of the rows
-    held out for the figures returned."""
+    opponent (with ``history``, the opponent's declined captures among its inputs: ``Declines``); the rows of a
+    tenth of the games held out for the figures returned."""
     import torch
     from torch import nn
 
@@ -252,20 +252,27 @@ def fit_belief(match: Match, deals: int, seed: int, epochs: int, history: bool =
     rows: list[np.ndarray] = []
     hands: list[np.ndarray] = []
     unseens: list[np.ndarray] = []
+    games: list[np.ndarray] = []
     started = time.time()
 
     def record(obs: np.ndarray, masks: np.ndarray, states: np.ndarray, mine: np.ndarray, movers: np.ndarray) -> Any:
         rows.append(belief_inputs(views, obs, declines, mine))
         unseens.append(views.unseen(obs))
         hands.append(opponent_hands(states, mine, movers))
+        games.append(movers * deals + mine)  # the tested seat and the deal: one number per game
         return match.best(obs, masks, None, "")
 
     match.play(deals, seed, record, declines)
     x, y = np.concatenate(rows), np.concatenate(hands)
     unseen = np.concatenate(unseens)  # the unseen cards: the only ones that may be in the hand
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(x))
-    held, train = order[: len(x) // 10], order[len(x) // 10 :]
+    held_out = rng.permutation(2 * deals)[: max(1, (2 * deals) // 10)]  # whole games: their rows are alike
+    is_held = np.isin(np.concatenate(games), held_out)
+    held, train = np.flatnonzero(is_held), np.flatnonzero(~is_held)
+    if len(held) == 0 or len(train) == 0:
+        raise ValueError(
+            f"--belief-deals {deals}: the held-out or the training games hold no decision; give more deals"
+        )
     torch.manual_seed(int(rng.integers(2**31)))
     net = belief_network(x.shape[1])
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
@@ -310,7 +317,7 @@ def run(
     deals: int,
     seed: int,
     belief_deals: int = 2000,
-    belief_epochs: int = 8,
+    belief_epochs: int = 2,
     options: dict[str, Any] | None = None,
     belief_seed: int | None = None,
     belief_history: bool = False,
@@ -378,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=positive_int, default=500, help="deals, each in both seats (500)")
     parser.add_argument("--seed", type=seed_int, default=11, help="seed of the deals and the opponent (11)")
     parser.add_argument("--belief-deals", type=positive_int, default=2000, help="deals the belief learns from (2000)")
-    parser.add_argument("--belief-epochs", type=positive_int, default=8, help="passes over the belief's rows (8)")
+    parser.add_argument("--belief-epochs", type=positive_int, default=2, help="passes over the belief's rows (2)")
     parser.add_argument(
         "--belief-seed", type=seed_int, default=None, help="seed of the belief's deals and weights (from --seed)"
     )
