@@ -46,12 +46,12 @@ from typing import Any
 import numpy as np
 
 from experiments.cli import cli_parser, nonnegative_int, positive_int, run_cli, seed_int
+from jericho_env.core.cards import NUM_CARDS
 
 CANDIDATES = ("fair", "oracle", "learned")
 CHANNELS = ("k", "h", "kh")
 SEEN_FIELDS = ("hand", "own_captured", "opp_captured", "table_cards", "discard")
 TABLE_FIELDS = ("table_occupied", "table_base", "table_suit", "table_rank")
-NUM_CARDS = 52
 
 
 class Views:
@@ -79,7 +79,9 @@ class Views:
 
     def hand_sizes(self, obs: np.ndarray) -> np.ndarray:
         """(B,) int: the opponent's hand size each row shows."""
-        return np.rint(obs[:, self.opp_hand] * 5).astype(np.int64)  # type: ignore[no-any-return]
+        from jericho_env.games.grid.state import HAND_SIZE
+
+        return np.rint(obs[:, self.opp_hand] * HAND_SIZE).astype(np.int64)  # type: ignore[no-any-return]
 
     def compact(self, obs: np.ndarray) -> np.ndarray:
         """The belief network's input: the version-1 row without its table planes."""
@@ -398,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
 
+    from experiments.studies.versus_versions import score_text
+
     def body() -> None:
         r = run(args.network, args.opponent, args.candidates, args.extra, args.channels, args.deals, args.seed,
                 args.belief_deals, args.belief_epochs, belief_seed=args.belief_seed,
@@ -410,10 +414,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"belief: {b['rows']} rows in {b['seconds']} s; held-out BCE {b['held_out_bce']:.4f} (uniform "
                   f"{b['uniform_bce']:.4f}); AUC {b['auc']:.3f}; top-h share {b['top_h_share']:.3f} (uniform "
                   f"{b['uniform_share']:.3f})")  # fmt: skip
-        lo, hi = r["ci95"]
         print(f"{args.network} vs {args.opponent}, candidates {args.candidates} (+{args.extra}), channels "
-              f"{args.channels}: {100 * r['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] over {r['games']} games, "
-              f"seed {args.seed}")  # fmt: skip
+              f"{args.channels}: {score_text(r)}, seed {args.seed}")  # fmt: skip
 
     return run_cli(parser, body)
 

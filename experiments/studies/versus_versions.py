@@ -89,7 +89,7 @@ def seat_swapped(
                 if watch is not None:
                     watch.before(obs, env.states, theirs)
             if len(mine):
-                actions[mine] = choose(np.array(obs[mine]), mask[mine].astype(bool), env.states, mine, player[mine])
+                actions[mine] = choose(obs[mine], mask[mine].astype(bool), env.states, mine, player[mine])  # copies
             obs, mask, player, rewards, terminated = env.step(actions)
             if watch is not None and len(theirs):
                 watch.after(env.states, theirs)
@@ -102,6 +102,12 @@ def seat_swapped(
     lo, hi = wilson_interval(wins + 0.5 * draws, games)
     return {"score": (wins + 0.5 * draws) / games, "ci95": [lo, hi], "games": games, "wins": wins, "draws": draws,
             "losses": games - wins - draws}  # fmt: skip
+
+
+def score_text(result: dict[str, Any]) -> str:
+    """``"S% [LO, HI] over N games"`` of a ``seat_swapped`` result."""
+    lo, hi = result["ci95"]
+    return f"{100 * result['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] over {result['games']} games"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,10 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps(r))
         else:
-            lo, hi = r["ci95"]
             print(f"{args.network} (observation version {r['observation_version']}) vs {args.opponent}: "
-                  f"{100 * r['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] over {r['games']} games "
-                  f"({r['wins']} won, {r['draws']} drawn, {r['losses']} lost), seed {args.seed}")  # fmt: skip
+                  f"{score_text(r)} ({r['wins']} won, {r['draws']} drawn, {r['losses']} lost), "
+                  f"seed {args.seed}")  # fmt: skip
 
     return run_cli(parser, body)
 
