@@ -384,6 +384,8 @@ def test_a_prior_is_refused_where_the_game_has_no_scores(tmp_path: Path) -> None
         load_dmc(tmp_path / "bad.zip")
 
 
+# torch's weights-only unpickler remarks on the hostile pickle's protocol before refusing it
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol:UserWarning")
 def test_a_pickle_in_the_weights_is_refused_unrun(tmp_path: Path) -> None:
     network = build_network("castles", {}, "8")
     good = save_dmc(tmp_path / "n.zip", network, "castles", {}, {})

@@ -13,6 +13,11 @@ from jericho_env.games.grid.state import BASE, POINTS
 from jericho_env.registry import make_rules
 
 
+def _constant_rate(_progress: float) -> float:
+    """A learning-rate schedule for SB3 policies built by hand (sb3 2.9 deprecates ``get_schedule_fn``)."""
+    return 3e-4
+
+
 def positions(count: int, seed: int = 0, board_size: int = 21) -> list[tuple[np.ndarray, np.ndarray]]:
     """(observation, mask) of the seat to move in seeded games of greedy against random."""
     rules = make_rules("grid", board_size=board_size)
@@ -109,7 +114,6 @@ def test_the_policy_normalises_over_the_frontier_as_over_every_action(
 ) -> None:
     """``forward`` and ``evaluate_actions`` on the gathered actions give the full masked distribution's numbers."""
     import gymnasium as gym
-    from stable_baselines3.common.utils import get_schedule_fn
 
     from agents.nets.grid_cells import GridCellsPolicy
 
@@ -118,7 +122,7 @@ def test_the_policy_normalises_over_the_frontier_as_over_every_action(
     hint = n if prior != "none" else 0
     size = sample[0][0].size + hint
     space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
-    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4), prior=prior)
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), _constant_rate, prior=prior)
     for head in (policy.body.cell_embed, policy.body.slot_mlp[-1], policy.body.stop_head[-1]):
         torch.nn.init.normal_(head.weight, std=1.0)  # far from uniform, so a wrong normalisation shows
     rng = np.random.default_rng(3)
@@ -151,7 +155,6 @@ def test_a_batched_opponent_on_grid_cells_chooses_as_on_every_action(
     sample: list[tuple[np.ndarray, np.ndarray]],
 ) -> None:
     import gymnasium as gym
-    from stable_baselines3.common.utils import get_schedule_fn
 
     from agents.batch import NetworkBatchPolicy
     from agents.nets.grid_cells import GridCellsPolicy
@@ -159,7 +162,7 @@ def test_a_batched_opponent_on_grid_cells_chooses_as_on_every_action(
     torch.manual_seed(2)
     n = 5 * 441 + 1
     space = gym.spaces.Box(-np.inf, np.inf, (sample[0][0].size,), np.float32)
-    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4))
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), _constant_rate)
     for head in (policy.body.cell_embed, policy.body.slot_mlp[-1], policy.body.stop_head[-1]):
         torch.nn.init.normal_(head.weight, std=1.0)
     obs = np.stack([o for o, _ in sample])
@@ -182,13 +185,12 @@ def test_the_policy_deep_copies_after_a_training_pass_on_the_full_path(
     import copy
 
     import gymnasium as gym
-    from stable_baselines3.common.utils import get_schedule_fn
 
     from agents.nets.grid_cells import GridCellsPolicy
 
     n = 5 * 441 + 1
     space = gym.spaces.Box(-np.inf, np.inf, (sample[0][0].size,), np.float32)
-    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), get_schedule_fn(3e-4))
+    policy = GridCellsPolicy(space, gym.spaces.Discrete(n), _constant_rate)
     obs = torch.as_tensor(np.stack([o for o, _ in sample[:8]]))
     masks = np.stack([m for _, m in sample[:8]]).astype(bool)
     masks[:, 440] = True  # off the frontier: the full path

@@ -17,6 +17,8 @@ ENV_IDS = list(ID.values())
 SMALL = {ID["grid"]: {"board_size": 7}, ID["walls"]: {"num_players": 3}, ID["castles"]: {}}
 
 
+# the checker steps random actions, most of them illegal: the loss's warning is expected there
+@pytest.mark.filterwarnings("ignore::jericho_env.envs.single.IllegalMoveLossWarning")
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_gymnasium_make_builds_the_single_agent_view_with_options_as_kwargs(env_id: str) -> None:
     env = gym.make(env_id, seat=1, **SMALL[env_id])

@@ -9,10 +9,13 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import agents
 import jericho_env
+from jericho_env.envs.single import IllegalMoveLossWarning
 
 GAMES = [*jericho_env.GAME_IDS, "toy"]
 
 
+# the checkers step random actions, most of them illegal: the loss's warning is expected there
+@pytest.mark.filterwarnings("ignore::jericho_env.envs.single.IllegalMoveLossWarning")
 @pytest.mark.parametrize("game", GAMES)
 def test_gymnasium_and_sb3_checkers(game: str) -> None:
     check_env(jericho_env.single_agent(game), skip_render_check=True)
@@ -107,7 +110,8 @@ def test_illegal_action_loses_the_episode_by_default() -> None:
     env = jericho_env.single_agent("grid", seat=0)
     env.reset(seed=0)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
-    _, reward, done, trunc, info = env.step(illegal)
+    with pytest.warns(IllegalMoveLossWarning, match="illegal_action='raise'"):
+        _, reward, done, trunc, info = env.step(illegal)
     assert done and not trunc and reward == -1.0
     assert "cannot play" in info["illegal_action"]
     assert not env.action_masks().any()
