@@ -118,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
         "networks' Q counted as prior_visits visits (default 100; 0: the search's mean alone). SETTINGS: "
         "dmc-search's comma-separated key=value plus prior_visits (simulations=200,prior_visits=30); '' for the "
         "defaults. grid: the policy rollouts over those networks (search=rollouts, with simulations rollouts per "
-        "action and top the network's most probable actions rolled out, e.g. search=rollouts,simulations=8,top=8): "
+        "action, top the network's most probable actions rolled out and rollout_agent who plays them, e.g. "
+        "search=rollouts,simulations=8,top=8 or search=rollouts,rollout_agent=greedy): "
         "every action rolled out learns its rollouts' mean return, the networks' Q counted as prior_visits "
         "rollouts (default: as many as the action's own, so the values rank the actions as the search plays)",
         metavar="SETTINGS")  # fmt: skip

@@ -392,6 +392,9 @@ def test_a_grid_run_distils_its_rollouts_and_refuses_other_settings(
     assert stats["positions_generated"] >= 400 and stats["positions_learned"] > 0
     assert dmc_cli.main(["grid", "--resume", str(out), "--positions", "800", "--quiet"]) == 0
     assert json.loads((out / "training.json").read_text())["positions_generated"] >= 800
+    greedy_played = "search=rollouts,simulations=2,rollout_agent=greedy"  # greedy plays the rollouts
+    assert dmc_cli.main([*argv, "--teacher-search", greedy_played, "--out", str(tmp_path / "greedy"), "--quiet"]) == 0
+    assert json.loads((tmp_path / "greedy" / "training.json").read_text())["positions_learned"] > 0
     castles = str(random_networks("castles", {}, tmp_path, 1)[0])
     cases = [
         (["grid", "--teacher", grid, "--teacher-search", "simulations=4", *options], "give search=rollouts"),
@@ -399,6 +402,8 @@ def test_a_grid_run_distils_its_rollouts_and_refuses_other_settings(
         (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,c_puct=2", *options], "c_puct is PUCT's"),
         (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,top=1", *options], "top must be"),
         (["castles", "--teacher", castles, "--teacher-search", "top=4"], "top is search=rollouts'"),
+        (["castles", "--teacher", castles, "--teacher-search", "rollout_agent=greedy"], "rollout_agent is search=rol"),
+        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,rollout_agent=nope", *options], "not an agent"),
         (["castles", "--teacher", castles, "--teacher-search", "search=rollouts"], "not a setting here"),
     ]
     assert_refused(cases, tmp_path, capsys)

@@ -418,6 +418,39 @@ def test_rollout_search_prefers_what_its_rollouts_win() -> None:
     assert np.all(np.diff(res.improved[order]) <= 1e-12)  # the improved policy ranks actions as Q does
 
 
+def test_rollout_search_games_are_played_by_the_player_given() -> None:
+    """``player``: the batch policy given plays every rollout move, the network none (this evaluator has no
+    network to play them), and the values are those the same moves give when the search's own mover is them."""
+    from agents.search.rollout_search import PolicyRolloutSearch
+
+    rules = JerichoEnv("castles").rules
+
+    class Flat:  # a uniform prior without a network: the rollouts cannot be played by it
+        policy = None
+
+        def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
+
+    asked: list[int] = []
+
+    def last_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        asked.append(len(masks))
+        return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).astype(np.int64)
+
+    states = [_mid_game("castles", {}, k, seed=3 + k).state for k in (5, 8)]
+    movers = [rules.current_player(s) for s in states]
+    given = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0), player=last_legal)
+    results = given.search(states, movers)
+    assert sum(asked) == given.rows_played > 0
+    patched = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    patched._moves = last_legal  # type: ignore[method-assign]
+    for a, b in zip(results, patched.search(states, movers), strict=True):
+        assert len(a.legal) > 1 and a.q.tolist() == b.q.tolist() and a.best() == b.best()
+    first = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    first._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
+    assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, first.search(states, movers), strict=True))
+
+
 def test_rollout_search_top_rolls_out_the_priors_most_probable_actions_alone() -> None:
     """``top=K``: only the prior's K most probable legal actions get rollouts, with the very values the full
     search gives them (the same determinizations); the others keep Q 0, no visits and no probability."""

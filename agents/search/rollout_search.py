@@ -69,12 +69,14 @@ class PolicyRolloutSearch:
     per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
     ``top``: only the prior's ``top`` most probable legal actions of a position are rolled out (ties: the
     lower action) and the improved policy is spread over them alone (the others keep probability 0, Q 0 and
-    no visits); None rolls out every legal action.
+    no visits); None rolls out every legal action. ``player``: a batch policy ``(observations, masks) -> actions``
+    (``agents.batch.make_batch_policy``, e.g. greedy's compiled one) that plays the rollouts in the network's
+    place; the network still gives the prior. None: the network plays them.
     """
 
     def __init__(
         self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator,
-        top: int | None = None,
+        top: int | None = None, player: Any = None,
     ) -> None:  # fmt: skip
         from jericho_env.registry import batched_game
 
@@ -85,6 +87,7 @@ class PolicyRolloutSearch:
         if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 2):
             raise ValueError(f"top must be an int >= 2 (or None: every legal action), got {top!r}")
         self.top = top
+        self.player = player
         self.rules, self.evaluator = rules, evaluator
         self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
         self.game = batched_game(rules)
@@ -176,8 +179,11 @@ class PolicyRolloutSearch:
     def _moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The network's most probable legal action per row (``agents.batch.NetworkBatchPolicy``: no value pass).
 
-        An evaluator with ``best_moves`` (``agents.dmc.QEvaluator``: the highest Q) gives its own.
+        An evaluator with ``best_moves`` (``agents.dmc.QEvaluator``: the highest Q) gives its own; a ``player``
+        given to the search plays instead of either.
         """
+        if self.player is not None:
+            return np.asarray(self.player(obs, masks), dtype=np.int64)
         if hasattr(self.evaluator, "best_moves"):
             return np.asarray(self.evaluator.best_moves(obs, masks), dtype=np.int64)
         if self._greedy is None:
@@ -187,7 +193,8 @@ class PolicyRolloutSearch:
         return np.asarray(self._greedy(obs, masks), dtype=np.int64)
 
     def _play_out(self, rows: np.ndarray) -> np.ndarray:
-        """Every row played to the end by the network's most probable moves; the final returns (rows, seats)."""
+        """Every row played to the end by the network's most probable moves (or ``player``'s); the final returns
+        (rows, seats)."""
         game, info = self.game, self.rules.info
         n = len(rows)
         final = np.zeros((n, info.num_players), dtype=np.float64)

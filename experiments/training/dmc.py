@@ -204,12 +204,14 @@ def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float | None]:
     if cfg.game == "grid":  # a pair network learns rows of (position, action): the rollouts' mean of each
         if settings.get("search") != "rollouts":
             raise ValueError("--teacher-search: grid's search teacher is the policy rollouts: give search=rollouts "
-                             "and optionally simulations (rollouts per action), top (the actions rolled out) or "
-                             "prior_visits")  # fmt: skip
+                             "and optionally simulations (rollouts per action), top (the actions rolled out), "
+                             "rollout_agent (who plays them) or prior_visits")  # fmt: skip
         if "c_puct" in settings:
             raise ValueError("--teacher-search: c_puct is PUCT's; grid's teacher is search=rollouts")
-    elif "top" in settings:
-        raise ValueError("--teacher-search: top is search=rollouts' (grid's teacher); this search is PUCT")
+    else:
+        for key in ("top", "rollout_agent"):
+            if key in settings:
+                raise ValueError(f"--teacher-search: {key} is search=rollouts' (grid's teacher); this search is PUCT")
     return settings, prior_visits
 
 
