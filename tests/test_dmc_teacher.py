@@ -403,7 +403,7 @@ def test_a_grid_run_distils_its_rollouts_and_refuses_other_settings(
         (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,top=1", *options], "top must be"),
         (["castles", "--teacher", castles, "--teacher-search", "top=4"], "top is search=rollouts'"),
         (["castles", "--teacher", castles, "--teacher-search", "rollout_agent=greedy"], "rollout_agent is search=rol"),
-        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,rollout_agent=nope", *options], "not an agent"),
+        (["grid", "--teacher", grid, "--teacher-search", "search=rollouts,rollout_agent=no", *options], "not an agent"),
         (["castles", "--teacher", castles, "--teacher-search", "search=rollouts"], "not a setting here"),
     ]
     assert_refused(cases, tmp_path, capsys)
