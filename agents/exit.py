@@ -147,9 +147,9 @@ class ExitSearchAgent(BaseAgent):
         from agents.search.ismcts import FALLBACK, GAME_DEFAULTS
         from jericho_env.registry import make_rules
 
-        check_engine(engine, "exit-search")
+        check_engine(engine, self.name)
         if search not in SEARCHES:
-            raise ValueError(f"exit-search: search={search!r} is not allowed; use one of {', '.join(SEARCHES)}")
+            raise ValueError(f"{self.name}: search={search!r} is not allowed; use one of {', '.join(SEARCHES)}")
         for key, v, whole in (("simulations", simulations, True), ("c_puct", c_puct, False),
                               ("temperature", temperature, False)):  # fmt: skip
             ok = v is None or (
@@ -158,12 +158,12 @@ class ExitSearchAgent(BaseAgent):
             )  # fmt: skip
             if not ok:
                 allowed = "a whole number >= 1" if whole else "a finite number above 0"
-                raise ValueError(f"exit-search: {key} must be {allowed}, got {v!r}")
+                raise ValueError(f"{self.name}: {key} must be {allowed}, got {v!r}")
 
         if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 2):
-            raise ValueError(f"exit-search: top must be a whole number >= 2 (the actions rolled out), got {top!r}")
+            raise ValueError(f"{self.name}: top must be a whole number >= 2 (the actions rolled out), got {top!r}")
         if top is not None and search != "rollouts":
-            raise ValueError("exit-search: top= (the actions rolled out) is search=rollouts' only")
+            raise ValueError(f"{self.name}: top= (the actions rolled out) is search=rollouts' only")
         player = None
         if rollout_agent is not None:
             if search != "rollouts":
@@ -229,18 +229,18 @@ class ExitSearchAgent(BaseAgent):
         view, self._view = self._view, None
         if view is None:
             raise ValueError(
-                "exit-search: no information view; the front end must call observe_view(env.information_view(agent)) "
+                f"{self.name}: no information view; the front end must call observe_view(env.information_view(agent)) "
                 "before act (jericho_env.agent_plugins.choose_action does)"
             )
         seat = self.rules.current_player(view)
         if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
-            raise ValueError("exit-search: the information view does not match the observation (a stale view?)")
+            raise ValueError(f"{self.name}: the information view does not match the observation (a stale view?)")
         if len(legal) == 1:
             return int(legal[0])
         self.last = self.search.search([view], [seat])[0]
         action = self.last.best()
         if not observation["action_mask"][action]:
-            raise RuntimeError(f"exit-search chose {action}, which the mask forbids")
+            raise RuntimeError(f"{self.name} chose {action}, which the mask forbids")
         return action
 
 
@@ -303,6 +303,6 @@ class ExitSearchBatchPolicy:
             for j, result in zip(searched, results, strict=True):
                 action = result.best()
                 if not masks[j][action]:
-                    raise RuntimeError(f"exit-search chose {action} in row {j}, which the mask forbids")
+                    raise RuntimeError(f"{self.name} chose {action} in row {j}, which the mask forbids")
                 actions[j] = action
         return actions
