@@ -107,6 +107,18 @@ def test_rollouts_played_by_greedy_play_whole_games_and_bad_players_are_refused(
     env = JerichoEnv("grid", **options)
     returns, steps = play_game(env, [agent, agents.make("random", "grid", **options)], 0, [0, 1])
     assert steps > 0 and len(returns) == 2 and agent.search.rows_played > 0
+    env.reset(seed=7)  # reset(seed) seeds the rollout agent too: random rollouts, the same values after it
+    for _ in range(3):
+        env.step(env.rules.legal_actions(env.state)[0])
+    view, observation = env.information_view(env.agent_selection), env.observe(env.agent_selection)
+    rolled = agents.make(name, "grid", seed=1, **{**kwargs, "rollout_agent": "random"}, **options)
+    values = []
+    for seed in (5, 5, 6):
+        rolled.reset(seed)
+        rolled.observe_view(view)
+        rolled.act(observation)
+        values.append(rolled.last.q.tolist())
+    assert values[0] == values[1] != values[2] and rolled.last.visits.sum() > 0
     for bad, message in (
         ({"rollout_agent": "nope", "search": "rollouts"}, r"rollout_agent='nope' is not an agent; use one of random"),
         ({"rollout_agent": 3, "search": "rollouts"}, "rollout_agent=3 is not an agent"),
