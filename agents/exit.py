@@ -169,7 +169,7 @@ class ExitSearchAgent(BaseAgent):
             if search != "rollouts":
                 raise ValueError(f"{self.name}: rollout_agent= (who plays the rollouts) is search=rollouts' only")
             player = rollout_player(rollout_agent, game_id, seed, game_options, self.name)
-        self._rollout_agent, self._options = rollout_agent, dict(game_options)
+        self._rollout_agent = rollout_agent
         evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
         self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
@@ -215,7 +215,7 @@ class ExitSearchAgent(BaseAgent):
         super().reset(seed)
         self.search.rng = self.rng
         if seed is not None and self._rollout_agent is not None:
-            self.search.player = rollout_player(self._rollout_agent, self.game_id, seed, self._options, self.name)
+            self.search.player = rollout_player(self._rollout_agent, self.game_id, seed, self.game_options, self.name)
         self._view = None
 
     def observe_view(self, view: Any) -> None:

@@ -396,19 +396,22 @@ def test_rollout_search_values_legal_actions_and_reads_only_the_view(
     assert compared >= 2
 
 
+class FlatPrior:
+    """A rollout search's evaluator without a network: a uniform prior over the legal actions, values 0 (the
+    search's rollouts then need another mover: a patched ``_moves`` or a ``player``)."""
+
+    policy = None
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
+
+
 def test_rollout_search_prefers_what_its_rollouts_win() -> None:
     """Q is the mean return of the rollouts; with a flat prior the improved policy follows Q."""
     from agents.search.rollout_search import PolicyRolloutSearch
 
     rules = JerichoEnv("castles").rules
-
-    class Flat:  # a uniform prior and first-legal-action rollouts, without a network
-        policy = None
-
-        def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
-
-    search = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    search = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
     search._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
     state = _mid_game("castles", {}, 5, seed=3).state
     (res,) = search.search([state], [rules.current_player(state)])
@@ -424,13 +427,6 @@ def test_rollout_search_games_are_played_by_the_player_given() -> None:
     from agents.search.rollout_search import PolicyRolloutSearch
 
     rules = JerichoEnv("castles").rules
-
-    class Flat:  # a uniform prior without a network: the rollouts cannot be played by it
-        policy = None
-
-        def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return masks / masks.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
-
     asked: list[int] = []
 
     def last_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -439,14 +435,14 @@ def test_rollout_search_games_are_played_by_the_player_given() -> None:
 
     states = [_mid_game("castles", {}, k, seed=3 + k).state for k in (5, 8)]
     movers = [rules.current_player(s) for s in states]
-    given = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0), player=last_legal)
+    given = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0), player=last_legal)
     results = given.search(states, movers)
     assert sum(asked) == given.rows_played > 0
-    patched = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    patched = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
     patched._moves = last_legal  # type: ignore[method-assign]
     for a, b in zip(results, patched.search(states, movers), strict=True):
         assert len(a.legal) > 1 and a.q.tolist() == b.q.tolist() and a.best() == b.best()
-    first = PolicyRolloutSearch(rules, Flat(), 4, 0.1, np.random.default_rng(0))
+    first = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
     first._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
     assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, first.search(states, movers), strict=True))
 
