@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import pickle
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +116,12 @@ def test_specs_name_code_by_file_or_module_with_arguments(mine: Path) -> None:
     ],
 )
 def test_bad_specs_say_what_is_wrong_in_one_line(mine: Path, spec: str, message: str) -> None:
-    with pytest.raises((AgentCodeError, ValueError), match=message) as info:
-        label, name, kwargs = agents.parse_spec(spec)
+    def build() -> None:
+        _, name, kwargs = agents.parse_spec(spec)
         agents.make(name, "castles", **kwargs)
+
+    with pytest.raises((AgentCodeError, ValueError), match=message) as info:
+        build()
     assert "\n" not in str(info.value)
 
 
@@ -242,11 +244,12 @@ def test_own_agents_play_in_the_terminal_the_single_agent_view_and_self_play(min
     env.reset(seed=1)
     env.step(int(np.flatnonzero(env.action_masks())[0]))
     import mine as module
+
     from jericho_env.envs.selfplay import SelfPlayVector
 
     module.CALLS.update(act_batch=0)
     vector = SelfPlayVector("castles", 4, opponents=[module.LowestBatch("castles")], seed=2)
-    obs, masks = vector.reset()
+    _, masks = vector.reset()
     vector.step(masks.argmax(axis=1))
     assert module.CALLS["act_batch"] > 0
 
