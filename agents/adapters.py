@@ -9,17 +9,18 @@ once per round.
 | command line | Python | needs |
 | --- | --- | --- |
 | ``sb3=PATH`` (``sb3=path=PATH,algo=DQN``) | ``from_sb3(model, game_id)`` | the ``train`` extra |
-| ``torch=PATH`` (a TorchScript file) | ``from_torch(module, game_id)`` | torch |
+| ``torch=PATH`` (``torch.export`` or TorchScript) | ``from_torch(module, game_id)`` | torch |
 | ``rllib=PATH`` (``rllib=path=PATH,module=ID``) | ``from_rllib(module, game_id)`` | the ``rllib`` extra |
 | (a factory of your own: ``docs/your-agent.md``) | ``from_callable(fn, game_id)`` | nothing |
 
 Loading any of these files runs code (an SB3 zip and an RLlib checkpoint unpickle Python objects; a
-TorchScript file holds a program), so each needs ``trust=True`` (``--trust-checkpoint``): say so only for
-files you trust. The networks this package trains load without it (``ppo=PATH``, the safe format).
+``torch.export`` or TorchScript file holds a program), so each needs ``trust=True`` (``--trust-checkpoint``):
+say so only for files you trust. The networks this package trains load without it (``ppo=PATH``, the safe format).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
 from collections.abc import Callable
@@ -195,7 +196,12 @@ def from_sb3(model: Any, game_id: str, deterministic: bool = True, seed: int | N
 
 # ----------------------------------------------------------------------------------------------- torch
 class TorchAgent(ScoresAgent):
-    """A torch module mapping observations ``(B, D)`` to logits ``(B, A)``, or a TorchScript file (``torch=PATH``)."""
+    """A torch module mapping observations ``(B, D)`` to logits ``(B, A)``, or a saved one (``torch=PATH``).
+
+    A file is a ``torch.export`` program (``torch.export.save(torch.export.export(module, (x,),
+    dynamic_shapes=({0: torch.export.Dim.DYNAMIC},)), "net.pt2")``, any batch size) or a TorchScript file
+    (``torch.jit.script(module).save("net.pt")``, which torch has deprecated).
+    """
 
     name = "torch"
 
@@ -212,21 +218,16 @@ class TorchAgent(ScoresAgent):
         import torch
 
         if (path is None) == (module is None):
-            raise ValueError("torch: give path= (a TorchScript file) or module= (a module in memory), one of them")
+            raise ValueError("torch: give path= (a saved module) or module= (a module in memory), one of them")
         where = "the module"
         if path is not None:
-            p = _trusted(path, "a TorchScript file", trust)
-            try:
-                module = torch.jit.load(str(p), map_location="cpu")
-            except Exception as e:
-                raise ValueError(
-                    f"{str(p)!r} is not a TorchScript file ({type(e).__name__}: {' '.join(str(e).split())[:200]}); "
-                    "save a module with torch.jit.script(module).save(path) or torch.jit.trace"
-                ) from None
+            p = _trusted(path, "a torch.export or TorchScript file", trust)
+            module = _load_torch(torch, p)
             where = f"the module {p.name}"
         super().__init__(game_id, deterministic=deterministic, seed=seed, where=where, **game_options)
         self.module = module
-        if hasattr(module, "eval"):
+        # dropout, batch norm: inference mode (a plain callable and a torch.export program have no modes)
+        with contextlib.suppress(AttributeError, NotImplementedError):
             module.eval()
         self._torch = torch
 
@@ -241,6 +242,31 @@ class TorchAgent(ScoresAgent):
                     f"{self.name}: {self.where} failed on observations of shape {observations.shape} "
                     f"({' '.join(str(e).split())[:200]}): was it trained on {self.game_id} with these options?"
                 ) from None
+
+
+def _load_torch(torch: Any, path: Path) -> Any:
+    """The module saved at ``path``: a ``torch.export`` program, else a TorchScript file."""
+    import warnings
+
+    errors = []
+    if not zipfile.is_zipfile(path):  # both formats are zip archives
+        errors.append("not a zip archive")
+    else:
+        try:
+            return torch.export.load(str(path)).module()
+        except Exception as e:
+            errors.append(f"torch.export: {type(e).__name__}")
+        try:
+            with warnings.catch_warnings():  # torch deprecates TorchScript; such files still load (docstring)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return torch.jit.load(str(path), map_location="cpu")
+        except Exception as e:
+            errors.append(f"TorchScript: {type(e).__name__}: {' '.join(str(e).split())[:120]}")
+    raise ValueError(
+        f"{str(path)!r} is neither a torch.export program nor a TorchScript file ({'; '.join(errors)}): save one "
+        "with torch.export.save(torch.export.export(module, (x,), dynamic_shapes=({0: torch.export.Dim.DYNAMIC},)), "
+        "path)"
+    )
 
 
 def from_torch(
