@@ -118,13 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def specs_from_args(raw: Sequence[Any], trust: bool = False, game_id: str | None = None) -> list[AgentSpec]:
+def specs_from_args(
+    raw: Sequence[Any], trust: bool = False, game_id: str | None = None, at_least: int = 2
+) -> list[AgentSpec]:
     """AgentSpecs of the agents of a tournament; duplicate labels get #2, #3 ...
 
     Each item is a spec as ``--agents`` writes it (``"greedy"``, ``"ppo=PATH"``, ``"mine=file.py:Cls"``), an
     agent object (``act``; labelled by its ``name`` or type), or a ``(label, spec or agent)`` pair.
     ``trust``: let every checkpoint agent given a ``path`` load files that run code (``--trust-checkpoint``).
-    ``game_id``: takes the agents of other installed providers too.
+    ``game_id``: takes the agents of other installed providers too. ``at_least``: agents needed (a tournament's 2).
     """
     specs: list[AgentSpec] = []
     seen: dict[str, int] = {}
@@ -143,7 +145,7 @@ def specs_from_args(raw: Sequence[Any], trust: bool = False, game_id: str | None
         if seen[spec.label] > 1:
             spec = dataclasses.replace(spec, label=f"{spec.label}#{seen[spec.label]}")
         specs.append(spec)
-    if len(specs) < 2:
+    if len(specs) < at_least:
         raise ValueError("a tournament needs at least two agents (e.g. --agents random greedy)")
     return specs
 
@@ -218,7 +220,7 @@ def evaluate(
     if record:  # the first `record` deals' games, played again with their actions (experiments.replays)
         from experiments.replays import record_replays
 
-        summary["replays"] = record_replays(folder, record)
+        summary["replays"] = record_replays(folder, record, specs)
     return summary
 
 

@@ -21,12 +21,18 @@ some games (``--games``) replaces theirs and keeps the other games on the page. 
 the machinery, a few minutes on 2 cores: few deals, a small search budget (said in the output and on the
 page), written under ``runs/leaderboard-quick/`` unless ``--out`` says otherwise, never over the docs.
 
+``--with LABEL=SPEC`` rates newcomers (your own agent: ``mine=path/to/file.py:Agent``, or any agent spec of
+``experiments.evaluate``) on a board already made (``--board``, default the docs' page): each newcomer plays
+every agent of the board on the board's deals, the board's own games are read back instead of played
+again, and one fit rates them all; the page goes to ``runs/leaderboard-with/`` unless ``--out`` says otherwise.
+
 Examples:
     python -m experiments.leaderboard
     python -m experiments.leaderboard --quick
     python -m experiments.leaderboard --games castles --deals 100 --workers 2
     python -m experiments.leaderboard --deals 250 walls=50
     python -m experiments.leaderboard --backend ray --ray-address HOST:6379
+    python -m experiments.leaderboard --games castles --with lowest=path/to/mine.py:LowestCard
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ QUICK_DEALS = {2: 6, 4: 1}  # per pair, by players (more players: as 4): a check
 QUICK_SIMULATIONS = {"default": 20, "walls": 5}
 DOCS = Path("docs") / "leaderboard.md"
 QUICK_OUT = Path("runs") / "leaderboard-quick" / "leaderboard.md"
+WITH_OUT = Path("runs") / "leaderboard-with" / "leaderboard.md"
 
 
 @dataclasses.dataclass
@@ -72,6 +79,10 @@ class GameBoard:
     notes: list[str]
     simulations: int | None  # the search budget (None: ismcts's default for the game)
     made: dict[str, Any] = dataclasses.field(default_factory=dict)  # command, date, commit, workers, backend...
+    # every pair's results deal by deal ("A vs B" -> encode_deals), so that newcomers (--with) are rated in one fit
+    results: dict[str, str] = dataclasses.field(default_factory=dict)
+    per_deal: int = 0  # games a pair plays on one deal (both seat orders; walls: the row agent in every seat)
+    fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)  # agent -> its checkpoint's SHA-256
 
     def to_json(self) -> dict[str, Any]:
         """The board as JSON (``leaderboard.json`` beside the page keeps every game's)."""
@@ -142,7 +153,43 @@ def _trained(entry: Any) -> str:
     return f"{what}{took}, commit {commit}; {scores} scores on its card ({entry.name}.json)"
 
 
+def fingerprints(specs: Sequence[AgentSpec]) -> dict[str, str]:
+    """Each agent's checkpoint SHA-256 (``""`` without one): a board's results hold only for those very files."""
+    from agents.checkpoint import resolve_path
+    from agents.pretrained import sha256
+
+    return {s.label: sha256(resolve_path(s.kwargs["path"])) if "path" in s.kwargs else "" for s in specs}
+
+
 # --------------------------------------------------------------------------------------------- the ratings
+def encode_deals(counts: np.ndarray, labels: Sequence[str]) -> dict[str, str]:
+    """``counts[d, i, j] = (wins, draws, losses)`` as text: for each pair, two digits a deal (wins, draws)."""
+    return {
+        f"{a} vs {b}": "".join(f"{w}{dr}" for w, dr, _ in counts[:, i, j])
+        for i, a in enumerate(labels)
+        for j, b in enumerate(labels)
+        if i != j
+    }
+
+
+def decode_deals(results: dict[str, str], labels: Sequence[str], per_deal: int) -> np.ndarray:
+    """``encode_deals``'s text as ``counts[d, i, j]`` for ``labels`` (any order); ``ValueError`` if a pair lacks."""
+    k = len(labels)
+    deals = len(next(iter(results.values()), "")) // 2
+    counts = np.zeros((deals, k, k, 3), dtype=np.int64)
+    for i, a in enumerate(labels):
+        for j, b in enumerate(labels):
+            if i == j:
+                continue
+            text = results.get(f"{a} vs {b}")
+            if text is None or len(text) != 2 * deals:
+                raise ValueError(f"the board has no deal-by-deal results of {a} vs {b}")
+            digits = np.frombuffer(text.encode(), dtype=np.uint8).reshape(deals, 2) - ord("0")
+            counts[:, i, j, :2] = digits
+            counts[:, i, j, 2] = per_deal - digits.sum(axis=1)
+    return counts
+
+
 def deal_counts(records: Sequence[GameRecord], labels: Sequence[str]) -> tuple[np.ndarray, list[int]]:
     """(counts, deals): ``counts[d, i, j]`` = (wins, draws, losses) of ``labels[i]`` against ``labels[j]`` in deal d."""
     by_deal: dict[int, list[GameRecord]] = defaultdict(list)
@@ -196,12 +243,32 @@ def board(
     """The game's leaderboard from its games: cells, ratings (rank order) and their bootstrap intervals."""
     labels = [s.label for s in specs]
     counts, _ = deal_counts(records, labels)
+    return board_of_counts(game, labels, counts, seconds, resamples, seed, notes, simulations, fingerprints(specs))
+
+
+def board_of_counts(
+    game: str,
+    labels: list[str],
+    counts: np.ndarray,
+    seconds: float,
+    resamples: int,
+    seed: int,
+    notes: list[str],
+    simulations: int | None,
+    prints: dict[str, str],
+) -> GameBoard:
+    """The board of ``counts[d, i, j]``: (wins, draws, losses) of ``labels[i]`` against ``labels[j]`` in deal d."""
     cells = cells_of(counts.sum(axis=0), labels)
     ratings = bradley_terry(labels, cells)
     intervals = bootstrap_intervals(counts, labels, resamples, seed)
     ranked = sorted(labels, key=lambda a: -ratings[a])
     players = make_rules(game).info.num_players
-    return GameBoard(game, ranked, cells, ratings, intervals, len(records), deals, seconds, players, notes, simulations)
+    per_deal = int(counts[0, 0, 1].sum()) if counts.size else 0
+    games = int(counts.sum()) // (2 if players == 2 else 1)  # two-player games count in both cells
+    return GameBoard(
+        game, ranked, cells, ratings, intervals, games, counts.shape[0], seconds, players, notes, simulations,
+        results=encode_deals(counts, labels), per_deal=per_deal, fingerprints=prints,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- the page
@@ -358,6 +425,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=positive_int, default=2, help="processes (default 2; results identical for any)")
     p.add_argument("--bootstrap", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--out", default=None, help=f"the page (default {DOCS}; images in images/ beside it)")
+    newcomers = (
+        "rate newcomers on a board already made: each plays every agent of the board on its deals, its other "
+        "games are reused, one fit rates all (your own code: LABEL=pkg.module:attr or LABEL=path/to/file.py:attr)"
+    )
+    p.add_argument("--with", dest="newcomers", nargs="+", default=[], metavar="LABEL=SPEC", help=newcomers)
+    p.add_argument("--board", default=None, metavar="PAGE", help=f"--with: the board to join (default {DOCS})")
+    trust = "--with: let sb3=PATH, torch=PATH and rllib=PATH load files that run code (only files you trust)"
+    p.add_argument("--trust-checkpoint", action="store_true", help=trust)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_backend_flags(p)
     return p
@@ -396,6 +471,86 @@ def run(
         boards.append(board(game, specs, records, per_pair, seconds, resamples, seed, notes, budget))
         print(f"{game}: {len(records)} games in {_minutes(seconds)}; {summary_line(boards[-1])}")
     return boards
+
+
+def stored_board(game: str, page: Path) -> GameBoard:
+    """``game``'s board kept beside the leaderboard ``page`` (its ``.json``), with its deal-by-deal results."""
+    store = page.with_suffix(".json")
+    kept = {b.game: b for b in merged([], store)}
+    again = f"python -m experiments.leaderboard --games {game}"
+    if game not in kept:
+        raise ValueError(f"{store} holds no board of {game}: make one first ({again})")
+    old = kept[game]
+    if not old.results:
+        raise ValueError(
+            f"the {game} board in {store} was written without its deal-by-deal results, which a newcomer is rated "
+            f"with: make it again ({again})"
+        )
+    return old
+
+
+def rate_newcomers(
+    game: str,
+    newcomers: list[AgentSpec],
+    page: Path,
+    workers: int,
+    resamples: int,
+    quiet: bool = False,
+    backend: Backend = LOCAL,
+) -> GameBoard:
+    """``game``'s board of ``page`` with ``newcomers`` added: they play every agent of the board, one fit rates all.
+
+    Only the newcomers' pairs are played, on the board's deals (its seed and deal count; the same cards as
+    its games) and search budget; every other pair's games are the board's own, read back deal by deal,
+    so the ratings and their bootstrap intervals come from one fit over all of them. ``ValueError`` when
+    the board's agents are no longer the package's (another agent, or a network file that changed).
+    """
+    old = stored_board(game, page)
+    specs, _ = game_agents(game, old.simulations)
+    have = [s.label for s in specs]
+    again = f"python -m experiments.leaderboard --games {game}"
+    if sorted(have) != sorted(old.labels):
+        raise ValueError(
+            f"the {game} board's agents ({', '.join(old.labels)}) are not the package's now ({', '.join(have)}): "
+            f"make the board again ({again})"
+        )
+    changed = [a for a, fp in fingerprints(specs).items() if fp != old.fingerprints.get(a, "")]
+    if changed:
+        raise ValueError(
+            f"the network of {', '.join(changed)} changed since the {game} board was made: its games no longer "
+            f"hold; make the board again ({again})"
+        )
+    clash = [s.label for s in newcomers if s.label in have]
+    if clash:
+        raise ValueError(f"--with: {', '.join(clash)} is already on the board; give the newcomer another label")
+    for spec in newcomers:  # code that does not load, a checkpoint of another game: fail before any game
+        spec.build(game, {})
+    every = specs + newcomers
+    labels = [s.label for s in every]
+    k, new = len(every), range(len(specs), len(every))
+    n = make_rules(game).info.num_players
+    pairs = sum(1 for i in range(k) for j in range(k) if i != j and (i in new or j in new)) // (2 if n == 2 else 1)
+    bar = progress_bar(pairs * old.deals * n, f"{game} newcomers", quiet)
+    seed = int(old.made.get("seed", 0))
+    t0 = time.perf_counter()
+    try:
+        records = run_games(
+            game, every, old.deals, seed, workers, progress=bar.update, backend=backend, among=list(new)
+        )
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    counts = np.zeros((old.deals, k, k, 3), dtype=np.int64)
+    counts[:, : len(specs), : len(specs)] = decode_deals(old.results, have, old.per_deal)
+    played, _ = deal_counts(records, labels)
+    counts += played  # the newcomers' pairs only: the board's cells are zero there
+    added = f"{', '.join(s.label for s in newcomers)}: {len(records)} games in {_minutes(seconds)} (--with)"
+    b = board_of_counts(
+        game, labels, counts, old.seconds + seconds, resamples, seed, [*old.notes, added], old.simulations,
+        {**old.fingerprints, **fingerprints(newcomers)},
+    )  # fmt: skip
+    b.made = dict(old.made)
+    return b
 
 
 def merged(boards: Sequence[GameBoard], store: Path) -> list[GameBoard]:
@@ -457,6 +612,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             known = ", ".join(known_game_ids())
             raise ValueError(f"--games: unknown game(s) {', '.join(unknown)}; choose from {known}")
+        if args.newcomers:
+            with_newcomers(args, games, given)
+            return
+        if args.board is not None:
+            raise ValueError("--board is the board that --with newcomers join; give --with LABEL=SPEC too")
         out = Path(args.out) if args.out else (QUICK_OUT if args.quick else DOCS)
         if out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a folder; give the page's file name (e.g. {DOCS})")
@@ -488,6 +648,34 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nleaderboard in {time.perf_counter() - t0:.0f} s; wrote {', '.join(str(p) for p in written)}")
 
     return run_cli(parser, body)
+
+
+def with_newcomers(args: argparse.Namespace, games: Sequence[str], given: Sequence[str]) -> None:
+    """``--with``: the newcomers rated on each game's stored board (``rate_newcomers``), the page written."""
+    import shlex
+
+    from experiments.evaluate import specs_from_args
+
+    if args.quick or args.deals or args.simulations is not None:
+        raise ValueError("--with plays the board's own deals and budget: leave out --quick, --deals and --simulations")
+    board_page = Path(args.board) if args.board else DOCS
+    out = Path(args.out) if args.out else WITH_OUT
+    if out.suffix != ".md" or out.resolve() == board_page.resolve():
+        raise ValueError(f"--out {str(out)!r}: give a new page ending in .md (not the board, {board_page})")
+    backend = backend_from_args(args)
+    boards = []
+    for game in games:
+        newcomers = specs_from_args(args.newcomers, args.trust_checkpoint, game, at_least=1)
+        b = rate_newcomers(game, newcomers, board_page, args.workers, args.bootstrap, args.quiet, backend)
+        b.made["command"] = shlex.join(["python", "-m", "experiments.leaderboard", *given])
+        boards.append(b)
+        print(f"\n## {game}, with {', '.join(s.label for s in newcomers)}\n\n{markdown_table(b)}\n")
+        for s in newcomers:
+            lo, hi = b.intervals[s.label]
+            rank = b.labels.index(s.label) + 1
+            print(f"{s.label}: rank {rank} of {len(b.labels)}, rating {b.ratings[s.label]:.0f} [{lo:.0f}, {hi:.0f}]")
+    _, written = write(boards, out)
+    print(f"\nwrote {', '.join(str(p) for p in written)}")
 
 
 if __name__ == "__main__":

@@ -26,22 +26,30 @@ from jericho_env.registry import make_rules
 from jericho_env.replay import FILE_NAME, Replay, write_replays
 
 
-def record_replays(folder: str | Path, deals: int) -> tuple[Path, int]:
+def record_replays(folder: str | Path, deals: int, specs: list[AgentSpec] | None = None) -> tuple[Path, int]:
     """Write ``replays.jsonl`` for the first ``deals`` deals of every pairing of the tournament in ``folder``.
 
     Returns the file and the number of games in it; ``ValueError`` if ``results.json`` is missing or
-    broken, or if a game played again differs from the tournament's record of it.
+    broken, or if a game played again differs from the tournament's record of it. ``specs``: the
+    tournament's agents (needed when some were objects, which ``results.json`` names but cannot rebuild).
+    A game that ended at an illegal action (``illegal="lose"``) has no replay.
     """
     folder = Path(folder)
     results = _results(folder)
     config = results["config"]
     game, options, seed = config["game"], dict(config["options"]), int(config["seed"])
-    specs = [AgentSpec(a["label"], a["name"], dict(a["kwargs"])) for a in config["agents"]]
+    if specs is None:
+        if any("object" in a for a in config["agents"]):
+            raise ValueError(f"{folder}/results.json: its agents include objects, which only the tournament can replay")
+        specs = [AgentSpec(a["label"], a["name"], dict(a["kwargs"])) for a in config["agents"]]
     rules = make_rules(game, **options)
     played = {(g["focal"], g["opponent"], g["deal"], g["arrangement"]): g for g in results["games"]}
     replays = []
     loop, batch, total = config.get("loop", "sequential"), config.get("batch"), int(config["deals"])
-    for rec, actions in record_games(game, specs, seed, options, min(deals, total), loop, batch, total):
+    illegal = config.get("illegal_action", "raise")
+    for rec, actions in record_games(game, specs, seed, options, min(deals, total), loop, batch, total, illegal):
+        if rec.illegal:
+            continue
         key = (rec.focal, rec.opponent, rec.deal, rec.arrangement)
         want = played.get(key)
         same = want is not None and (

@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> None:
         check_out(args.out, "--out")
-        a, b = specs_from_args([args.a, args.b])
+        a, b = specs_from_args([args.a, args.b], game_id=args.game)
         result = head_to_head(args.game, a, b, args.deals, args.seed, args.workers, dict(args.option), args.quiet)
         print(summary_line(result))
         if args.out:

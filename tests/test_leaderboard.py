@@ -147,3 +147,89 @@ def test_deals_per_game_takes_one_number_and_exceptions() -> None:
     assert leaderboard.deals_per_game([(None, 250), ("walls", 40)], games) == {"grid": 250, "walls": 40, "castles": 250}
     assert leaderboard.deals_per_game([("walls", 40)], games) == {"walls": 40}
     assert leaderboard.deals_per_game([], games) == {}
+
+
+LOWEST = """
+import numpy as np
+
+
+class LowestCard:
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+"""
+
+
+def test_a_newcomer_joins_a_board_playing_only_its_own_pairs_and_rates_as_a_full_board_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    monkeypatch.setenv(ZOO_ENV, str(folder))  # an empty zoo: random, greedy and ismcts
+    mine = tmp_path / "mine.py"
+    mine.write_text(LOWEST)
+    board_page = tmp_path / "docs" / "leaderboard.md"
+    base = ["--games", "castles", "--bootstrap", "50", "--workers", "1", "--quiet"]
+    made = ["--deals", "4", "--simulations", "4"]
+    assert leaderboard.main([*base, *made, "--out", str(board_page)]) == 0
+    played: list[object] = []
+    real = leaderboard.run_games
+
+    def spy(*args: object, **kwargs: object) -> list[GameRecord]:
+        played.append(kwargs.get("among"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leaderboard, "run_games", spy)
+    out = tmp_path / "with" / "leaderboard.md"
+    argv = [*base, "--board", str(board_page), "--out", str(out), "--with", f"lowest={mine}:LowestCard"]
+    assert leaderboard.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert played == [[3]]  # the newcomer's pairs only: no game of the board is played again
+    assert re.search(r"lowest: rank \d of 4, rating \d+ \[\d+, \d+\]", printed) and "| **lowest** |" in printed
+    joined = leaderboard.GameBoard.from_json(json.loads(out.with_suffix(".json").read_text())["games"][0])
+    old = leaderboard.GameBoard.from_json(json.loads(board_page.with_suffix(".json").read_text())["games"][0])
+    assert all(joined.cells[pair] == cell for pair, cell in old.cells.items())
+    # the same board made whole, the newcomer among its agents from the start: the same cells, ratings, intervals
+    monkeypatch.setattr(leaderboard, "run_games", real)
+    agents_of = leaderboard.game_agents
+
+    def with_lowest(game: str, simulations: int | None) -> tuple[list[AgentSpec], list[str]]:
+        specs, notes = agents_of(game, simulations)
+        return [*specs, AgentSpec("lowest", f"{mine}:LowestCard")], notes
+
+    monkeypatch.setattr(leaderboard, "game_agents", with_lowest)
+    whole = tmp_path / "whole" / "leaderboard.md"
+    assert leaderboard.main([*base, *made, "--out", str(whole)]) == 0
+    full = leaderboard.GameBoard.from_json(json.loads(whole.with_suffix(".json").read_text())["games"][0])
+    assert full.cells == joined.cells and full.labels == joined.labels
+    assert full.ratings == pytest.approx(joined.ratings) and full.intervals == joined.intervals
+
+
+def test_a_newcomer_is_refused_by_a_board_that_cannot_hold_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "zoo"
+    folder.mkdir()
+    monkeypatch.setenv(ZOO_ENV, str(folder))
+    mine = tmp_path / "mine.py"
+    mine.write_text(LOWEST)
+    board_page = tmp_path / "leaderboard.md"
+    base = ["--games", "castles", "--bootstrap", "20", "--workers", "1", "--quiet"]
+    assert leaderboard.main([*base, "--deals", "2", "--simulations", "2", "--out", str(board_page)]) == 0
+    newcomer = ["--board", str(board_page), "--out", str(tmp_path / "w.md"), "--with", f"low={mine}:LowestCard"]
+    store = board_page.with_suffix(".json")
+    data = json.loads(store.read_text())
+
+    def refused(extra: list[str], message: str) -> None:
+        with pytest.raises(SystemExit) as info:
+            leaderboard.main([*base, *newcomer, *extra])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and message in err and err.count("\n") == 1
+
+    refused(["--quick"], "--with plays the board's own deals and budget")
+    refused(["--board", str(tmp_path / "none.md")], "holds no board of castles")
+    data["games"][0]["fingerprints"]["greedy"] = "0" * 64
+    store.write_text(json.dumps(data))
+    refused([], "the network of greedy changed since the castles board was made")
+    del data["games"][0]["results"]
+    store.write_text(json.dumps(data))
+    refused([], "was written without its deal-by-deal results")

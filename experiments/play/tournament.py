@@ -205,6 +205,7 @@ def record_games(
     loop: str = "sequential",
     batch: int | None = None,
     total_deals: int | None = None,
+    illegal: str = "raise",
 ) -> list[tuple[GameRecord, list[int]]]:
     """The tournament's games of its first ``deals`` deals of every pairing, played again here, with their actions.
 
@@ -214,7 +215,7 @@ def record_games(
     actions that were played (``experiments.replays`` checks every one against the tournament's record).
     The batched loop plays the whole chunks that hold these deals and keeps their games.
     """
-    worker = _Worker(game_id, dict(options), specs, seed)
+    worker = _Worker(game_id, dict(options), specs, seed, illegal)
     out: list[tuple[GameRecord, list[int]]] = []
     if check_loop(loop) == "sequential":
         for task in make_tasks(len(specs), worker.n, deals):
@@ -287,6 +288,7 @@ def run_games(
     loop: str = "batched",
     batch: int | None = None,
     illegal: str = "raise",
+    among: Sequence[int] | None = None,
 ) -> list[GameRecord]:
     """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
 
@@ -300,6 +302,8 @@ def run_games(
     as a loss for the agent (the env's scoring) and goes on, the record saying why (``GameRecord.illegal``).
     Agent objects (``AgentSpec.agent``) go to worker processes pickled: one that does not pickle is refused
     before any game, with the advice to name it by its code's path instead.
+    ``among``: play only the pairings that hold one of these agents (by index; the others' games are
+    known already, as the leaderboard's newcomers need): the same games as in the whole tournament.
     """
     options = dict(options or {})
     check_illegal(illegal)
@@ -312,6 +316,8 @@ def run_games(
         tasks = make_batch_tasks(len(specs), n_players, deals, check_batch(DEFAULT_BATCH if batch is None else batch))
     else:
         tasks = make_tasks(len(specs), n_players, deals)
+    if among is not None:
+        tasks = [t for t in tasks if t.focal in among or t.opponent in among]
     if backend is not None and backend.is_ray:
         records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks, illegal)
     else:
