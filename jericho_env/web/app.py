@@ -58,6 +58,7 @@ from jericho_env.core.image import font
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import known_game_ids, make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
+from jericho_env.web.boards import DEFAULT_HEIGHT, DEFAULT_WIDTH
 from jericho_env.web.catalog import first_player, option_field, option_label, rules_page, rules_summary, value_words
 from jericho_env.web.checkpoints import CHECKPOINT_AGENT, CheckpointCache
 from jericho_env.web.guard import LOCAL_HOSTS, Guard, anonymous_of, read_json, visitor_of
@@ -71,6 +72,7 @@ FONT_FILES = {
     "DejaVuSansMono.ttf": (False, True),
 }
 MAX_FILES = 500  # checkpoints and replay files listed from the runs folder
+BOX_LIMITS = (240, 2400)  # px: the board box a page may ask for (a smaller or larger one is held to these)
 
 
 @dataclasses.dataclass
@@ -364,6 +366,23 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
 
+def _box(request: Request) -> tuple[float, float]:
+    """The board's box the page has, ``?w=WIDTH&h=HEIGHT`` in CSS pixels (held within ``BOX_LIMITS``)."""
+    q = request.query_params
+    out = []
+    for name, default in (("w", DEFAULT_WIDTH), ("h", DEFAULT_HEIGHT)):
+        text = q.get(name)
+        if text in (None, ""):
+            out.append(float(default))
+            continue
+        try:
+            value = int(text)  # type: ignore[arg-type]
+        except ValueError:
+            raise WebError(400, "w and h must be the board's width and height in CSS pixels (integers)") from None
+        out.append(float(min(max(value, BOX_LIMITS[0]), BOX_LIMITS[1])))
+    return out[0], out[1]
+
+
 def _seat_and_ply(request: Request) -> tuple[int | None, int | None, bool]:
     q = request.query_params
     seat_text, ply_text = q.get("seat"), q.get("ply")
@@ -428,39 +447,45 @@ def create_app(
 
     async def play(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "seat", "agents"))
+        box = _box(request)
         session = await run_in_threadpool(server.new_game, body, "play", visitor_of(request), anonymous_of(request))
-        return session.view()
+        return session.view(box=box)
 
     async def watch(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "agents"))
+        box = _box(request)
         session = await run_in_threadpool(server.new_game, body, "watch", visitor_of(request), anonymous_of(request))
-        return session.view(seat=None)
+        return session.view(seat=None, box=box)
 
     async def replay(request: Request) -> Any:
         body = await read_json(request, ("file", "index"))
+        box = _box(request)
         session = await run_in_threadpool(server.open_replay, body, visitor_of(request), anonymous_of(request))
-        return session.view(seat=None, ply=0)
+        return session.view(seat=None, ply=0, box=box)
 
     async def show(request: Request) -> Any:
         seat, ply, full = _seat_and_ply(request)
-        return await locked(request, lambda s: s.view(seat, ply, full))
+        box = _box(request)
+        return await locked(request, lambda s: s.view(seat, ply, full, box))
 
     async def move(request: Request) -> Any:
         body = await read_json(request, ("action", "ply"))
+        box = _box(request)
 
         def work(s: Session) -> Any:
             s.human_move(body.get("action"), body.get("ply"))
-            return s.view()
+            return s.view(box=box)
 
         return await locked(request, work)
 
     async def step(request: Request) -> Any:
         body = await read_json(request, ("ply",))
         seat, _, full = _seat_and_ply(request)
+        box = _box(request)
 
         def work(s: Session) -> Any:
             s.step(body.get("ply"))
-            return s.view(seat, full=full)
+            return s.view(seat, full=full, box=box)
 
         return await locked(request, work)
 
