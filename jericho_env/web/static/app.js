@@ -233,8 +233,9 @@ function optionLabel(game, name) {
 }
 
 function agentRefusal(game, name, options) {
-  // why `name` does not play these options (the options it plays only: a shipped network's training), or null
-  const needs = (game.agent_options || {})[name];
+  // why `name` does not play these options (the options it plays only: a network's training), or null
+  const checkpoint = (game.checkpoints || []).find(c => c.value === name);
+  const needs = checkpoint ? checkpoint.options : (game.agent_options || {})[name];
   if (!needs) return null;
   const differ = Object.entries(needs).filter(([k, v]) => options[k] !== v);
   if (!differ.length) return null;
@@ -258,13 +259,20 @@ function agentSelect(game, seat, keep, refused) {
     named.append(opt);
   }
   sel.append(named);
-  if (CATALOG.checkpoints.length) {
+  // the checkpoints trained for this game, each offered for the options it was trained with
+  const checkpoints = game.checkpoints || [];
+  if (checkpoints.length) {
     const files = document.createElement("optgroup");
     files.label = `checkpoints in ${CATALOG.runs}`;
-    for (const c of CATALOG.checkpoints) files.append(new Option(c, c));
+    for (const c of checkpoints) {
+      const why = refused[c.value];
+      const opt = new Option(why ? `${c.label} (not for these options)` : c.label, c.value);
+      if (why) { opt.disabled = true; opt.title = `it plays ${why}`; }
+      files.append(opt);
+    }
     sel.append(files);
   }
-  const all = [...game.agents.filter(a => !refused[a]), ...CATALOG.checkpoints];
+  const all = [...game.agents, ...checkpoints.map(c => c.value)].filter(a => !refused[a]);
   sel.value = keep && all.includes(keep) ? keep : defaultAgent(game, refused);
   sel.addEventListener("change", () => markField(sel.closest("form, section"), null));
   return sel;
@@ -288,17 +296,17 @@ function buildAgents(form) {
   }
   const options = formOptions(form);
   const refused = {};
-  for (const a of game.agents) {
+  for (const a of [...game.agents, ...(game.checkpoints || []).map(c => c.value)]) {
     const why = agentRefusal(game, a, options);
     if (why) refused[a] = why;
   }
   const note = $(".agents-note", form);
-  const byReason = {};  // agents refused for the same reason are named together
-  for (const [a, why] of Object.entries(refused)) (byReason[why] = byReason[why] || []).push(a);
+  const byReason = {};  // agents refused for the same reason are named together (checkpoints only in their list)
+  for (const [a, why] of Object.entries(refused)) if (game.agents.includes(a)) (byReason[why] = byReason[why] || []).push(a);
   note.textContent = Object.entries(byReason).map(([why, names]) => names.length === 1
     ? `${names[0]} is not offered here: it plays ${why}.`
     : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]} are not offered here: they play ${why}.`).join(" ");
-  note.hidden = !Object.keys(refused).length;
+  note.hidden = !Object.keys(byReason).length;
   const box = $(".agents", form);
   const keep = {};
   for (const s of $$("select", box)) keep[s.name] = s.value;
