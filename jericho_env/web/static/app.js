@@ -830,6 +830,8 @@ function sendMove(action) {
   const v = G;
   if (busy || waiting) return Promise.resolve();
   // from now until the answer: the status says the agents are thinking and the cards are not clickable
+  const a = document.activeElement;
+  if (a && (a.closest("#choices") || a.closest("#moves"))) $("#board").focus({ preventScroll: true });  // its button goes
   waiting = true;
   path = [];
   $("#status").textContent = thinkingOf(v);
