@@ -781,7 +781,7 @@ function choose(key) {
   path = next;
   if (f.exact.length === 1 && !f.longer.length) { sendMove(f.exact[0].action); return; }
   refreshTargets();
-  say(f.longer.length ? `${labelOf(key)} chosen: now choose where it goes (highlighted)` : `${labelOf(key)} chosen: choose how many with the buttons above`);
+  say(f.longer.length ? `${labelOf(key)} chosen: now where it goes` : `${labelOf(key)} chosen: how many? (buttons above)`);
   const live = stops().find(r => sameBox(r).some(x => x.classList.contains("live")));
   if (live && boardHasFocus()) { roving(live); live.focus({ preventScroll: true }); }
 }
