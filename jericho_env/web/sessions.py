@@ -2,8 +2,10 @@
 
 A ``Session`` holds the rules, every state of the game so far (so any ply can be shown again), the
 actions, and the agents in their seats. What leaves the server is a *view* (``Session.view``): one
-seat's table (or the full one, where allowed), that seat's legal moves when it is a human's turn,
-and the narration of every move as that seat may know it (``Rules.public_action_to_str``).
+seat's table (or the full one, where allowed) drawn for the page's box, that seat's legal moves when
+it is a human's turn with the targets that choose each and why a target that starts no move is
+refused (``jericho_env.web.tables``), and the narration of every move as that seat may know it
+(``Rules.public_action_to_str``).
 
 Who may see what:
 
