@@ -1,27 +1,17 @@
-"""The agent protocol: ``act(observation) -> action`` on PettingZoo observation dicts."""
+"""The agent protocol (``jericho_env.user_agents.Agent``) and ``BaseAgent``, the plumbing of this package's agents."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from jericho_env.core.validate import check_optional_seed
 
+# the one agent protocol: act(observation) -> int; reset(seed) and act_batch(observations, masks) optional
+from jericho_env.user_agents import Agent
 
-@runtime_checkable
-class Agent(Protocol):
-    """Anything that picks a legal action from a PettingZoo observation dict."""
-
-    name: str
-
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        """A legal action: ``observation["action_mask"][action] == 1``."""
-        ...
-
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game; re-seed any randomness the agent has."""
-        ...
+__all__ = ["Agent", "BaseAgent"]
 
 
 class BaseAgent:

@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 
 from jericho_env.envs.selfplay import RandomBatchPolicy
+from jericho_env.user_agents import ActBatchPolicy, RowByRowPolicy, batch_policy_of
 
 __all__ = [
+    "ActBatchPolicy",
     "AgentBatchPolicy",
     "JointNetworks",
     "NetworkBatchPolicy",
@@ -36,39 +38,8 @@ __all__ = [
 Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # agents.prior.PriorHint, or any such function
 
 
-class AgentBatchPolicy:
-    """Any agent with ``act(observation_dict)``, asked once per row.
-
-    An agent that searches (it defines ``observe_view``, as ``ismcts`` does) makes the policy ask the
-    batched env for each row's information view (``uses_views``); each row's view is handed to the
-    agent before its ``act``, as ``jericho_env.agent_plugins.choose_action`` does for one game.
-    """
-
-    uses_observation = True
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.name = getattr(agent, "name", type(agent).__name__)
-        self.uses_views = callable(getattr(agent, "observe_view", None))
-        self._views: list[Any] | None = None
-
-    def observe_views(self, views: list[Any]) -> None:
-        """The information views of the next call's rows (the batched env calls this for searching agents)."""
-        self._views = list(views)
-
-    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        act = self.agent.act
-        m8 = masks.astype(np.int8)
-        views, self._views = self._views, None
-        if self.uses_views and (views is None or len(views) != len(masks)):
-            raise ValueError(f"{self.name}: needs one information view per row (observe_views) before each call")
-
-        def row(j: int) -> int:
-            if views is not None:
-                self.agent.observe_view(views[j])
-            return act({"observation": observations[j], "action_mask": m8[j]})
-
-        return np.fromiter((row(j) for j in range(len(masks))), dtype=np.int64, count=len(masks))
+# an agent asked row by row (with information views for searching agents): the engine's one implementation
+AgentBatchPolicy = RowByRowPolicy
 
 
 class _SmallBatchFallback:
@@ -110,7 +81,8 @@ def agent_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, op
     """A made agent as its cheapest batch policy: its own ``batch_policy()`` where it has one (dmc,
     exit-search); a network agent (``agents.ppo.PPOAgent`` and subclasses: ppo, exit) as a
     ``NetworkBatchPolicy``, the same choice per row (greedy or sampling as the agent) with a hint of the
-    prior it was trained on of its own; any other agent asked row by row (``AgentBatchPolicy``)."""
+    prior it was trained on of its own; an agent with ``act_batch`` (the adapters, your own) through it;
+    any other agent asked row by row (``AgentBatchPolicy``)."""
     hook = getattr(agent, "batch_policy", None)
     if callable(hook):
         return hook()
@@ -120,7 +92,7 @@ def agent_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, op
 
         hint = prior_hint(agent.prior_name, game_id, seed=seed, **options)
         return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=name, hint=hint)
-    return AgentBatchPolicy(agent)
+    return batch_policy_of(agent)
 
 
 class NetworkBatchPolicy:
@@ -385,11 +357,11 @@ def _mlp_logits(policy: Any, obs: Any) -> Any:
 
 
 def batch_policy(agent: Any) -> Any:
-    """``agent`` as a batch policy: ``"random"`` -> ``RandomBatchPolicy``; agents -> ``AgentBatchPolicy``."""
+    """``agent`` as a batch policy: ``"random"`` -> ``RandomBatchPolicy``; agents -> their ``act_batch`` or ``act``."""
     if isinstance(agent, str) and agent == "random":
         return RandomBatchPolicy()
     if hasattr(agent, "act"):
-        return AgentBatchPolicy(agent)
+        return batch_policy_of(agent)
     if callable(agent):
         return agent
     raise ValueError(f"{agent!r} is neither an agent (act) nor a batch policy (callable)")

@@ -2,6 +2,10 @@
 
 ``ppo``, ``exit`` and ``exit-search`` without ``path`` play the network shipped in the package for the
 game (``agents.pretrained``, the model zoo); ``playable_names(game_id)`` lists what plays with no argument.
+``sb3``, ``torch`` and ``rllib`` play policies trained elsewhere (``agents.adapters``). Beyond these names,
+``make`` and ``parse_spec`` take agents of your own code (``LABEL=pkg.module:attr``,
+``LABEL=path/to/file.py:attr``: ``jericho_env.user_agents``) and the agents of other installed providers
+(the ``jericho_env.agents`` entry points: ``jericho_env.agent_plugins``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from agents.base import BaseAgent
+from jericho_env.user_agents import is_target, make_user_agent, split_user_spec
 
 # name -> (module, class or factory)
 _AGENTS: dict[str, tuple[str, str]] = {
@@ -24,12 +29,17 @@ _AGENTS: dict[str, tuple[str, str]] = {
     "exit-search": ("agents.exit", "ExitSearchAgent"),
     "dmc": ("agents.dmc", "DmcAgent"),
     "dmc-search": ("agents.dmc_search", "DmcSearchAgent"),
+    "sb3": ("agents.adapters", "SB3Agent"),
+    "torch": ("agents.adapters", "TorchAgent"),
+    "rllib": ("agents.adapters", "RLlibAgent"),
 }
 AGENT_NAMES: tuple[str, ...] = tuple(_AGENTS)
 # the agents that need no checkpoint, weakest first: the opponents of the final table and of training
 BASELINES: tuple[str, ...] = ("random", "greedy")
 
 
+# the adapters of policies trained elsewhere (agents.adapters): they play only with a path
+ADAPTERS: tuple[str, ...] = ("sb3", "torch", "rllib")
 # agents that play another agent's zoo network (without a path): dmc-search searches with dmc's
 PLAYS_NETWORK_OF: dict[str, str] = {"dmc-search": "dmc"}
 
@@ -37,6 +47,8 @@ PLAYS_NETWORK_OF: dict[str, str] = {"dmc-search": "dmc"}
 def available(name: str, game_id: str) -> bool:
     """Whether agent ``name`` plays ``game_id`` (``ppo`` does any game, given a checkpoint of it)."""
     if name not in _AGENTS:
+        if is_target(name) or _other_provider(name, game_id) is not None:
+            return True  # user code and other providers' agents: make says if they refuse the game
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
     if name == "dmc-search":  # a Q network values the seat to move: two-player zero-sum games
         from jericho_env.registry import make_rules
@@ -133,6 +145,8 @@ def playable_names(game_id: str) -> list[str]:
     shipped = zoo().agent_names(game_id)
 
     def playable(n: str) -> bool:
+        if n in ADAPTERS:
+            return False
         if n in CHECKPOINT_AGENTS:
             return n in shipped
         if n in PLAYS_NETWORK_OF:  # without a path: the zoo's network of another agent, where it fits
@@ -177,14 +191,38 @@ def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
 
     rules_class(game_id)  # unknown game ids fail here with the list of known ones
     if name not in _AGENTS:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}")
+        if is_target(name):  # your own code: LABEL=pkg.module:attr or LABEL=path/to/file.py:attr
+            user: BaseAgent = make_user_agent(name, game_id, **kwargs)
+            return user
+        other = _other_provider(name, game_id)
+        if other is not None:
+            made: BaseAgent = other.make(name, game_id, **kwargs)
+            return made
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}; {YOUR_OWN}")
     module, attr = _AGENTS[name]
     factory = getattr(importlib.import_module(module), attr)
     agent: BaseAgent = factory(game_id, **kwargs)
     return agent
 
 
-def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
+YOUR_OWN = "your own agent: LABEL=pkg.module:attr or LABEL=path/to/file.py:attr (docs/your-agent.md)"
+
+
+def _other_provider(name: str, game_id: str | None) -> Any | None:
+    """The installed agent provider other than this package that offers ``name`` (``jericho_env.agent_plugins``)."""
+    from jericho_env.agent_plugins import providers
+
+    for provider in providers().values():
+        if getattr(provider, "make", None) is make:
+            continue  # this module, installed as the provider "agents"
+        if game_id is None:
+            return None
+        if name in provider.agent_names(game_id):
+            return provider
+    return None
+
+
+def parse_spec(spec: str, game_id: str | None = None) -> tuple[str, str, dict[str, Any]]:
     """Split an agent spec from the command line into (label, name, kwargs).
 
     ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...});
@@ -193,16 +231,34 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
     ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
     (``agents.registry.parse_budget``); ``"exit-search=path=a.zip,search=rollouts,simulations=16"``:
-    ``exit-search``'s settings (``parse_search_settings``; ``exit-search=a.zip`` is its path alone).
+    ``exit-search``'s settings (``parse_settings``; ``exit-search=a.zip`` is its path alone); the adapters
+    likewise (``"sb3=model.zip"``, ``"sb3=path=model.zip,algo=DQN"``).
+    ``"LABEL=pkg.module:attr,key=value"`` / ``"LABEL=path/to/file.py:attr"``: your own code, returned as
+    ``(LABEL, TARGET, kwargs)`` (``jericho_env.user_agents``). With ``game_id``, the names of other installed
+    providers are taken too (their own ``parse_spec`` where they have one).
     """
-    label = None
+    user = split_user_spec(spec, frozenset(AGENT_NAMES))
+    if user is not None:
+        return user
+    label, given = None, spec
     if ":" in spec.split("=", 1)[0]:
         label, spec = spec.split(":", 1)
     name, _, arg = spec.partition("=")
     if name not in _AGENTS:
+        other = _other_provider(name, game_id)
+        if other is not None:
+            parse = getattr(other, "parse_spec", None)
+            if callable(parse):
+                theirs: tuple[str, str, dict[str, Any]] = parse(spec)
+                return (label or theirs[0], theirs[1], theirs[2])
+            if arg:
+                raise ValueError(f"agent {name!r} takes no argument (got {spec!r})")
+            return label or name, name, {}
+        if is_target(given.split(",", 1)[0]):  # "mine:LowestCard": code without a label
+            raise ValueError(f"{given!r} names code without a label: write LABEL={given}, e.g. mine={given}")
         raise ValueError(
-            f"unknown agent {name!r} in {spec!r}; known agents: {', '.join(AGENT_NAMES)} "
-            "(ppo takes ppo=PATH, ismcts ismcts=BUDGET)"
+            f"unknown agent {name!r} in {given!r}; known agents: {', '.join(AGENT_NAMES)} "
+            f"(ppo takes ppo=PATH, ismcts ismcts=BUDGET); {YOUR_OWN}"
         )
     kwargs: dict[str, Any] = {}
     if name == "ismcts":
@@ -210,14 +266,13 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     if arg:
         from agents.pretrained import CHECKPOINT_AGENTS
 
-        if name not in CHECKPOINT_AGENTS and name not in SEARCH_AGENTS:
+        if name not in CHECKPOINT_AGENTS and name not in SETTINGS:
             raise ValueError(
                 f"agent {name!r} takes no argument (got {spec!r}); only {'=PATH, '.join(CHECKPOINT_AGENTS)}=PATH, "
-                f"{', '.join(SEARCH_AGENTS)}=PATH "
-                "and ismcts=BUDGET do"
+                f"{'=PATH, '.join(SETTINGS)}=PATH and ismcts=BUDGET do"
             )
-        if name in SEARCH_AGENTS and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
-            return label or name, name, parse_search_settings(arg, name)
+        if name in SETTINGS and "=" in arg:  # exit-search=path=RUN/final.zip,search=rollouts,simulations=16
+            return label or name, name, parse_settings(arg, name)
         kwargs["path"] = arg
     return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
@@ -236,9 +291,25 @@ SEARCH_SETTINGS: dict[str, dict[str, type]] = {
 SEARCH_AGENTS: tuple[str, ...] = tuple(SEARCH_SETTINGS)
 
 
-def parse_search_settings(text: str, name: str = "exit-search") -> dict[str, Any]:
-    """``exit-search``'s (or ``dmc-search``'s) comma-separated ``key=value`` settings (the agent's arguments)."""
-    settings = SEARCH_SETTINGS[name]
+def parse_bool(text: str) -> bool:
+    """``true`` / ``false`` (any case) as a bool; ``ValueError`` otherwise."""
+    if text.lower() not in ("true", "false"):
+        raise ValueError(text)
+    return text.lower() == "true"
+
+
+# the adapters' settings (agents.adapters), written as the search agents' are
+ADAPTER_SETTINGS: dict[str, dict[str, Any]] = {
+    "sb3": {"path": str, "algo": str, "deterministic": parse_bool},
+    "torch": {"path": str, "deterministic": parse_bool},
+    "rllib": {"path": str, "module": str, "deterministic": parse_bool},
+}
+SETTINGS: dict[str, dict[str, Any]] = {**SEARCH_SETTINGS, **ADAPTER_SETTINGS}
+
+
+def parse_settings(text: str, name: str = "exit-search") -> dict[str, Any]:
+    """The comma-separated ``key=value`` settings of ``name`` (``SETTINGS``: the search agents, the adapters)."""
+    settings = SETTINGS[name]
     kwargs: dict[str, Any] = {}
     for item in text.split(","):
         key, eq, value = item.partition("=")
@@ -252,8 +323,12 @@ def parse_search_settings(text: str, name: str = "exit-search") -> dict[str, Any
         try:
             kwargs[key] = kind(value.strip())
         except ValueError:
-            raise ValueError(f"{name}: {key} takes {kind.__name__}, got {value!r}") from None
+            what = "true or false" if kind is parse_bool else kind.__name__
+            raise ValueError(f"{name}: {key} takes {what}, got {value!r}") from None
     return kwargs
+
+
+parse_search_settings = parse_settings  # the name of earlier releases
 
 
 _BUDGET_KEYS = {

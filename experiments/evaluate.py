@@ -9,6 +9,10 @@ win-rate table with 95% Wilson intervals and Bradley–Terry ratings, and writes
 table.csv, table.md and heatmap.png (without matplotlib: skipped, with a note) to one run folder, in
 that order and each complete or absent, so tables never stand without their results.
 ``ppo=PATH`` loads checkpoints in the safe format; a Stable-Baselines3 zip needs ``--trust-checkpoint``.
+Your own agent plays as ``LABEL=pkg.module:attr`` or ``LABEL=path/to/file.py:attr`` (``docs/your-agent.md``);
+in Python, ``tournament(game_id, [my_agent, "greedy", "ppo"])`` returns the same table. An agent's illegal
+action stops the tournament with a message naming it (``--illegal-action raise``), or loses that game
+and the tournament goes on (``lose``: the table says how many games each agent lost so).
 
 Examples:
     python -m experiments.evaluate grid --agents random greedy --deals 1000
@@ -17,18 +21,22 @@ Examples:
     python -m experiments.evaluate castles --agents greedy ismcts=0.5s fast:ismcts=100 --workers 1
     python -m experiments.evaluate castles --agents random greedy --deals 2000 --backend ray --workers 2
     python -m experiments.evaluate walls --agents random greedy --deals 100 --sequential
+    python -m experiments.evaluate castles --agents lowest=path/to/mine.py:LowestCard greedy ppo --deals 100
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
 import time
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from agents.registry import baselines, parse_spec
+from agents.registry import AGENT_NAMES, baselines, parse_spec
 from experiments.cli import (
     cap_workers,
     check_out,
@@ -42,10 +50,11 @@ from experiments.cli import (
 from experiments.play.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
 from experiments.play.batched_games import DEFAULT_BATCH, check_batch
 from experiments.play.report import run_folder, write_outputs
-from experiments.play.tournament import AgentSpec, check_loop, run_games
+from experiments.play.tournament import ILLEGAL, AgentSpec, check_illegal, check_loop, run_games
 from jericho_env.core.rules import JerichoError
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
+from jericho_env.user_agents import agent_label, check_agent
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(ismcts=300, ismcts=0.5s, ismcts=300,0.5s,rollout=greedy; see agents.registry.parse_budget); "
         "exit=PATH, exit-search=PATH or exit-search=path=PATH,search=rollouts,simulations=16; "
         "dmc=PATH, or dmc=PATH+PATH+... (the mean Q of several networks); dmc-search[=PATH] or "
-        "dmc-search=path=PATH,simulations=200,prior_temperature=0.1 (castles and grid); LABEL:SPEC to rename",
+        "dmc-search=path=PATH,simulations=200,prior_temperature=0.1 (castles and grid); sb3=PATH, torch=PATH, "
+        "rllib=PATH (policies trained elsewhere, with --trust-checkpoint); your own code as "
+        "LABEL=pkg.module:attr or LABEL=path/to/file.py:attr, then ,key=value arguments; LABEL:SPEC to rename",
     )
     p.add_argument("--deals", type=positive_int, default=200, help="deals per pair of agents (default 200)")
     replays = "write replays.jsonl: the first N deals of every pair (all seat arrangements), for jericho_env.web"
@@ -95,23 +106,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-plot", action="store_true", help="skip heatmap.png (skipped anyway without matplotlib)")
     trust = "load ppo=PATH checkpoints that are Stable-Baselines3 zips (written before the safe format): they"
     p.add_argument("--trust-checkpoint", action="store_true", help=trust + " unpickle code; only for files you trust")
+    p.add_argument(
+        "--illegal-action",
+        choices=ILLEGAL,
+        default="raise",
+        help="an agent's illegal action: raise stops the tournament naming the agent, the deal and the action "
+        "(default); lose ends that game as a loss for the agent, as the env's illegal_action='lose' scores it",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_backend_flags(p)
     return p
 
 
-def specs_from_args(raw: list[str], trust: bool = False) -> list[AgentSpec]:
-    """AgentSpecs from the --agents strings; duplicate labels get #2, #3 ... (``trust``: for every ppo=PATH)."""
+def specs_from_args(raw: Sequence[Any], trust: bool = False, game_id: str | None = None) -> list[AgentSpec]:
+    """AgentSpecs of the agents of a tournament; duplicate labels get #2, #3 ...
+
+    Each item is a spec as ``--agents`` writes it (``"greedy"``, ``"ppo=PATH"``, ``"mine=file.py:Cls"``), an
+    agent object (``act``; labelled by its ``name`` or type), or a ``(label, spec or agent)`` pair.
+    ``trust``: let every checkpoint agent given a ``path`` load files that run code (``--trust-checkpoint``).
+    ``game_id``: takes the agents of other installed providers too.
+    """
     specs: list[AgentSpec] = []
     seen: dict[str, int] = {}
-    for s in raw:
-        label, name, kwargs = parse_spec(s)
-        if trust and "path" in kwargs:
-            kwargs["trust"] = True
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = f"{label}#{seen[label]}"
-        specs.append(AgentSpec(label, name, kwargs))
+    for item in raw:
+        given_label, item = item if isinstance(item, tuple) and len(item) == 2 else (None, item)
+        if isinstance(item, str):
+            label, name, kwargs = parse_spec(item, game_id)
+            if trust and "path" in kwargs and name in AGENT_NAMES:
+                kwargs["trust"] = True
+            spec = AgentSpec(given_label or label, name, kwargs)
+        else:
+            check_agent(item, f"the agent {item!r}")
+            label = given_label or agent_label(item)
+            spec = AgentSpec(label, label, agent=item)
+        seen[spec.label] = seen.get(spec.label, 0) + 1
+        if seen[spec.label] > 1:
+            spec = dataclasses.replace(spec, label=f"{spec.label}#{seen[spec.label]}")
+        specs.append(spec)
     if len(specs) < 2:
         raise ValueError("a tournament needs at least two agents (e.g. --agents random greedy)")
     return specs
@@ -132,6 +163,7 @@ def evaluate(
     backend: Backend = LOCAL,
     loop: str = "batched",
     batch: int = DEFAULT_BATCH,
+    illegal: str = "raise",
 ) -> dict[str, Any]:
     """Run the tournament (on ``backend``, with the game ``loop`` of ``run_games``), write its outputs and
     return the summary (with ``folder``).
@@ -144,10 +176,9 @@ def evaluate(
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
     rules = make_rules(game_id, **options)  # bad options fail before any work
     n = rules.info.num_players
-    for spec in specs:  # unknown agents, missing checkpoints: fail before the pool starts
-        import agents
-
-        agents.make(spec.name, game_id, **spec.kwargs, **options)
+    check_illegal(illegal)
+    for spec in specs:  # unknown agents, missing checkpoints, code that does not load: fail before the pool starts
+        spec.build(game_id, options)
     pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
     total = pairs * deals * n
     if not (backend.is_ray and (backend.address or os.environ.get("RAY_ADDRESS"))):
@@ -160,7 +191,7 @@ def evaluate(
     t0 = time.perf_counter()
     try:
         records = run_games(
-            game_id, specs, deals, seed, workers, options, progress=bar.update, backend=backend, loop=loop, batch=batch
+            game_id, specs, deals, seed, workers, options, bar.update, backend, loop=loop, batch=batch, illegal=illegal
         )
     finally:
         bar.close()
@@ -170,23 +201,84 @@ def evaluate(
     config = {
         "game": game_id,
         "options": options,
-        "agents": [s.__dict__ for s in specs],
+        "agents": [s.describe() for s in specs],
         "deals": deals,
         "seed": seed,
         "workers": workers,
         "loop": loop,
         **({"batch": batch} if loop == "batched" else {}),
+        "illegal_action": illegal,
         **backend.describe(),
         "games": len(records),
         "seconds": round(elapsed, 2),
     }
     summary = write_outputs(folder, game_id, labels, records, config, n, plot=plot)
-    summary.update(folder=folder, seconds=elapsed, games=len(records))
+    forfeits = Counter(rec.illegal.split(" (seat ")[0] for rec in records if rec.illegal)
+    summary.update(folder=folder, seconds=elapsed, games=len(records), forfeits=dict(forfeits))
     if record:  # the first `record` deals' games, played again with their actions (experiments.replays)
         from experiments.replays import record_replays
 
         summary["replays"] = record_replays(folder, record)
     return summary
+
+
+@dataclasses.dataclass
+class TournamentResult:
+    """A tournament's outcome: the table the command prints, the ratings and cells, where its files are."""
+
+    table: str  # the win-rate table and the Bradley–Terry ratings, in Markdown
+    ratings: dict[str, float]
+    cells: dict[tuple[str, str], Any]  # (row, column) -> experiments.play.tournament.Cell
+    folder: Any  # the run folder: results.json, table.csv, table.md (heatmap.png)
+    games: int
+    seconds: float
+    forfeits: dict[str, int]  # label -> games it lost at an illegal action (illegal="lose")
+
+    def score(self, row: str, column: str) -> float:
+        """``row``'s score against ``column`` per game (wins + ½ draws; in walls, alone against copies)."""
+        return float(self.cells[(row, column)].win_rate)
+
+    def __str__(self) -> str:
+        return self.table
+
+    def _repr_markdown_(self) -> str:  # a notebook shows the table as a table
+        return self.table
+
+
+def tournament(
+    game_id: str,
+    agents: Sequence[Any],
+    deals: int = 200,
+    seed: int = 0,
+    workers: int = 1,
+    options: dict[str, Any] | None = None,
+    out: str | None = None,
+    plot: bool = False,
+    quiet: bool = True,
+    loop: str = "batched",
+    batch: int = DEFAULT_BATCH,
+    illegal: str = "raise",
+    trust: bool = False,
+    backend: Backend = LOCAL,
+) -> TournamentResult:
+    """A round-robin tournament of ``agents``, the one ``python -m experiments.evaluate`` plays, as a result object.
+
+    ``agents`` mixes specs as the command line writes them (``"greedy"``, ``"ppo"``, ``"mine=file.py:Cls"``),
+    agent objects (anything with ``act(observation)``; ``reset`` and ``act_batch`` are used when present)
+    and ``(label, spec or agent)`` pairs. The same arguments as the command give the same games and the
+    same table (``str(result)``), written to the same files (``out``, default ``runs/evaluate/GAME-TIME``).
+    With ``workers`` > 1 an agent object is pickled for the worker processes: name it by its code's path
+    when it does not pickle. ``trust``: as ``--trust-checkpoint``.
+    """
+    specs = specs_from_args(list(agents), trust, game_id)
+    summary = evaluate(
+        game_id, specs, deals, seed, workers, options, out, plot=plot, quiet=quiet, backend=backend, loop=loop,
+        batch=batch, illegal=illegal,
+    )  # fmt: skip
+    return TournamentResult(
+        summary["table"], summary["ratings"], summary["cells"], summary["folder"], summary["games"],
+        summary["seconds"], summary["forfeits"],
+    )  # fmt: skip
 
 
 def against_baselines(
@@ -222,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        specs = specs_from_args(args.agents, args.trust_checkpoint)
+        specs = specs_from_args(args.agents, args.trust_checkpoint, args.game)
         summary = evaluate(
             args.game,
             specs,
@@ -237,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             backend=backend_from_args(args),
             loop="sequential" if args.sequential else "batched",
             batch=args.batch,
+            illegal=args.illegal_action,
         )
     except KeyboardInterrupt:
         return 130
@@ -244,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     print()
     print(summary["table"])
+    if summary["forfeits"]:
+        lost = ", ".join(f"{label} {count}" for label, count in summary["forfeits"].items())
+        print(f"\nGames lost at an illegal action (--illegal-action lose; results.json says why): {lost}")
     print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")
     if "replays" in summary:
         path, count = summary["replays"]

@@ -40,28 +40,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from jericho_env.core.rules import OptionError
 from jericho_env.core.validate import check_optional_seed
 from jericho_env.registry import rules_class
+from jericho_env.user_agents import Agent, batch_policy_of, is_target, make_user_agent, split_user_spec
 
 GROUP = "jericho_env.agents"
 BUILTIN_RANDOM = "random"
 
 
-class PlayingAgent(Protocol):
-    """What a front end needs of an agent: a legal action from an observation dict, and a re-seed."""
-
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        """A legal action: ``observation["action_mask"][action] == 1``."""
-        ...
-
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game, re-seeding any randomness."""
-        ...
+# what a front end needs of an agent: the one agent protocol (``jericho_env.user_agents.Agent``)
+PlayingAgent = Agent
 
 
 class UniformRandomAgent:
@@ -149,6 +142,9 @@ def make_agent(name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
     the provider; the built-in random player uses only ``seed``.
     """
     rules_class(game_id)
+    if is_target(name):  # user code named by its import path or file (jericho_env.user_agents)
+        user: PlayingAgent = make_user_agent(name, game_id, **kwargs)
+        return user
     provider = _provider_of(name, game_id)
     if provider is not None:
         agent: PlayingAgent = provider.make(name, game_id, **kwargs)
@@ -158,46 +154,19 @@ def make_agent(name: str, game_id: str, **kwargs: Any) -> PlayingAgent:
     raise _unknown(name, game_id)
 
 
-class RowByRowPolicy:
-    """An agent as a batch policy: ``(observations, masks) -> actions``, asking ``act`` once per row.
-
-    A searching agent (``observe_view``) is handed each row's information view first, as the self-play
-    games hand views to policies with ``uses_views``.
-    """
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.name = getattr(agent, "name", type(agent).__name__)
-        self.uses_views = callable(getattr(agent, "observe_view", None))
-        self._views: list[Any] | None = None
-
-    def observe_views(self, views: list[Any]) -> None:
-        """Keep the rows' information views for the next call."""
-        self._views = list(views)
-
-    def __call__(self, observations: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
-        views, self._views = self._views, None
-        actions = np.zeros(len(masks), dtype=np.int64)
-        for i, mask in enumerate(masks):
-            if views is not None:
-                self.agent.observe_view(views[i])
-            obs = None if observations is None else observations[i]
-            actions[i] = self.agent.act({"observation": obs, "action_mask": np.asarray(mask, dtype=np.int8)})
-        return actions
-
-
 def make_batch_policy(spec: str, game_id: str, seed: int | None = None, **options: Any) -> Any:
     """The batch policy of the agent ``spec`` names (``"greedy"``, ``"ppo=PATH"``...) for ``game_id``.
 
     Through the provider's own ``make_batch_policy`` where it has one (this project's is compiled for
-    the baselines), else ``RowByRowPolicy`` over ``make_agent``. ``options`` are the game's options.
+    the baselines), else the agent of ``make_agent`` through ``jericho_env.user_agents.batch_policy_of``.
+    ``options`` are the game's options.
     """
     _, name, kwargs = parse_spec(spec, game_id)
-    provider = _provider_of(name, game_id)
+    provider = None if is_target(name) else _provider_of(name, game_id)
     build = getattr(provider, "make_batch_policy", None)
     if callable(build):
         return build(name, game_id, seed=seed, **kwargs, **options)
-    return RowByRowPolicy(make_agent(name, game_id, seed=seed, **kwargs, **options))
+    return batch_policy_of(make_agent(name, game_id, seed=seed, **kwargs, **options))
 
 
 def choose_action(agent: Any, env: Any, agent_id: str) -> Any:
@@ -220,8 +189,12 @@ def parse_spec(spec: str, game_id: str) -> tuple[str, str, dict[str, Any]]:
     """Split a command-line agent spec into (label, name, kwargs), by the provider of its name.
 
     ``"random"`` -> ``("random", "random", {})``; ``"LABEL:NAME"`` labels an agent; arguments such as
-    ``"ppo=PATH"`` are understood by the provider's own ``parse_spec``.
+    ``"ppo=PATH"`` are understood by the provider's own ``parse_spec``. ``"LABEL=pkg.module:attr,k=v"`` and
+    ``"LABEL=path/file.py:attr"`` name user code (``jericho_env.user_agents``): ``(LABEL, TARGET, kwargs)``.
     """
+    user = split_user_spec(spec, frozenset(agent_names(game_id)))
+    if user is not None:
+        return user
     head = spec.split("=", 1)[0]
     label, name = head.split(":", 1) if ":" in head else ("", head)
     provider = _provider_of(name, game_id)

@@ -26,6 +26,7 @@ from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 from jericho_env.core.validate import seed_from_text, shift_seed
 from jericho_env.envs.aec import JerichoEnv
 from jericho_env.registry import GAME_IDS
+from jericho_env.user_agents import reset_agent
 
 HELP = """Commands:
   <code>   play the move with that code (as listed), e.g. the first word of a listed line
@@ -158,8 +159,8 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     p.add_argument(
         "--opponent",
         default="random",
-        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH, ismcts=BUDGET); "
-        "default random",
+        help="agent of an installed provider (ours: random, greedy, greedy-capture, ppo=PATH, ismcts=BUDGET) or "
+        "your own, LABEL=pkg.module:attr or LABEL=path/to/file.py:attr (docs/your-agent.md); default random",
     )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0)")
     p.add_argument("--seed", type=_seed, default=None, help="seed of the deal and the opponents: 0..2**63-1")
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
         for s in range(n):
             if s != args.seat:
                 opponents[s] = agent_plugins.make_agent(name, args.game, **kwargs, **dict(args.option))
-                opponents[s].reset(seed=None if args.seed is None else shift_seed(args.seed, 1 + s))
+                reset_agent(opponents[s], None if args.seed is None else shift_seed(args.seed, 1 + s))
         env.reset(seed=args.seed)
     except (JerichoError, ValueError, OSError, ImportError) as e:
         p.exit(2, f"{p.prog}: error: {e}\n")

@@ -49,12 +49,20 @@ from typing import Any
 
 import numpy as np
 
-import agents
-from experiments.play.deals import AgentSpec, GameRecord, arrangements, derive_seed, pairings, seat_labels
+from experiments.play.deals import (
+    AgentSpec,
+    GameRecord,
+    agent_error,
+    arrangements,
+    derive_seed,
+    pairings,
+    seat_labels,
+)
 from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, Rules
 from jericho_env.envs.batched import batched_game
 from jericho_env.registry import make_rules
+from jericho_env.user_agents import reset_agent
 
 DEFAULT_BATCH = 50  # deals per task: big enough to fill a forward pass, small enough to share 2 workers
 ENGINES = ("auto", "python")
@@ -103,9 +111,9 @@ class BatchPlayer:
 
     @property
     def agent(self) -> Any:
-        """The agent (``agents.make``), built on first use and kept: loading a checkpoint is done once."""
+        """The agent (``AgentSpec.build``), built on first use and kept: loading a checkpoint is done once."""
         if self._agent is None:
-            self._agent = agents.make(self.spec.name, self.game_id, **self.spec.kwargs, **self.options)
+            self._agent = self.spec.build(self.game_id, self.options)
         return self._agent
 
     def policy(self, seed: int) -> Any:
@@ -113,10 +121,10 @@ class BatchPlayer:
         from agents.batch import agent_batch_policy, make_batch_policy
 
         spec = self.spec
-        if spec.name in ("random", "greedy"):  # cheap to build; compiled over the batch where the game has it
+        if spec.agent is None and spec.name in ("random", "greedy"):  # cheap; compiled over the batch where it can
             return make_batch_policy(spec.name, self.game_id, seed=seed, **spec.kwargs, **self.options)
         agent = self.agent
-        agent.reset(seed)
+        reset_agent(agent, seed)
         return agent_batch_policy(agent, self.game_id, seed, self.spec.label, self.options)
 
 
@@ -131,6 +139,7 @@ class BatchedWorker:
         seed: int,
         engine: str = "auto",
         rules: Rules[Any] | None = None,
+        illegal: str = "raise",
     ) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -140,6 +149,7 @@ class BatchedWorker:
         self.specs = list(specs)
         self.seed = seed
         self.players = [BatchPlayer(spec, game_id, options) for spec in self.specs]
+        self.illegal = illegal  # "raise" or "lose": the env's illegal_action option (tournament.run_games)
         cls = type(self.game)
         self._compiled_views = self.game.compiled and cls.determinize is not BatchedGame.determinize
 
@@ -183,19 +193,28 @@ class _Chunk:
         game.status(self.states, every, current, returns)
         lengths = np.zeros(count, dtype=np.int64)
         moves: list[list[int]] = [[] for _ in range(count)]
+        forfeits: dict[int, str] = {}  # game -> why it ended at an illegal action (illegal="lose")
         live = every[current >= 0]
         while len(live):
             focal_turn = self.is_focal[current[live]]
             for (index, policy), rows in zip(self.roles, (live[focal_turn], live[~focal_turn]), strict=True):
                 if len(rows):
-                    actions = self._ask(index, policy, rows, current[rows])
-                    game.apply(self.states, rows, actions)
+                    actions, legal = self._ask(index, policy, rows, current[rows])
                     for g, a in zip(rows.tolist(), actions.tolist(), strict=True):
                         moves[g].append(a)
+                    for j in np.flatnonzero(~legal):
+                        forfeits[int(rows[j])] = self._forfeit(index, int(current[rows[j]]), int(actions[j]))
+                    game.apply(self.states, rows[legal], actions[legal])
             lengths[live] += 1
             now = np.empty(len(live), dtype=np.int64)
             finals = np.zeros((len(live), n), dtype=np.float64)
             game.status(self.states, live, now, finals)
+            for k, g in enumerate(live.tolist()):
+                if g in forfeits and now[k] >= 0:  # ended by the illegal action, as the env scores it
+                    offender = int(current[g])
+                    now[k] = -1
+                    finals[k] = -float(self.rules.info.min_return) / (n - 1)
+                    finals[k, offender] = float(self.rules.info.min_return)
             current[live], returns[live] = now, finals
             live = live[now >= 0]
         if kept is not None:
@@ -211,12 +230,18 @@ class _Chunk:
                 seats=self.labels,
                 returns=tuple(float(r) for r in returns[g]),
                 length=int(lengths[g]),
+                illegal=forfeits.get(g, ""),
             )
             for g in range(count)
         ]
 
-    def _ask(self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        """``policy``'s actions for the games ``rows`` (seats ``seats`` to move), each checked legal."""
+    def _forfeit(self, index: int, seat: int, action: int) -> str:
+        """Why a game ended at agent ``index``'s illegal ``action`` in ``seat`` (``GameRecord.illegal``)."""
+        what = self.rules.describe_action(action)
+        return f"{self.worker.specs[index].label} (seat {seat}): action {action} ({what}) is not legal"
+
+    def _ask(self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``policy``'s actions for the games ``rows`` (seats ``seats`` to move) and which are legal (``_checked``)."""
         game, info = self.game, self.rules.info
         mask8 = np.empty((len(rows), info.num_actions), dtype=np.int8)
         game.masks(self.states, rows, mask8)
@@ -227,7 +252,23 @@ class _Chunk:
             game.observe(self.states, rows, seats, observations)
         if getattr(policy, "uses_views", False):
             policy.observe_views(self._views(rows, seats))
-        return self._checked(index, policy, rows, seats, masks, policy(observations, masks))
+        try:
+            answer = policy(observations, masks)
+        except Exception as e:
+            raise agent_error(f"agent {self._who(index, policy)} in {self._where(rows)}", e) from e
+        return self._checked(index, policy, rows, seats, masks, answer)
+
+    def _who(self, index: int, policy: Any) -> str:
+        spec = self.worker.specs[index]
+        return f"{spec.label!r} ({spec.name}, batch policy {getattr(policy, 'name', type(policy).__name__)})"
+
+    def _where(self, rows: np.ndarray) -> str:
+        task, specs = self.task, self.worker.specs
+        deals = self.deals[rows]
+        return (
+            f"deals {int(deals.min())}-{int(deals.max())}, arrangement {task.arrangement} of "
+            f"{specs[task.focal].label} vs {specs[task.opponent].label}"
+        )
 
     def _views(self, rows: np.ndarray, seats: np.ndarray) -> list[Any]:
         """The information view (a Python state) of each game of ``rows`` for its seat in ``seats``."""
@@ -248,10 +289,14 @@ class _Chunk:
 
     def _checked(
         self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray, masks: np.ndarray, answer: Any
-    ) -> np.ndarray:
-        """``answer`` as int64, one legal action per row; else an error naming the agent, the game and the action."""
-        spec, task = self.worker.specs[index], self.task
-        who = f"{spec.label!r} ({spec.name}, batch policy {getattr(policy, 'name', type(policy).__name__)})"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``answer`` as int64 actions, one per row, and which of them are legal.
+
+        An action that is not an integer in the action space is always an error naming the agent, the game
+        and the action; one that is not legal too, unless the tournament plays ``illegal="lose"``.
+        """
+        task = self.task
+        who = self._who(index, policy)
         acts = np.asarray(answer).reshape(-1)
         if acts.shape[0] != len(rows):
             raise ValueError(f"{who} answered {acts.shape[0]} actions for {len(rows)} games")
@@ -261,8 +306,9 @@ class _Chunk:
         num_actions = masks.shape[1]
         inside = (acts >= 0) & (acts < num_actions)
         legal = inside & masks[np.arange(len(rows)), np.where(inside, acts, 0)]
-        if not legal.all():
-            j = int(np.flatnonzero(~legal)[0])
+        refused = ~inside if self.worker.illegal == "lose" else ~legal
+        if refused.any():
+            j = int(np.flatnonzero(refused)[0])
             a, deal = int(acts[j]), int(self.deals[rows[j]])
             what = self.rules.describe_action(a) if inside[j] else "outside the action space"
             pairing = f"{self.worker.specs[task.focal].label} vs {self.worker.specs[task.opponent].label}"
@@ -270,7 +316,7 @@ class _Chunk:
                 f"{who} chose action {a} ({what}), which is not legal for seat {int(seats[j])} in deal {deal}, "
                 f"arrangement {task.arrangement} of {pairing}; legal: {np.flatnonzero(masks[j]).tolist()}"
             )
-        return acts
+        return acts, legal
 
 
 __all__ = ["DEFAULT_BATCH", "BatchPlayer", "BatchTask", "BatchedWorker", "check_batch", "make_batch_tasks"]

@@ -3,24 +3,51 @@ one and ``experiments.play.batched_games``): the agents' specs, the record of a 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
 import numpy as np
 
+from jericho_env.core.rules import JerichoError
+
 
 @dataclasses.dataclass(frozen=True)
 class AgentSpec:
-    """An agent in a tournament: its label in the tables, its registry name and its arguments."""
+    """An agent in a tournament: its label in the tables, its name and its arguments, or an agent object.
+
+    ``name`` is a registered agent (``agents.make``), another provider's, or your own code
+    (``pkg.module:attr``, ``path/file.py:attr``: ``jericho_env.user_agents``); ``agent``, an object that plays
+    (``act``; ``reset`` and ``act_batch`` optional) in place of one made by name.
+    """
 
     label: str
     name: str
     kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    agent: Any = None
+
+    def build(self, game_id: str, options: dict[str, Any], fresh: bool = False) -> Any:
+        """The agent: made by name for ``game_id`` under ``options``, or the object (a deep copy with ``fresh``)."""
+        if self.agent is not None:
+            return copy.deepcopy(self.agent) if fresh else self.agent
+        import agents
+
+        return agents.make(self.name, game_id, **self.kwargs, **options)
+
+    def describe(self) -> dict[str, Any]:
+        """The spec as JSON for a run's records: an object is recorded by its type."""
+        if self.agent is None:
+            return {"label": self.label, "name": self.name, "kwargs": self.kwargs}
+        kind = type(self.agent)
+        return {"label": self.label, "object": f"{kind.__module__}.{kind.__qualname__}"}
 
 
 @dataclasses.dataclass(frozen=True)
 class GameRecord:
-    """One game: who sat where, the seeds, the returns per seat and its length in agent steps."""
+    """One game: who sat where, the seeds, the returns per seat and its length in agent steps.
+
+    ``illegal``: empty, or why the game ended at an illegal action (a tournament with ``illegal="lose"``).
+    """
 
     focal: str
     opponent: str
@@ -30,6 +57,7 @@ class GameRecord:
     seats: tuple[str, ...]
     returns: tuple[float, ...]
     length: int
+    illegal: str = ""
 
 
 def derive_seed(*parts: int) -> int:
@@ -54,3 +82,21 @@ def seat_labels(n_players: int, focal: int, opponent: int, arrangement: int) -> 
     if n_players == 2:
         return [focal, opponent] if arrangement == 0 else [opponent, focal]
     return [opponent] * arrangement + [focal] + [opponent] * (n_players - 1 - arrangement)
+
+
+class AgentError(JerichoError):
+    """An agent that raised, or played an action the game refuses, named with the game it was playing."""
+
+
+def agent_error(where: str, error: Exception) -> JerichoError:
+    """``error``, raised by an agent or by the env at its action, as one line after ``where`` (the agent, the game).
+
+    Our own errors keep their type (an ``IllegalActionError`` stays one); any other becomes ``AgentError``.
+    """
+    text = " ".join(str(error).split())
+    if isinstance(error, JerichoError):
+        try:
+            return type(error)(f"{where}: {text}")
+        except TypeError:  # a subclass with another constructor
+            pass
+    return AgentError(f"{where}: {type(error).__name__}: {text}")

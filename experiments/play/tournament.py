@@ -34,36 +34,60 @@ from typing import Any
 
 import numpy as np
 
-import agents
 from experiments.play.backends import Backend, map_chunks
-from experiments.play.deals import AgentSpec, GameRecord, arrangements, derive_seed, pairings, seat_labels
+from experiments.play.deals import (
+    AgentSpec,
+    GameRecord,
+    agent_error,
+    arrangements,
+    derive_seed,
+    pairings,
+    seat_labels,
+)
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
+from jericho_env.user_agents import agent_label, reset_agent
 
 
 def play_game(
     env: JerichoEnv,
-    seat_agents: Sequence[agents.BaseAgent],
+    seat_agents: Sequence[Any],
     env_seed: int,
     agent_seeds: Sequence[int],
     actions: list[int] | None = None,
+    labels: Sequence[str] | None = None,
+    forfeits: list[str] | None = None,
 ) -> tuple[list[float], int]:
     """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps).
 
     ``actions``: a list that receives every action played, in order (a replay: ``jericho_env.replay``).
+    ``labels``: the seats' agents as named in errors. An agent that raises, or whose action the env refuses
+    (``illegal_action="raise"``), stops the game with ``AgentError`` naming it; under the env's
+    ``illegal_action="lose"`` an illegal action ends the game as the env scores it, and ``forfeits`` (a
+    list) receives why.
     """
     for agent, s in zip(seat_agents, agent_seeds, strict=True):
-        agent.reset(seed=s)
+        reset_agent(agent, s)
     env.reset(seed=env_seed)
     steps = 0
     rules = env.rules
     while not rules.is_terminal(env.state):
         seat = rules.current_player(env.state)
-        action = choose_action(seat_agents[seat], env, env.possible_agents[seat])
-        env.step(action)
+        agent_id = env.possible_agents[seat]
+        try:
+            action = choose_action(seat_agents[seat], env, agent_id)
+            env.step(action)
+        except Exception as e:
+            who = repr(labels[seat]) if labels else agent_label(seat_agents[seat])
+            raise agent_error(f"agent {who} in seat {seat} (deal seed {env_seed}, move {steps + 1})", e) from e
         if actions is not None:
             actions.append(int(action))
         steps += 1
+        why = env.infos[agent_id].get("illegal_action")
+        if why:  # illegal_action="lose" ended the game
+            if forfeits is not None:
+                forfeits.append(f"{labels[seat] if labels else agent_id} (seat {seat}): {why}")
+            return [float(env.rewards[a]) for a in env.possible_agents], steps
     return [float(r) for r in rules.returns(env.state)], steps
 
 
@@ -82,6 +106,15 @@ def make_tasks(n_agents: int, n_players: int, deals: int) -> list[Task]:
 
 
 LOOPS = ("batched", "sequential")
+# what an agent's illegal action does in a tournament: the env's illegal_action option (jericho_env.envs.aec)
+ILLEGAL = ("raise", "lose")
+
+
+def check_illegal(illegal: str) -> str:
+    """``illegal`` if it is one of ``ILLEGAL``, else a ``ValueError`` listing them."""
+    if illegal not in ILLEGAL:
+        raise ValueError(f"illegal must be one of {', '.join(ILLEGAL)}, got {illegal!r}")
+    return illegal
 
 
 def check_loop(loop: str) -> str:
@@ -94,13 +127,16 @@ def check_loop(loop: str) -> str:
 class _Worker:
     """Holds one env and the agents of a tournament inside one process."""
 
-    def __init__(self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
-        self.env = JerichoEnv(game_id, **options)
+    def __init__(
+        self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str = "raise"
+    ) -> None:
+        self.env = JerichoEnv(game_id, illegal_action=check_illegal(illegal), **options)
         self.n = self.env.rules.info.num_players
         self.specs = list(specs)
         self.seed = seed
+        self.illegal = illegal
         # n copies of each agent at most (the field of B in an n-player game needs n-1 of them)
-        self.pool: dict[int, list[agents.BaseAgent]] = {}
+        self.pool: dict[int, list[Any]] = {}
         self.game_id, self.options = game_id, options
         self._batched: Any = None
 
@@ -116,14 +152,16 @@ class _Worker:
         if self._batched is None:
             from experiments.play.batched_games import BatchedWorker
 
-            self._batched = BatchedWorker(self.game_id, self.options, self.specs, self.seed, rules=self.env.rules)
+            self._batched = BatchedWorker(
+                self.game_id, self.options, self.specs, self.seed, rules=self.env.rules, illegal=self.illegal
+            )
         return self._batched
 
-    def agents_of(self, index: int, count: int) -> list[agents.BaseAgent]:
+    def agents_of(self, index: int, count: int) -> list[Any]:
         have = self.pool.setdefault(index, [])
         spec = self.specs[index]
-        while len(have) < count:
-            have.append(agents.make(spec.name, self.game_id, **spec.kwargs, **self.options))
+        while len(have) < count:  # an agent object: itself, then copies of it
+            have.append(spec.build(self.game_id, self.options, fresh=bool(have)))
         return have[:count]
 
     def run(self, task: Task, kept: list[list[int]] | None = None) -> list[GameRecord]:
@@ -137,7 +175,9 @@ class _Worker:
             seats = [focal_agent if i == task.focal else next(field) for i in labels]
             agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
             actions: list[int] | None = None if kept is None else []
-            returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions)
+            forfeits: list[str] = []
+            names = [self.specs[i].label for i in labels]
+            returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions, names, forfeits)
             if kept is not None and actions is not None:
                 kept.append(actions)
             records.append(
@@ -150,6 +190,7 @@ class _Worker:
                     seats=tuple(self.specs[i].label for i in labels),
                     returns=tuple(returns),
                     length=length,
+                    illegal=forfeits[0] if forfeits else "",
                 )
             )
         return records
@@ -220,10 +261,12 @@ def _one_thread() -> None:
         pass
 
 
-def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int) -> None:
+def _init_worker(
+    game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str = "raise"
+) -> None:
     global _worker
     _one_thread()
-    _worker = _Worker(game_id, options, specs, seed)
+    _worker = _Worker(game_id, options, specs, seed, illegal)
 
 
 def _run_task(task: Any) -> list[GameRecord]:
@@ -243,6 +286,7 @@ def run_games(
     chunks: int | None = None,
     loop: str = "batched",
     batch: int | None = None,
+    illegal: str = "raise",
 ) -> list[GameRecord]:
     """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
 
@@ -251,8 +295,14 @@ def run_games(
     ``loop``: ``"batched"`` (``batch`` deals at once per pairing and arrangement, default
     ``batched_games.DEFAULT_BATCH``) or ``"sequential"`` (see the module docstring); the records come in
     the same order either way: pairing, deal, arrangement.
+    ``illegal``: what an agent's illegal action does, as the env's ``illegal_action`` option: ``"raise"`` stops
+    the tournament with ``AgentError`` naming the agent, the deal and the action; ``"lose"`` ends that game
+    as a loss for the agent (the env's scoring) and goes on, the record saying why (``GameRecord.illegal``).
+    Agent objects (``AgentSpec.agent``) go to worker processes pickled: one that does not pickle is refused
+    before any game, with the advice to name it by its code's path instead.
     """
     options = dict(options or {})
+    check_illegal(illegal)
     probe = JerichoEnv(game_id, **options)
     n_players = probe.rules.info.num_players
     tasks: list[Any]
@@ -263,9 +313,11 @@ def run_games(
     else:
         tasks = make_tasks(len(specs), n_players, deals)
     if backend is not None and backend.is_ray:
-        records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks)
+        records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks, illegal)
     else:
-        records = _run_locally(game_id, specs, seed, workers, options, tasks, progress)
+        if workers > 1:
+            check_shippable(specs)
+        records = _run_locally(game_id, specs, seed, workers, options, tasks, progress, illegal)
     return records if loop == "sequential" else in_game_order(tasks, records)
 
 
@@ -277,6 +329,7 @@ def _run_locally(
     options: dict[str, Any],
     tasks: list[Any],
     progress: Callable[[int], None] | None,
+    illegal: str = "raise",
 ) -> list[GameRecord]:
     """The tasks in this process (``workers`` 1) or in a pool of ``workers`` processes, records in task order."""
     records: list[GameRecord] = []
@@ -288,13 +341,15 @@ def _run_locally(
                 progress(len(recs))
 
     if workers <= 1:
-        _init_worker(game_id, options, specs, seed)
+        _init_worker(game_id, options, specs, seed, illegal)
         consume(_run_task(t) for t in tasks)
     else:
         import multiprocessing as mp
 
         ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed)) as pool:
+        with ctx.Pool(
+            workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed, illegal)
+        ) as pool:
             consume(pool.imap(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
     return records
 
@@ -310,9 +365,10 @@ def _run_on_ray(
     progress: Callable[[int], None] | None,
     backend: Backend,
     chunks: int | None,
+    illegal: str = "raise",
 ) -> list[GameRecord]:
     """The tasks as Ray tasks (``experiments.play.backends.map_chunks``), the agents shipped as ``ray_payload``."""
-    payload = ray_payload(game_id, specs, seed, options)
+    payload = ray_payload(game_id, specs, seed, options, illegal)
     labels = [s.label for s in specs]
 
     def describe(piece: Sequence[Any]) -> str:
@@ -338,7 +394,26 @@ def _run_on_ray(
     return [rec for recs in done for rec in recs]
 
 
-def ray_payload(game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any]) -> dict[str, Any]:
+def check_shippable(specs: Sequence[AgentSpec]) -> None:
+    """``ValueError`` for an agent object (``AgentSpec.agent``) that cannot be pickled for worker processes."""
+    import pickle
+
+    for spec in specs:
+        if spec.agent is None:
+            continue
+        try:
+            pickle.dumps(spec.agent)
+        except Exception as e:
+            raise ValueError(
+                f"agent {spec.label!r} ({agent_label(spec.agent)}) cannot go to worker processes: it does not pickle "
+                f"({type(e).__name__}: {e}); play it with workers=1, or name it by its code: "
+                f"{spec.label}=pkg.module:attr or {spec.label}=path/to/file.py:attr"
+            ) from None
+
+
+def ray_payload(
+    game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any], illegal: str = "raise"
+) -> dict[str, Any]:
     """What a Ray worker needs to play the tournament, as plain data: JSON text and checkpoint bytes.
 
     An agent's ``path`` (a checkpoint) is replaced by the file's bytes, named by their SHA-256; any
@@ -349,6 +424,11 @@ def ray_payload(game_id: str, specs: Sequence[AgentSpec], seed: int, options: di
     blobs: dict[str, bytes] = {}
     shipped = []
     for spec in specs:
+        if spec.agent is not None:
+            raise ValueError(
+                f"--backend ray sends agents by name, not as objects: name agent {spec.label!r} by its code, "
+                f"{spec.label}=pkg.module:attr (a module every Ray node imports) or {spec.label}=path/file.py:attr"
+            )
         kwargs = dict(spec.kwargs)
         blob = None
         if "path" in kwargs:
@@ -357,7 +437,7 @@ def ray_payload(game_id: str, specs: Sequence[AgentSpec], seed: int, options: di
             blobs[blob] = data
         shipped.append({"label": spec.label, "name": spec.name, "kwargs": kwargs, "blob": blob})
     try:
-        text = json.dumps({"game_id": game_id, "options": options, "seed": seed, "specs": shipped})
+        text = json.dumps({"game_id": game_id, "options": options, "seed": seed, "specs": shipped, "illegal": illegal})
     except TypeError as e:
         raise ValueError(
             f"--backend ray sends agents as JSON arguments and checkpoint bytes; an argument is not JSON ({e}): "
@@ -385,7 +465,7 @@ class _RayWorker(_Worker):
                     f.write(blob)
                 kwargs["path"] = path
             specs.append(AgentSpec(s["label"], s["name"], kwargs))
-        super().__init__(data["game_id"], data["options"], specs, data["seed"])
+        super().__init__(data["game_id"], data["options"], specs, data["seed"], data.get("illegal", "raise"))
 
     def close(self) -> None:
         """Remove the temporary checkpoint files."""

@@ -59,6 +59,7 @@ from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, OptionError, Rules
 from jericho_env.core.validate import check_optional_seed, check_seed
 from jericho_env.registry import batched_game, make_rules
+from jericho_env.user_agents import batch_policy_of
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -87,12 +88,14 @@ def _as_batch_policy(
         return RandomBatchPolicy()
     if isinstance(p, str) and game_id is not None:  # an agent name ("greedy", "ppo=PATH"), built for this game
         return make_batch_policy(p, game_id, seed=seed, **(options or {}))
+    if not callable(p) and (hasattr(p, "act") or hasattr(p, "act_batch")):  # an agent object: act_batch or act
+        return batch_policy_of(p)
     if callable(p):
         return p
     raise OptionError(
         f"opponent {p!r} is not a batch policy: pass an agent name ('random', 'greedy', ...; "
-        "jericho_env.agent_plugins.agent_names(game_id) lists them) or a callable (observations, masks) -> actions "
-        "(agents.batch_policy(agent) turns any agent into one)"
+        "jericho_env.agent_plugins.agent_names(game_id) lists them), an agent (act, or act_batch) or a callable "
+        "(observations, masks) -> actions"
     )
 
 

@@ -63,6 +63,7 @@ from jericho_env.core.image import font
 from jericho_env.core.rules import JerichoError
 from jericho_env.registry import known_game_ids, make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
+from jericho_env.user_agents import reset_agent
 from jericho_env.web.boards import DEFAULT_HEIGHT, DEFAULT_WIDTH
 from jericho_env.web.catalog import first_player, option_field, option_label, rules_page, rules_summary, value_words
 from jericho_env.web.checkpoints import CHECKPOINT_AGENT, KIND_AGENTS, CheckpointCache, CheckpointFile, CheckpointList
@@ -223,7 +224,7 @@ class Server:
                 )
             else:
                 agent = self.opponents.make(spec, game_id, seed=seed, **options)
-            agent.reset(seed=seed)
+            reset_agent(agent, seed)
         except Exception as e:  # a broken file, an agent that refuses: the page gets one line
             raise WebError(
                 400,
