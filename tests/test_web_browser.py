@@ -14,8 +14,9 @@ move. The other tests: the first player named, tabs kept apart and left games de
 many games never pushing out another's, pages of other sites refused, a watched game to its end, a
 replay stepped through, the rules panel; before the first game, a refused start said beside Start, a
 slow start's sign of life, networks greyed out for options they were not trained with; during a game,
-the window not scrolling as the log follows a 30-move grid game, and cards not clickable while an
-agent thinks. Each browser context is a visitor of its own (its own cookie); one browser serves the
+the window not scrolling as the log follows a 30-move grid game, cards not clickable while an agent
+thinks, and a window resized (a phone turned) getting the table drawn for its new box, the card
+chosen still chosen. Each browser context is a visitor of its own (its own cookie); one browser serves the
 module, and the games are against ``random``, which answers at once.
 
 The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's package ``chromium``; the
@@ -319,6 +320,22 @@ def step_back_through(page: Any, plies: int, status: str) -> None:
     end = settle(page)
     assert end["ply"] == str(plies) and end["over"] == "true"
     assert page.locator("#status").inner_text() == status
+
+
+def test_a_window_resized_gets_the_table_drawn_for_its_new_box(browser: Any, base_url: str) -> None:
+    visitor = Visitor(browser, base_url, *LAPTOP, touch=True)
+    try:
+        page = visitor.page
+        start_play(page, "walls", {"num_players": 4})
+        page.locator("#board rect.target.live").first.tap()  # a card chosen: it stays chosen through the redraw
+        wide = page.evaluate("document.querySelector('#board svg.table').viewBox.baseVal.width")
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        page.wait_for_function(f"document.querySelector('#board svg.table').viewBox.baseVal.width < {wide}")
+        narrow = page.evaluate("document.querySelector('#board svg.table').viewBox.baseVal.width")
+        assert narrow <= PHONE[0] - 16 < wide and page.locator("#board rect.target.chosen").count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE[0]
+    finally:
+        visitor.close()
 
 
 def to_stop(page: Any, index: int) -> None:
