@@ -1,11 +1,26 @@
-"""Regenerate the notebooks (committed without outputs): python notebooks/make_notebooks.py."""
+"""Regenerate the notebooks (committed without outputs): python notebooks/make_notebooks.py.
+
+A code cell given as ``("picture", source)`` draws a picture: it carries the tag ``picture``, and the
+documentation build (``scripts/docs_pages.py``), which runs the notebooks, fails if it shows no image.
+"""
 
 import nbformat as nbf
+
+PICTURE = "picture"  # the tag of a cell that must show an image once run
+
+
+def cell(kind, source):
+    if kind == "md":
+        return nbf.v4.new_markdown_cell(source)
+    c = nbf.v4.new_code_cell(source)
+    if kind == PICTURE:
+        c.metadata["tags"] = [PICTURE]
+    return c
 
 
 def nb(cells):
     n = nbf.v4.new_notebook()
-    n.cells = [nbf.v4.new_markdown_cell(c[1]) if c[0] == "md" else nbf.v4.new_code_cell(c[1]) for c in cells]
+    n.cells = [cell(kind, source) for kind, source in cells]
     n.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return n
 
@@ -55,8 +70,9 @@ env.reset(seed=7)
 print(env.render())""",
     ),
     (
-        "code",
-        """import matplotlib.pyplot as plt
+        "picture",
+        """%matplotlib inline
+import matplotlib.pyplot as plt
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 5))
 for ax, game_id in zip(axes, jericho_env.GAME_IDS):
@@ -82,10 +98,12 @@ int8 vector over the whole action space: 1 for the legal actions of the agent to
     ),
     (
         "code",
-        """env = jericho_env.make("castles")
+        """from IPython.display import Markdown, display
+
+env = jericho_env.make("castles")
 env.reset(seed=1)
 rules = env.unwrapped.rules
-print(rules.layout.markdown_table())
+display(Markdown(rules.layout.markdown_table()))
 obs = env.observe(env.agent_selection)
 for name, part in rules.layout.split(obs["observation"]).items():
     print(f"{name:>16}: {np.round(part.ravel()[:12], 2)}")
@@ -135,40 +153,55 @@ train = [
         """# Train PPO and evaluate it
 
 A small MaskablePPO run (self-play against a pool of random, greedy and snapshots), then a round-robin
-tournament with seat-swapped deals and the win-rate heatmap. The budgets here are tiny so that the
-notebook runs in about a minute; `python -m experiments.train GAME` uses the full default budget.""",
+tournament with seat-swapped deals and the win-rate heatmap. The training budget here is tiny so that
+the notebook runs in about a minute: the network has barely learned, so expect it to score close to
+random. `python -m experiments.train GAME` uses the full default budget. The tournament is not tiny:
+it plays `DEALS` deals per pairing in both seat orders (400 games per cell by default, a few seconds
+with the batched engine), so each score's 95% interval is about ±5 points.""",
     ),
     (
         "code",
         """import os
 GAME = os.environ.get("JERICHO_NB_GAME", "castles")
 TIMESTEPS = int(os.environ.get("JERICHO_NB_TIMESTEPS", "8192"))
-DEALS = int(os.environ.get("JERICHO_NB_DEALS", "20"))""",
+DEALS = int(os.environ.get("JERICHO_NB_DEALS", "200"))""",
     ),
     (
         "code",
-        """from pathlib import Path
+        """import contextlib
+import io
 import tempfile
+from pathlib import Path
+
 from experiments.train import make_config, train
 
-folder = Path(tempfile.mkdtemp(prefix="jericho-nb-"))
+folder = Path(tempfile.mkdtemp(prefix="jericho-nb-"))  # the run's files: checkpoint, logs, tournament
 cfg = make_config(GAME, timesteps=TIMESTEPS, n_envs=2, net="64,64", snapshot_every=4096,
                   eval_every=4096, eval_deals=4, checkpoint_every=4096)  # the rest: the game's preset
-model_path = train(cfg, folder, quiet=True)
-model_path""",
+said = io.StringIO()
+with contextlib.redirect_stdout(said):  # what the trainer says, with the temporary folder named as such
+    model_path = train(cfg, folder, quiet=True)
+print(said.getvalue().replace(str(folder), "<run folder>").strip())""",
     ),
     (
         "code",
-        """from experiments.evaluate import evaluate
+        """from IPython.display import Markdown, display
+
+from experiments.evaluate import evaluate
 from experiments.play.tournament import AgentSpec
 
 specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(model_path)})]
 summary = evaluate(GAME, specs, deals=DEALS, seed=0, out=str(folder / "tournament"), quiet=True)
-print(summary["table"])""",
+display(Markdown(summary["table"]))
+print(f"{summary['games']} games: {2 * DEALS} per pair of agents (each deal in both seat orders)")""",
     ),
     (
-        "code",
-        """from IPython.display import Image, display
+        "md",
+        "The same scores as a heatmap (row agent's score against the column agent, over those games):",
+    ),
+    (
+        "picture",
+        """from IPython.display import Image
 display(Image(filename=str(folder / "tournament" / "heatmap.png")))""",
     ),
     ("md", 'The trained agent is an ordinary agent: `agents.make("ppo", GAME, path=...)`.'),

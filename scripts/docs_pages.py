@@ -9,8 +9,11 @@
   the rules class declares them;
 * ``rules/<game>.md``: the full rules specification (``seeds/<game>.md``);
 * ``api/*.md``: the API reference, rendered by mkdocstrings from the docstrings;
-* ``notebooks/*.ipynb``: the notebooks, executed here (small budgets, ``NOTEBOOK_ENV``) and rendered
-  by mkdocs-jupyter from that executed state; ``--no-execute`` copies them unexecuted.
+* ``notebooks/*.ipynb``: the notebooks, executed here (the training budget small, ``NOTEBOOK_ENV``) and
+  rendered by mkdocs-jupyter from that executed state; ``--no-execute`` copies them unexecuted. This is
+  the one run of the notebooks in the test suite (``tests/test_docs_site.py`` checks the executed
+  copies). A cell tagged ``picture`` (``notebooks/make_notebooks.py``) must show an image once run: the
+  build stops, naming the cell, if one does not (``check_pictures``).
 
 Links are rewritten for the site: ``docs/X`` to ``X``, a game's ``__init__.py`` to its page,
 ``seeds/<game>.md`` to its rules page, ``README.md`` to the index; a link to any other file of the
@@ -29,13 +32,16 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
 IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
-# the notebooks' own knobs (notebooks/make_notebooks.py): budgets small enough for a build
-NOTEBOOK_ENV = {"JERICHO_NB_TIMESTEPS": "1024", "JERICHO_NB_DEALS": "2", "MPLBACKEND": "Agg"}
+# the notebooks' own knobs (notebooks/make_notebooks.py): a training budget small enough for a build
+# (the tournament keeps its default deals: a table from a handful of games would mean nothing)
+NOTEBOOK_ENV = {"JERICHO_NB_TIMESTEPS": "1024"}
+PICTURE = "picture"  # the tag of a notebook cell that must show an image
 API_PAGES = {
     "index.md": (
         "# API reference\n\nThe engine's public API (`jericho_env`), generated from the docstrings. "
@@ -140,6 +146,16 @@ def game_page(game_id: str) -> str:
     )
 
 
+def check_pictures(nb: Any, name: str) -> None:
+    """``SystemExit`` naming the first cell tagged ``picture`` of executed notebook ``nb`` that shows no image."""
+    for i, cell in enumerate(nb.cells):
+        if PICTURE not in cell.get("metadata", {}).get("tags", []):
+            continue
+        if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+            raise SystemExit(f"{name}: cell {i} is a picture cell but shows no image once run (its outputs: "
+                             f"{[o.get('output_type') for o in cell.get('outputs', [])]})")  # fmt: skip
+
+
 def run_notebook(source: Path, target: Path) -> None:
     """Execute ``source`` top to bottom with this interpreter's kernel; write the executed copy to ``target``."""
     import nbformat
@@ -163,6 +179,7 @@ def run_notebook(source: Path, target: Path) -> None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+    check_pictures(nb, f"notebooks/{source.name}")
     nbformat.write(nb, target)
 
 

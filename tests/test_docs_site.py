@@ -1,10 +1,12 @@
 """The documentation site: ``bash scripts/docs.sh`` builds it strict (warnings as errors) and offline.
 
-One build per run (the notebooks executed, as CI builds it) into a temporary folder; Chromium (Debian's,
-driven by Playwright, as ``tests/test_web_browser.py`` does) opens its index, a game page and the API
-page from a local server and finds every link answering and every image drawn. A second, quicker build
-(notebooks not executed) shows that a broken link fails the build. The staging script's link rewriting
-is checked on its own.
+One build per run (the notebooks executed, as CI builds it: the suite's only run of the notebooks) into a
+temporary folder; Chromium (Debian's, driven by Playwright, as ``tests/test_web_browser.py`` does) opens
+its index, a game page, the API page and both notebooks from a local server and finds every link
+answering and every image drawn. The executed notebooks the build rendered are checked too: no error,
+every picture cell an image, tables shown as tables, no path of this machine in any output. A second,
+quicker build (notebooks not executed) shows that a broken link fails the build. The staging script's
+link rewriting and its check of picture cells are checked on their own.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from jericho_env import make_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
-PAGES = ("index.html", "games/castles.html", "api/index.html")
+PAGES = ("index.html", "games/castles.html", "api/index.html", "api/envs.html", "notebooks/01_quickstart.html",
+         "notebooks/02_train_and_evaluate.html")  # fmt: skip
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:tmp|home|work|root|usr|var|opt|private)/|site-packages|[A-Z]:\\")
 
 
 def docs_sh(*args: str) -> subprocess.CompletedProcess[str]:
@@ -115,14 +119,69 @@ def test_the_site_builds_and_its_pages_have_no_broken_link_or_image(server: tupl
             assert f"<code>{field.name}</code>" in html, (game, field.name)
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "single_agent" in api and "OptionError" in api
+    envs = (site / "api" / "envs.html").read_text(encoding="utf-8")
+    for method in ("step", "observe", "observation_space", "action_space", "last", "render"):
+        assert f'id="jericho_env.envs.aec.JerichoEnv.{method}"' in envs, f"the API page lacks JerichoEnv.{method}"
+    for game in jericho_env.GAME_IDS:  # each game page opens with code to copy, under its properties
+        html = (site / "games" / f"{game}.html").read_text(encoding="utf-8")
+        assert html.index('id="properties"') < html.index("agent_iter") < html.index("Game lengths under random"), game
     notebook = (site / "notebooks" / "02_train_and_evaluate.html").read_text(encoding="utf-8")
     assert "ppo chooses" in notebook and "legal: True" in notebook  # rendered from the executed state
+    assert "<table" in notebook and "| row vs column |" not in notebook  # the tournament table as a table
+    check_executed_notebooks(site.parent / "src" / "notebooks")
     assert Path(CHROMIUM).is_file(), f"no Chromium at {CHROMIUM}: scripts/setup.sh --tests installs it"
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         problems = [x for path in PAGES for x in check_page(browser, base, path)]
         browser.close()
     assert not problems, "\n".join(problems)
+
+
+def check_executed_notebooks(folder: Path) -> None:
+    """The notebooks the build ran: every cell run without error, pictures drawn, tables shown, no machine path."""
+    import nbformat
+
+    executed = sorted(folder.glob("*.ipynb"))
+    assert [p.name for p in executed] == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb"]
+    for path in executed:
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(c.get("execution_count") for c in code), f"{path.name}: a cell was not run"
+        outputs = [o for c in code for o in c.get("outputs", [])]
+        assert not [o for o in outputs if o.get("output_type") == "error"], f"{path.name}: a cell failed"
+        docs_pages().check_pictures(nb, path.name)
+        shown = "".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+        assert not MACHINE_PATH.search(shown), f"{path.name} shows a path of this machine: {MACHINE_PATH.search(shown)}"
+        assert "| --- |" not in shown, f"{path.name} prints a Markdown table as text instead of showing it"
+        assert any("text/markdown" in o.get("data", {}) for o in outputs), f"{path.name} shows no table"
+
+
+@pytest.mark.parametrize("game", jericho_env.GAME_IDS)
+def test_each_game_page_opens_with_code_that_plays_a_whole_game(game: str) -> None:
+    import importlib
+
+    doc = importlib.import_module(f"jericho_env.games.{game}").__doc__ or ""
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    assert len(blocks) == 1, f"{game}'s page has {len(blocks)} code blocks to copy, not one"
+    assert doc.index("Properties") < doc.index(blocks[0]) < doc.index("Game lengths under random play")
+    namespace: dict[str, Any] = {}
+    exec(compile(blocks[0], f"<{game}'s page>", "exec"), namespace)  # the block as a reader pastes it
+    env = namespace["env"].unwrapped
+    assert env.rules.is_terminal(env.state) and env.agents == [] and env.num_moves > 10
+
+
+def test_a_picture_cell_without_an_image_stops_the_build() -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 2])")
+    cell.metadata["tags"] = ["picture"]
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "<Figure size 640x480>"})]
+    nb.cells = [cell]
+    with pytest.raises(SystemExit, match=r"nb\.ipynb: cell 0 is a picture cell but shows no image"):
+        docs_pages().check_pictures(nb, "nb.ipynb")
+    cell.outputs.append(nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="}))
+    docs_pages().check_pictures(nb, "nb.ipynb")
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:

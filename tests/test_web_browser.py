@@ -1,21 +1,27 @@
 """The web page in a real browser: Debian's Chromium driven by Playwright (``executable_path``: no download).
 
 A server (``create_app`` under uvicorn, in a thread) serves a runs folder holding a small
-tournament recorded with ``--record``. The tests play a whole game of each game by clicking the
-drawn table and step back through it, watch a game to its end, open a replay and step through it,
-check that the first player named is the one who moved first, that switching tabs keeps each
-tab's game apart, that the page deletes the games it leaves, that one visitor's many games never
-push out another's, and that pages of other sites (another origin, or the server reached under
-another name) are refused. Before the first game: a refused start says why beside Start, a slow
-start shows a sign of life with Start disabled, and a shipped network is not offered for options
-it was not trained with. During a game: the window does not scroll as the log follows the moves
-(a 30-move grid game at 1280x720), and while an agent thinks the status says so and the cards are
-not clickable. Each browser context is a visitor of its own (its own cookie).
+tournament recorded with ``--record``. On a phone (390x844) and a laptop (1280x720), a whole game of
+grid, castles and walls (3, 4 and 5 players) is played by tapping the drawn table only, and at every
+position the test measures what the player sees: the smallest card or place that plays now (at least
+24x24 CSS pixels on the phone: WCAG 2.2's minimum target size), the smallest text on the table (at
+least 11 px on both: the font size the browser computes times the SVG's scale, from
+``getScreenCTM``), and that the page never scrolls sideways; the laptop's games are then stepped
+back through. A game of each is also played by keyboard only: Start pressed with Enter puts the
+focus on the table, arrow keys move between its targets, Enter or Space plays, a choice that starts
+no move says why in one line in the ``aria-live`` note, and the focus stays on the table after every
+move. The other tests: the first player named, tabs kept apart and left games deleted, one visitor's
+many games never pushing out another's, pages of other sites refused, a watched game to its end, a
+replay stepped through, the rules panel; before the first game, a refused start said beside Start, a
+slow start's sign of life, networks greyed out for options they were not trained with; during a game,
+the window not scrolling as the log follows a 30-move grid game, cards not clickable while an agent
+thinks, and a window resized (a phone turned) getting the table drawn for its new box, the card
+chosen still chosen. Each browser context is a visitor of its own (its own cookie); one browser serves the
+module, and the games are against ``random``, which answers at once.
 
-Screenshots of each view go into ``$JERICHO_WEB_SCREENSHOTS`` when set (``docs/images`` for the
-README: ``JERICHO_WEB_SCREENSHOTS=docs/images pytest tests/test_web_browser.py``), else into a
-temporary folder. The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's package
-``chromium``; the page's font comes from ``fonts-dejavu-core``: ``scripts/setup.sh --tests`` installs both).
+The browser is ``$JERICHO_CHROMIUM`` or ``/usr/bin/chromium`` (Debian's package ``chromium``; the
+page's font comes from ``fonts-dejavu-core``: ``scripts/setup.sh --tests`` installs both). The
+screenshots of ``docs/web.md`` are taken by ``scripts/web_screenshots.py``, not here.
 """
 
 from __future__ import annotations
@@ -73,8 +79,8 @@ def browser(base_url: str) -> Iterator[Any]:
 class Visitor:
     """A browser context (a visitor of its own: its own cookie) and its page, opened on the server's page."""
 
-    def __init__(self, browser: Any, base_url: str, width: int = 1360, height: int = 900) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": height})
+    def __init__(self, browser: Any, base_url: str, width: int = 1360, height: int = 900, touch: bool = False) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.errors: list[str] = []
@@ -103,22 +109,6 @@ def visitor(browser: Any, base_url: str) -> Iterator[Visitor]:
 @pytest.fixture
 def page(visitor: Visitor) -> Any:
     return visitor.page
-
-
-def shots() -> Path:
-    folder = Path(os.environ.get("JERICHO_WEB_SCREENSHOTS") or _tmp_shots)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-_tmp_shots = Path(os.environ.get("TMPDIR", "/tmp")) / f"jericho-web-shots-{os.getpid()}"
-
-
-def screenshot(page: Any, name: str) -> Path:
-    path = shots() / name
-    page.screenshot(path=str(path), full_page=True)
-    assert path.stat().st_size > 10_000, f"{path} is nearly empty"
-    return path
 
 
 def settle(page: Any) -> dict[str, str]:
@@ -176,40 +166,128 @@ def wait_until(check: Any, what: str, seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize(("game", "options"), [("grid", {}), ("castles", {}), ("walls", {"num_players": 3})])
-def test_play_a_whole_game_by_clicking_then_step_back_through_it(page: Any, game: str, options: dict[str, Any]) -> None:
-    start_play(page, game, options)
+PHONE, LAPTOP = (390, 844), (1280, 720)
+GAMES = [("grid", {}), ("castles", {}), ("walls", {"num_players": 3}), ("walls", {"num_players": 4}),
+         ("walls", {"num_players": 5})]  # fmt: skip
+GAME_IDS = ["grid", "castles", "walls3", "walls4", "walls5"]
+MIN_TARGET_PX, MIN_TEXT_PX = 24, 11
+MEASURE = """() => {
+  const live = [...document.querySelectorAll('#board rect.target.live')].map(r => r.getBoundingClientRect());
+  const texts = [...document.querySelectorAll('#board svg.table text')].filter(t => t.textContent.trim());
+  const px = t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a;
+  const smallest = texts.reduce((a, t) => (a === null || px(t) < px(a) ? t : a), null);
+  const doc = document.documentElement;
+  return {target: live.length ? Math.min(...live.map(b => Math.min(b.width, b.height))) : null,
+          text: smallest ? px(smallest) : null, which: smallest ? smallest.textContent : null,
+          sideways: doc.scrollWidth - doc.clientWidth};
+}"""
+FOCUS = """() => {
+  const a = document.activeElement;
+  return {board: !!a.closest('#board'), live: a.classList.contains('live'), chosen: a.classList.contains('chosen'),
+          move: a.matches('#choices button.move'), key: a.dataset ? a.dataset.key || null : null,
+          tag: a.tagName, label: a.getAttribute('aria-label')};
+}"""
+# the board's focus stops in reading order, and whether each plays now (itself, or a target drawn on its box)
+STOPS = """() => {
+  const box = r => ['x', 'y', 'width', 'height'].map(a => r.getAttribute(a)).join();
+  const live = new Set([...document.querySelectorAll('#board rect.target.live')].map(box));
+  return [...document.querySelectorAll('#board rect.target:not(.dup)')].map(r => live.has(box(r)));
+}"""
+
+
+class Sizes:
+    """The smallest live target and board text seen over a game, and whether the page ever scrolled sideways."""
+
+    def __init__(self) -> None:
+        self.target = self.text = float("inf")
+        self.which = ""
+        self.sideways = 0
+        self.positions = 0
+
+    def measure(self, page: Any) -> None:
+        """Measure the position shown now."""
+        m = page.evaluate(MEASURE)
+        self.positions += 1
+        if m["target"] is not None:
+            self.target = min(self.target, m["target"])
+        if m["text"] is not None and m["text"] < self.text:
+            self.text, self.which = m["text"], m["which"]
+        self.sideways = max(self.sideways, m["sideways"])
+
+
+def open_form(page: Any) -> Any:
+    """The play form, unfolded by a tap where a phone folded it away under a game."""
+    toggle = page.locator("#side-toggle")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") == "false":
+        toggle.tap()
+    return page.locator("#form-play")
+
+
+@pytest.fixture(scope="module")
+def phone(browser: Any, base_url: str) -> Iterator[Visitor]:
+    v = Visitor(browser, base_url, *PHONE, touch=True)
+    yield v
+    v.close()
+
+
+@pytest.fixture(scope="module")
+def laptop(browser: Any, base_url: str) -> Iterator[Visitor]:
+    v = Visitor(browser, base_url, *LAPTOP, touch=True)
+    yield v
+    v.close()
+
+
+def play_by_tapping(page: Any, game: str, options: dict[str, Any], seed: int) -> tuple[Sizes, int, int]:
+    """A whole game started and played by taps only; (sizes seen, moves, taps)."""
+    form = open_form(page)
+    choose(form, game, options, "random")  # the form's fields are set by Playwright; the game is played by taps
+    form.locator("#start-play").tap()
+    page.wait_for_function("document.body.dataset.kind === 'play' && document.body.dataset.busy !== 'true'")
     assert "you see only what your seat may see" in page.locator("#banner").inner_text()
     assert page.locator("#step-controls").is_hidden()  # no looking back while the game is on
-    rng = random.Random(0)
-    clicks = moves = 0
-    shot = False
-    while True:
+    rng = random.Random(seed)
+    sizes = Sizes()
+    taps = moves = 0
+    for _ in range(800):
         state = settle(page)
         assert not error_text(page), error_text(page)
+        sizes.measure(page)
         if state["over"] == "true":
             break
         assert state["yourTurn"] == "true", state
         live = page.locator("#board rect.target.live")
-        if not shot and moves >= 3 and live.count():
-            screenshot(page, f"web-play-{game}.png")  # the hand cards that may be played are framed
-            shot = True
         if live.count():
-            live.nth(rng.randrange(live.count())).click()
-            clicks += 1
-            state_after = settle(page)
-            if state_after["plies"] != state["plies"]:
-                moves += 1
-            continue
-        buttons = page.locator("#choices button.move")
-        assert buttons.count(), "your turn, but neither a live card nor a move button"
-        buttons.nth(rng.randrange(buttons.count())).click()
-        if settle(page)["plies"] != state["plies"]:
-            moves += 1
+            live.nth(rng.randrange(live.count())).tap()
+        else:
+            buttons = page.locator("#choices button.move")
+            assert buttons.count(), "your turn, but neither a live card nor a move button"
+            buttons.nth(rng.randrange(buttons.count())).tap()
+        taps += 1
+        moves += settle(page)["plies"] != state["plies"]
+    else:
+        raise AssertionError("the game did not end in 800 taps")
+    return sizes, moves, taps
+
+
+@pytest.mark.parametrize("where", ["phone", "laptop"])
+@pytest.mark.parametrize(("game", "options"), GAMES, ids=GAME_IDS)
+def test_a_whole_game_by_tapping_with_targets_and_text_large_enough(
+    where: str, game: str, options: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    visitor: Visitor = request.getfixturevalue(where)
+    page = visitor.page
+    sizes, moves, taps = play_by_tapping(page, game, options, seed=GAMES.index((game, options)))
+    label = f"{game} {options} on the {where}"
+    print(f"{label}: smallest live target {sizes.target:.1f} px, smallest text {sizes.text:.1f} px "
+          f"({sizes.which!r}) over {sizes.positions} positions")  # fmt: skip
+    if where == "phone":
+        assert sizes.target >= MIN_TARGET_PX, f"{label}: a card or place to choose is {sizes.target:.1f} px"
+    assert sizes.text >= MIN_TEXT_PX, f"{label}: the table's text {sizes.which!r} renders at {sizes.text:.1f} px"
+    assert sizes.sideways == 0, f"{label}: the page scrolls sideways by {sizes.sideways} px"
+    assert moves >= 3 and taps >= moves
     status = page.locator("#status").inner_text()
     assert status.startswith("game over") and "0.33333" not in status
-    assert moves >= 3 and clicks >= moves
-    plies = int(state["plies"])
+    plies = int(settle(page)["plies"])
     assert page.locator("#log li").count() == plies
     # the game's own result beside the reward the environment pays; no empty list of legal moves
     result = page.locator("#result")
@@ -217,26 +295,104 @@ def test_play_a_whole_game_by_clicking_then_step_back_through_it(page: Any, game
     assert page.locator("#moves-box").is_hidden()
     if game == "walls":
         assert "cards won: you " in result.inner_text() and "winners share +1" in result.inner_text()
-        screenshot(page, "web-walls-over.png")
-    # the finished game, stepped back through
+    if where == "laptop":
+        step_back_through(page, plies, status)
+
+
+def step_back_through(page: Any, plies: int, status: str) -> None:
+    """The finished game stepped back through: buttons and arrow keys, in the past tense, nothing to play."""
     assert page.locator("#step-controls").is_visible()
-    page.locator("#prev").click()
+    page.locator("#prev").tap()
     back = settle(page)
     assert back["ply"] == str(plies - 1) and back["over"] == "false" and back["yourTurn"] == "false"
     assert page.locator("#status").inner_text().startswith(f"after move {plies - 1} of {plies}: ")  # the past tense
     assert " to move" not in page.locator("#status").inner_text() and page.locator("#result").is_hidden()
     assert page.locator("#board rect.target.live").count() == 0 and page.locator("#choices button").count() == 0
     assert page.locator("#log li").count() == plies - 1
+    page.locator("#prev").focus()
     page.keyboard.press("ArrowLeft")
     assert settle(page)["ply"] == str(plies - 2)
-    page.locator("#first").click()
+    page.locator("#first").tap()
     assert settle(page)["ply"] == "0" and page.locator("#log li").count() == 0
-    page.locator("#next").click()
+    page.locator("#next").tap()
     assert settle(page)["ply"] == "1" and page.locator("#log li.current").count() == 1
-    page.locator("#last").click()
+    page.locator("#last").tap()
     end = settle(page)
     assert end["ply"] == str(plies) and end["over"] == "true"
     assert page.locator("#status").inner_text() == status
+
+
+def test_a_window_resized_gets_the_table_drawn_for_its_new_box(browser: Any, base_url: str) -> None:
+    visitor = Visitor(browser, base_url, *LAPTOP, touch=True)
+    try:
+        page = visitor.page
+        start_play(page, "walls", {"num_players": 4})
+        page.locator("#board rect.target.live").first.tap()  # a card chosen: it stays chosen through the redraw
+        wide = page.evaluate("document.querySelector('#board svg.table').viewBox.baseVal.width")
+        page.set_viewport_size({"width": PHONE[0], "height": PHONE[1]})
+        page.wait_for_function(f"document.querySelector('#board svg.table').viewBox.baseVal.width < {wide}")
+        narrow = page.evaluate("document.querySelector('#board svg.table').viewBox.baseVal.width")
+        assert narrow <= PHONE[0] - 16 < wide and page.locator("#board rect.target.chosen").count() == 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE[0]
+    finally:
+        visitor.close()
+
+
+def to_stop(page: Any, index: int) -> None:
+    """Move the focus to the board's ``index``-th focus stop (reading order) with Home and ArrowRight."""
+    page.keyboard.press("Home")
+    for _ in range(index):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUS)["board"], "Home and ArrowRight left the table"
+
+
+@pytest.mark.parametrize(("game", "options"), [("grid", {}), ("castles", {}), ("walls", {"num_players": 4})])
+def test_a_whole_game_by_keyboard_only(browser: Any, base_url: str, game: str, options: dict[str, Any]) -> None:
+    visitor = Visitor(browser, base_url, *LAPTOP)
+    try:
+        page = visitor.page
+        choose(page.locator("#form-play"), game, options, "random")
+        page.locator("#start-play").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.body.dataset.kind === 'play' && document.body.dataset.busy !== 'true'")
+        assert page.evaluate(FOCUS)["board"], "after Start the focus is not on the table"
+        assert page.locator("#note").get_attribute("aria-live") == "polite"
+        rng = random.Random(len(game))
+        refused = moves = 0
+        for _ in range(2000):
+            state = settle(page)
+            if state["over"] == "true":
+                break
+            focus = page.evaluate(FOCUS)
+            assert focus["board"] or focus["move"], f"the focus left the table: {focus}"
+            live = page.locator("#board rect.target.live").count()
+            if not live:  # only buttons (grid's pass, castles' how many): back to them with Shift+Tab
+                for _ in range(12):
+                    page.keyboard.press("Shift+Tab")
+                    if page.evaluate(FOCUS)["move"]:
+                        break
+                assert page.evaluate(FOCUS)["move"], "no move button reached by Shift+Tab"
+                page.keyboard.press(rng.choice(["Enter", " "]))
+            else:
+                plays = page.evaluate(STOPS)
+                if refused < 2 and not all(plays) and not page.locator("#board rect.target.chosen").count():
+                    to_stop(page, plays.index(False))  # a target that starts no move: it says why, in one line
+                    page.keyboard.press("Enter")
+                    note = page.locator("#note").inner_text()
+                    assert note and "\n" not in note and len(note) < 160, note
+                    assert "refused" in str(page.locator("#note").get_attribute("class"))
+                    refused += 1
+                to_stop(page, rng.choice([i for i, p in enumerate(plays) if p]))
+                page.keyboard.press(rng.choice(["Enter", " "]))
+            after = settle(page)
+            if after["plies"] != state["plies"]:
+                moves += 1
+                assert page.evaluate(FOCUS)["board"], f"the focus left the table after a move: {page.evaluate(FOCUS)}"
+        else:
+            raise AssertionError("the game did not end in 2000 key presses")
+        assert page.locator("#status").inner_text().startswith("game over") and moves >= 3 and refused >= 1
+    finally:
+        visitor.close()
 
 
 def test_the_first_player_named_is_the_one_who_moved_first(page: Any) -> None:
@@ -410,7 +566,6 @@ def test_watch_a_game_to_its_end(page: Any, monkeypatch: pytest.MonkeyPatch) -> 
     page.wait_for_selector("body[data-over=true]", timeout=120_000)
     settle(page)
     assert page.locator("#status").inner_text().startswith("game over")
-    screenshot(page, "web-watch.png")
     page.locator("#view").select_option("0")
     settle(page)
     assert page.locator("#banner").inner_text().startswith("Seen by player_0 (greedy)")
@@ -436,7 +591,6 @@ def test_open_a_replay_and_step_through_it(page: Any) -> None:
     page.locator("#view").select_option("1")
     settle(page)
     assert page.locator("#banner").inner_text().startswith("Seen by player_1")
-    screenshot(page, "web-replay.png")
     page.locator("#prev").click()
     assert settle(page)["ply"] == "4"
     page.locator("#last").click()
@@ -478,7 +632,6 @@ def test_a_refused_start_says_why_beside_start(visitor: Visitor) -> None:
     assert "Choose another agent for player_1" in message and "(path=)" not in message
     assert page.locator("#game").is_hidden()  # no game yet: the message is beside Start, where the player is
     assert "invalid" in str(form.locator("select[name=agent-1]").get_attribute("class"))
-    screenshot(page, "web-refused.png")
     choose(form, "castles", {"ranks": 13}, agent="greedy")
     force_agent(page, 1, "ppo")
     form.locator("#start-play").click()
@@ -532,7 +685,6 @@ def test_networks_that_cannot_play_the_options_are_not_offered(page: Any) -> Non
     assert note.inner_text().startswith(
         "ppo, exit, exit-search, dmc and dmc-search are not offered here: they play castles only with"
     )
-    screenshot(page, "web-start.png")
 
 
 # ------------------------------------------------------------------------------------ during a game

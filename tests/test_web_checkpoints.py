@@ -1,9 +1,13 @@
-"""PPO checkpoints are loaded once per server and shared by the games against them, within a memory bound."""
+"""Checkpoints under the runs folder are offered for the game, options and agent they were trained for, named by
+what they are (files that are not checkpoints are not offered); each is loaded once per server and shared by
+the games against it, within a memory bound."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,7 @@ from starlette.testclient import TestClient
 
 from agents.checkpoint import save_checkpoint
 from jericho_env.web.app import create_app
-from jericho_env.web.checkpoints import CheckpointCache
+from jericho_env.web.checkpoints import CheckpointCache, read_checkpoint
 from jericho_env.web.guard import VISITOR_COOKIE
 from tests.test_checkpoint_safety import tiny_model
 
@@ -116,6 +120,19 @@ def test_games_started_at_once_load_a_checkpoint_once(tmp_path: Path) -> None:
     assert len(out) == 8 and len(make.loads) == 1 and len({id(x.policy) for x in out}) == 1
 
 
+def _meta_zip(path: Path, meta: Any) -> Path:
+    """A zip holding only ``meta.json`` (what the listing reads; it never loads the network)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("meta.json", json.dumps(meta))
+    return path
+
+
+def _meta(fmt: str, game: str, options: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"format": fmt, "format_version": 1, "game_id": game, "game_version": 0, "observation_version": 0,
+            "options": options, **extra}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("runs")
@@ -126,10 +143,82 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def listed(runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``runs`` with files of every kind the listing meets: networks of each kind, cards, and files that are not."""
+    folder = tmp_path_factory.mktemp("listed")
+    for rel in ("castles-run/model.zip", "walls-run/model.zip"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes((runs / rel).read_bytes())
+    dmc = _meta(
+        "jericho-env dmc checkpoint", "grid", {"board_size": 21}, training={"stats": {"positions_generated": 1200}}
+    )
+    _meta_zip(folder / "dmc-grid" / "latest.zip", dmc)
+    exit_training = {"algorithm": "exit", "exit": {"iterations": 2}}
+    _meta_zip(folder / "exit-castles" / "final.zip", _meta("jericho-env checkpoint", "castles", {"ranks": 10},
+                                                           training=exit_training))  # fmt: skip
+    zoo = _meta_zip(folder / "zoo" / "walls-ppo.zip", _meta("jericho-env checkpoint", "walls", {"num_players": 4}))
+    card = {"game": "walls", "kind": "ppo", "options": {"num_players": 4}, "observation_version": 0}
+    zoo.with_suffix(".json").write_text(json.dumps(card))
+    (folder / "notes.zip").write_bytes(b"not a zip at all")
+    _meta_zip(folder / "other.zip", {"format": "something else", "game_id": "castles"})
+    _meta_zip(folder / "chess.zip", _meta("jericho-env checkpoint", "chess", {}))
+    _meta_zip(folder / "old-obs.zip", {**_meta("jericho-env checkpoint", "grid", {}), "observation_version": 7})
+    with zipfile.ZipFile(folder / "sb3.zip", "w") as zf:
+        zf.writestr("data", "{}")  # a Stable-Baselines3 zip: no meta.json
+    return folder
+
+
+def test_checkpoints_are_offered_for_their_game_options_and_agent_only(listed: Path) -> None:
+    client = TestClient(create_app(listed, seed=0), base_url="http://127.0.0.1")
+    catalog = client.get("/api/games").json()
+    offered = {g["id"]: {c["value"]: c for c in g["checkpoints"]} for g in catalog["games"]}
+    assert set(offered["castles"]) == {"ppo:castles-run/model.zip", "exit:exit-castles/final.zip",
+                                       "exit-search:exit-castles/final.zip"}  # fmt: skip
+    assert set(offered["walls"]) == {"ppo:walls-run/model.zip", "ppo:zoo/walls-ppo.zip"}
+    assert set(offered["grid"]) == {"dmc:dmc-grid/latest.zip"}
+    assert sorted(catalog["checkpoints"]) == sorted(v for g in offered.values() for v in g)  # no other file listed
+    walls3 = offered["walls"]["ppo:walls-run/model.zip"]
+    assert walls3["options"]["num_players"] == 3 and walls3["kind"] == "ppo"
+    assert offered["walls"]["ppo:zoo/walls-ppo.zip"]["options"]["num_players"] == 4  # from the card beside it
+    assert offered["castles"]["ppo:castles-run/model.zip"]["options"] == {
+        "ranks": 10, "small_deck": False, "reversed_order": False, "obs_version": 0}  # fmt: skip
+    exit_search = offered["castles"]["exit-search:exit-castles/final.zip"]
+    assert exit_search["label"] == "exit-search: exit-castles/final.zip (an expert-iteration network, 2 iterations)"
+    assert offered["grid"]["dmc:dmc-grid/latest.zip"]["label"].endswith("(a Deep Monte-Carlo network, 1,200 positions)")
+    # what the server refuses before any network is loaded, in the form's words
+    play = {"game": "castles", "seat": 0, "options": {"ranks": 13}, "agents": [None, "ppo:castles-run/model.zip"]}
+    r = client.post("/api/play", json=play)
+    assert r.status_code == 400 and r.json()["field"] == "agent-1", r.text
+    assert "plays castles only with Ranks per suit set to 10" in r.json()["error"]
+    r = client.post("/api/play", json={**play, "options": {}, "agents": [None, "ppo:walls-run/model.zip"]})
+    assert r.status_code == 400 and "is a walls network for ppo" in r.json()["error"], r.text
+    r = client.post("/api/play", json={**play, "options": {}, "agents": [None, "dmc:castles-run/model.zip"]})
+    assert r.status_code == 400 and "is a castles network for ppo" in r.json()["error"], r.text
+    r = client.post("/api/play", json={**play, "options": {}, "agents": [None, "ppo:notes.zip"]})
+    assert r.status_code == 400 and "unknown checkpoint 'notes.zip'" in r.json()["error"], r.text
+    assert app_loads(client) == 0
+
+
+def app_loads(client: TestClient) -> int:
+    """Networks the client's server has loaded."""
+    return int(client.app.state.server.checkpoint_cache.loads)  # type: ignore[attr-defined]
+
+
+def test_a_file_is_read_as_a_checkpoint_only_when_it_is_one(listed: Path) -> None:
+    assert read_checkpoint(listed / "notes.zip", "notes.zip") is None
+    assert read_checkpoint(listed / "sb3.zip", "sb3.zip") is None
+    assert read_checkpoint(listed / "chess.zip", "chess.zip") is None
+    assert read_checkpoint(listed / "old-obs.zip", "old-obs.zip") is None  # observations this version does not give
+    found = read_checkpoint(listed / "walls-run" / "model.zip", "walls-run/model.zip")
+    assert found is not None and (found.game, found.kind, found.agents) == ("walls", "ppo", ("ppo",))
+
+
 def test_the_server_plays_many_games_against_one_loaded_checkpoint(runs: Path) -> None:
     app = create_app(runs, seed=3)
     client = TestClient(app, base_url="http://127.0.0.1")
-    assert "ppo:castles-run/model.zip" in client.get("/api/games").json()["checkpoints"]
+    castles = next(g for g in client.get("/api/games").json()["games"] if g["id"] == "castles")
+    assert [c["value"] for c in castles["checkpoints"]] == ["ppo:castles-run/model.zip"]
     body = {"game": "castles", "seat": 0, "agents": [None, "ppo:castles-run/model.zip"]}
     views = [client.post("/api/play", json=body).json() for _ in range(3)]
     cache = app.state.server.checkpoint_cache
@@ -144,6 +233,6 @@ def test_the_server_plays_many_games_against_one_loaded_checkpoint(runs: Path) -
         assert "error" not in view, view
     wrong = {"game": "castles", "seat": 0, "agents": [None, "ppo:walls-run/model.zip"]}
     r = client.post("/api/play", json=wrong)
-    assert r.status_code == 400 and "cannot play castles here" in r.json()["error"], r.text
-    assert r.json()["field"] == "agent-1" and "Choose another agent for player_1" in r.json()["error"]
-    assert cache.loads == 1  # a refused checkpoint is not kept
+    assert r.status_code == 400 and "is a walls network" in r.json()["error"], r.text
+    assert r.json()["field"] == "agent-1" and "choose another agent for player_1" in r.json()["error"]
+    assert cache.loads == 1  # a refused checkpoint is not loaded

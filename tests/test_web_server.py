@@ -254,6 +254,22 @@ def test_bad_requests_get_clear_errors(client: TestClient) -> None:
     error(client.get("/static/nothing.js"), 404, "no such address")
 
 
+def test_the_board_is_drawn_for_the_box_the_page_asks_for(client: TestClient) -> None:
+    body = {"game": "walls", "seat": 0, "options": {"num_players": 5}, "agents": [None, *["random"] * 4]}
+    phone = client.post("/api/play?w=374&h=700", json=body).json()
+    laptop = client.get(f"/api/session/{phone['id']}?w=690&h=505").json()
+    assert phone["width"] <= 374 < laptop["width"] <= 690 and phone["height"] > laptop["height"]
+    assert phone["targets"].keys() == laptop["targets"].keys() and phone["moves"] == laptop["moves"]
+    for view in (phone, laptop):  # every box named, every refused choice explained
+        assert {k: len(v) for k, v in view["labels"].items()} == {k: len(v) for k, v in view["targets"].items()}
+        assert "supply" in view["refusals"] and set(view["hints"]) == {m["keys"][0] for m in view["moves"]}
+    tiny = client.get(f"/api/session/{phone['id']}?w=10&h=10").json()  # held to the smallest box
+    assert tiny["width"] == client.get(f"/api/session/{phone['id']}?w=240").json()["width"]
+    error(client.get(f"/api/session/{phone['id']}?w=wide"), 400, "w and h", "CSS pixels")
+    default = client.get(f"/api/session/{phone['id']}").json()  # no box: a laptop's
+    assert default["width"] > 374
+
+
 def test_illegal_and_stale_moves_leave_the_game_as_it_was(client: TestClient) -> None:
     view = client.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "greedy"]}).json()
     sid, ply = view["id"], view["plies"]

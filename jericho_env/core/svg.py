@@ -1,8 +1,9 @@
 """The card-table drawing of ``jericho_env.core.image`` as SVG text, for the web page.
 
 ``SvgCanvas`` is a ``Canvas`` whose primitives write SVG elements instead of pixels: each game's
-``render.draw_image(canvas, ...)`` draws the same table into either, so the page shows exactly the
-``rgb_array`` image (same boxes, colours, texts and font sizes), as vectors. Text is placed with
+``render.draw_image(canvas, ...)`` draws the same table into either (the ``rgb_array`` image as
+vectors), and the web page's boards (``jericho_env.web.boards``), laid out for the player's screen,
+draw on it too. Text is placed with
 the metrics of the font the image uses (DejaVu Sans), the browser is asked for that font by name,
 and the web server also serves the file itself, so the two agree to the pixel where the font is found.
 

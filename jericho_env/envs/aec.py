@@ -100,9 +100,20 @@ class JerichoEnv(AECEnv):
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space[Any]:
+        """The space of ``observe(agent)``: a ``Dict`` of ``observation`` and ``action_mask``, the same for every agent.
+
+        ``observation`` is ``Box(0, 1, (size,), float32)`` with ``size`` = ``rules.info.observation_size``
+        (the game page's observation layout table names each part; ``rules.layout.split`` cuts a vector
+        into them); ``action_mask`` is ``Box(0, 1, (num_actions,), int8)``.
+        """
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
+        """``Discrete(num_actions)``, the same for every agent; the mask says which actions are legal now.
+
+        The game page's action encoding table says what each number does; ``action_to_str`` names one
+        in the current position.
+        """
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ episode
@@ -126,6 +137,13 @@ class JerichoEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.rules.current_player(self.state)]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s view of the table now: ``{"observation": float32 vector, "action_mask": int8 vector}``.
+
+        The observation holds only what ``agent``'s seat may see (its own cards, the public table,
+        counts of what others hold), from its seat: own parts first, then the other seats in turn
+        order. The mask has a 1 for each legal action when ``agent`` is the agent to move and the game
+        is not over, and is all zeros otherwise. Both are fresh arrays the caller may keep or change.
+        """
         seat = self._seat[agent]
         obs = self.rules.observe(self.state, seat)
         if self.agents and agent == self.agent_selection and not self.terminations[agent]:
@@ -156,6 +174,15 @@ class JerichoEnv(AECEnv):
         return self._mask
 
     def step(self, action: Any) -> None:
+        """Play ``action`` (an int of the action space) for ``agent_selection``, the agent to move.
+
+        Rewards, terminations and the next agent to move are updated as PettingZoo's AEC API says;
+        rewards come at the end of the game (the game page's rewards row). Once the game is over,
+        step each agent with ``None`` (as ``agent_iter`` does) to retire it. An illegal action raises
+        ``IllegalActionError`` naming the agent, the action and why, the env unchanged (or, with
+        ``illegal_action="lose"``, ends the game as a loss); a malformed one (not an int, or outside
+        the space) raises ``ActionTypeError``.
+        """
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -213,9 +240,23 @@ class JerichoEnv(AECEnv):
             f"{agent} cannot play {a} ({self.rules.describe_action(a)}): {reason}.{_RETRY}{unmasked_prober_hint()}"
         )
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``(observation, reward, termination, truncation, info)`` of the agent to move (``agent_selection``).
+
+        The observation is ``observe(agent)`` (``None`` with ``observe=False``), the reward what it has
+        earned since it last acted (``_cumulative_rewards``), and the flags and info its entries of
+        ``terminations``, ``truncations`` and ``infos``. The loop of every game page calls it first.
+        """
+        return super().last(observe)
+
     # ------------------------------------------------------------------ rendering
     def render(self) -> Any:
-        """Text (``ansi``: returned, ``human``: printed) or an image (``rgb_array``) of the table."""
+        """The table from the seat to move: text (``ansi``: returned, ``human``: printed) or an image (``rgb_array``).
+
+        ``rgb_array`` gives an (H, W, 3) uint8 array of a fixed size per game and options (hidden
+        cards as backs); text modes show hidden cards as counts. ``None``, with a warning, when the
+        env was made without a ``render_mode``.
+        """
         if self.render_mode is None:
             import gymnasium
 
@@ -296,6 +337,7 @@ class JerichoWrapper(wrappers.OrderEnforcingWrapper):
     _cumulative_rewards = property(lambda self: self._inner("_cumulative_rewards"))  # type: ignore[assignment]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``JerichoEnv.last``: the agent to move's observation, reward, flags and info; an error before ``reset``."""
         if not self._has_reset:
             from pettingzoo.utils.env_logger import EnvLogger
 

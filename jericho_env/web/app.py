@@ -4,8 +4,9 @@ Routes (every answer is JSON, errors as ``{"error": message}`` with an HTTP stat
 
 * ``GET /api/games``: each game, its options (label, help, default, allowed values or bounds:
   ``jericho_env.web.catalog.option_field``), seats, who moves first, its rules in short, and its
-  agents, with the options each restricted agent plays only (``agent_options``); the PPO
-  checkpoints found under the server's runs folder.
+  agents, with the options each restricted agent plays only (``agent_options``), and the checkpoints
+  found under the server's runs folder that play it (``checkpoints``: value, label, agent, kind and
+  the options each was trained with); ``checkpoints`` at the top lists every value.
 * ``POST /api/play``: ``{game, options, seat, agents}``: a game with a human in ``seat`` (required:
   ``0..players-1``; ``agents`` has ``null`` there).
 * ``POST /api/watch``: ``{game, options, agents}``: agents against each other, stepped by the page.
@@ -28,9 +29,13 @@ the server a JSON 500, never a traceback.
 
 Agents are named as the page lists them: an agent name of the agent plugins
 (``jericho_env.agent_plugins``: every name a provider offers for the game, so a provider that adds
-agents, such as pretrained ones, adds them to the page) or ``ppo:RELPATH``, a checkpoint of the
-server's list (a path the browser made up is refused), loaded once per server
-(``jericho_env.web.checkpoints``). Hidden information: see ``jericho_env.web.sessions``.
+agents, such as pretrained ones, adds them to the page) or ``AGENT:RELPATH``, a checkpoint of the
+server's list played by an agent of its kind (``ppo:runs-a/final.zip``, ``exit-search:...``, ``dmc:...``;
+a path the browser made up, or a network of another game or other options, is refused), loaded once
+per server (``jericho_env.web.checkpoints``). Hidden information: see ``jericho_env.web.sessions``.
+
+Every route that answers with a view of a game takes ``?w=WIDTH&h=HEIGHT``, the board's box on the
+page in CSS pixels: the board is drawn for it (``jericho_env.web.boards``).
 """
 
 from __future__ import annotations
@@ -59,8 +64,9 @@ from jericho_env.core.rules import JerichoError
 from jericho_env.registry import known_game_ids, make_rules, rules_class
 from jericho_env.replay import FILE_NAME, Replay, ReplayError, read_replays
 from jericho_env.user_agents import reset_agent
+from jericho_env.web.boards import DEFAULT_HEIGHT, DEFAULT_WIDTH
 from jericho_env.web.catalog import first_player, option_field, option_label, rules_page, rules_summary, value_words
-from jericho_env.web.checkpoints import CHECKPOINT_AGENT, CheckpointCache
+from jericho_env.web.checkpoints import CHECKPOINT_AGENT, KIND_AGENTS, CheckpointCache, CheckpointFile, CheckpointList
 from jericho_env.web.guard import LOCAL_HOSTS, Guard, anonymous_of, read_json, visitor_of
 from jericho_env.web.opponents import Opponents
 from jericho_env.web.sessions import Session, SessionStore, WebError, brief
@@ -72,6 +78,7 @@ FONT_FILES = {
     "DejaVuSansMono.ttf": (False, True),
 }
 MAX_FILES = 500  # checkpoints and replay files listed from the runs folder
+BOX_LIMITS = (240, 2400)  # px: the board box a page may ask for (a smaller or larger one is held to these)
 
 
 @dataclasses.dataclass
@@ -85,6 +92,7 @@ class Server:
     seed: int | None = None  # seeds every deal and agent the server makes (tests); None: fresh entropy
 
     def __post_init__(self) -> None:
+        self.listing = CheckpointList(MAX_FILES)
         self._rng = np.random.default_rng(self.seed)
         self._rng_lock = threading.Lock()  # routes run in a thread pool; a Generator is not thread-safe
 
@@ -98,7 +106,7 @@ class Server:
         """The agents the page offers by name for ``game_id``: the plugin names that play with no argument.
 
         ``ppo`` is among them where the agents provider ships a trained network for the game (the model
-        zoo); a checkpoint file is chosen as ``ppo:RELPATH`` from the server's list instead.
+        zoo); a checkpoint file is chosen as ``AGENT:RELPATH`` from the server's list instead.
         """
         return self.opponents.playable(game_id, CHECKPOINT_AGENT)
 
@@ -111,12 +119,24 @@ class Server:
                 out[name] = needs
         return out
 
-    def checkpoints(self) -> dict[str, Path]:
-        """PPO checkpoints under ``runs``, by their path relative to it (the only ones the page may choose)."""
-        if not self.runs.is_dir():
-            return {}
-        found = sorted(p for p in self.runs.rglob("*.zip") if p.is_file())[:MAX_FILES]
-        return {p.relative_to(self.runs).as_posix(): p for p in found}
+    def checkpoints(self) -> dict[str, CheckpointFile]:
+        """The checkpoints under ``runs`` this package plays, by their path relative to it (the page's only choices)."""
+        return self.listing.under(self.runs)
+
+    def offered_checkpoints(self, game_id: str) -> list[dict[str, Any]]:
+        """The checkpoints of ``game_id`` as the page offers them: one entry per agent that plays each.
+
+        ``value`` (``AGENT:RELPATH``), ``label`` (what it is), ``agent``, ``kind``, and ``options`` (every
+        option, as it was trained: the page offers it only for those).
+        """
+        names = self.opponents.names(game_id)
+        return [
+            {"value": c.name(a), "label": c.label(a), "agent": a, "kind": c.kind, "options": c.options}
+            for c in self.checkpoints().values()
+            if c.game == game_id
+            for a in c.agents
+            if a in names
+        ]
 
     def replay_files(self) -> dict[str, Path]:
         """The ``replays.jsonl`` files under ``runs``, by their path relative to it."""
@@ -127,7 +147,7 @@ class Server:
 
     def games(self) -> dict[str, Any]:
         """Every game with its options, seats, first player, rules in short and agents, for the page's forms."""
-        out = []
+        out: list[dict[str, Any]] = []
         for game_id in known_game_ids():
             cls = rules_class(game_id)
             rules = make_rules(game_id)
@@ -140,10 +160,10 @@ class Server:
                     "options": [option_field(game_id, o) for o in cls.OPTIONS],
                     "agents": self.named_agents(game_id),
                     "agent_options": self.agent_options(game_id),
+                    "checkpoints": self.offered_checkpoints(game_id),
                 }
             )
-        has_ppo = any(CHECKPOINT_AGENT in self.opponents.names(g) for g in known_game_ids())
-        checkpoints = [f"{CHECKPOINT_AGENT}:{k}" for k in self.checkpoints()] if has_ppo else []
+        checkpoints = [c["value"] for g in out for c in g["checkpoints"]]
         return {"games": out, "checkpoints": checkpoints, "runs": str(self.runs)}
 
     def replays(self) -> list[dict[str, Any]]:
@@ -177,47 +197,69 @@ class Server:
         n = make_rules(game_id, **options).info.num_players
         if not isinstance(specs, list) or len(specs) != n:
             raise WebError(400, f"agents must be a list of {n} agent names, one per seat (null for your own seat)")
+        return {seat: self.make_agent(game_id, options, specs[seat], seat) for seat in seats}
+
+    def make_agent(self, game_id: str, options: dict[str, Any], spec: Any, seat: int) -> Any:
+        """The agent of ``seat`` named ``spec``: a named agent, or ``AGENT:RELPATH`` for a listed checkpoint."""
         names = self.named_agents(game_id)
-        checkpoints = self.checkpoints()
-        prefix = f"{CHECKPOINT_AGENT}:"
-        out: dict[int, Any] = {}
-        for seat in seats:
-            spec = specs[seat]
-            if not isinstance(spec, str):
-                raise WebError(
-                    400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or {prefix}CHECKPOINT"
+        if not isinstance(spec, str):
+            raise WebError(
+                400, f"the agent of seat {seat} must be a name: one of {', '.join(names)} or AGENT:CHECKPOINT"
+            )
+        player, _, rel = spec.partition(":")
+        checkpoint = None
+        if rel and player in {a for agents in KIND_AGENTS.values() for a in agents}:
+            checkpoint = self.checkpoint_for(game_id, options, player, rel, seat)
+        elif spec not in names:
+            message = f"unknown agent {spec[:100]!r} for {game_id}: choose one of {', '.join(names)}"
+            raise WebError(400, message, f"agent-{seat}")
+        else:
+            self.check_agent_plays(spec, game_id, options, seat)
+        seed = self.draw_seed()
+        try:
+            agent: PlayingAgent
+            if checkpoint is not None:
+                agent = self.checkpoint_cache.agent(
+                    game_id, checkpoint.path, options, seed, self.opponents.make, agent=player
                 )
-            checkpoint = spec[len(prefix) :] if spec.startswith(prefix) else None
-            if checkpoint is not None and checkpoint not in checkpoints:
-                raise WebError(
-                    400,
-                    f"unknown checkpoint {checkpoint[:200]!r}: choose one of the server's list "
-                    f"({len(checkpoints)} found under {self.runs})",
-                )
-            if checkpoint is None and spec not in names:
-                known = ", ".join(names)
-                message = f"unknown agent {spec[:100]!r} for {game_id}: choose one of {known}"
-                raise WebError(400, message, f"agent-{seat}")
-            if checkpoint is None:
-                self.check_agent_plays(spec, game_id, options, seat)
-            seed = self.draw_seed()
-            try:
-                agent: PlayingAgent
-                if checkpoint is not None:
-                    path = checkpoints[checkpoint]
-                    agent = self.checkpoint_cache.agent(game_id, path, options, seed, self.opponents.make)
-                else:
-                    agent = self.opponents.make(spec, game_id, seed=seed, **options)
-                reset_agent(agent, seed)
-            except Exception as e:  # a checkpoint of another game, a broken file: the page gets one line
-                raise WebError(
-                    400,
-                    f"{spec[:200]} cannot play {game_id} here: {self.in_words(game_id, str(e))}. "
-                    f"Choose another agent for player_{seat}, or other options",
-                    f"agent-{seat}",
-                ) from None
-            out[seat] = agent
-        return out
+            else:
+                agent = self.opponents.make(spec, game_id, seed=seed, **options)
+            reset_agent(agent, seed)
+        except Exception as e:  # a broken file, an agent that refuses: the page gets one line
+            raise WebError(
+                400,
+                f"{spec[:200]} cannot play {game_id} here: {self.in_words(game_id, str(e))}. "
+                f"Choose another agent for player_{seat}, or other options",
+                f"agent-{seat}",
+            ) from None
+        return agent
+
+    def checkpoint_for(self, game_id: str, options: dict[str, Any], agent: str, rel: str, seat: int) -> CheckpointFile:
+        """The listed checkpoint ``rel`` if ``agent`` plays it for ``game_id`` with ``options``, else ``WebError``."""
+        found = self.checkpoints()
+        c = found.get(rel)
+        if c is None:
+            raise WebError(
+                400,
+                f"unknown checkpoint {rel[:200]!r}: choose one of the server's list "
+                f"({len(found)} found under {self.runs})",
+                f"agent-{seat}",
+            )
+        if c.game != game_id or agent not in c.agents:
+            players = " or ".join(c.agents)
+            raise WebError(400, f"{rel[:200]} is a {c.game} network for {players}: choose another agent for "
+                           f"player_{seat}", f"agent-{seat}")  # fmt: skip
+        if dict(make_rules(game_id, **options).options) != c.options:
+            labels = {o.name: option_label(o) for o in rules_class(game_id).OPTIONS}
+            needs = " and ".join(f"{labels.get(k, k)} set to {value_words(v)}" for k, v in c.options.items()
+                                 if options.get(k) != v)  # fmt: skip
+            raise WebError(
+                400,
+                f"{agent}:{rel[:200]} plays {game_id} only with {needs}: choose another agent for player_{seat}, "
+                "or those options",
+                f"agent-{seat}",
+            )
+        return c
 
     def check_agent_plays(self, name: str, game_id: str, options: dict[str, Any], seat: int) -> None:
         """``WebError`` 400 in the player's words if agent ``name`` does not play ``game_id`` with ``options``."""
@@ -365,6 +407,23 @@ def _json(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status, headers={"Cache-Control": "no-store"})
 
 
+def _box(request: Request) -> tuple[float, float]:
+    """The board's box the page has, ``?w=WIDTH&h=HEIGHT`` in CSS pixels (held within ``BOX_LIMITS``)."""
+    q = request.query_params
+    out = []
+    for name, default in (("w", DEFAULT_WIDTH), ("h", DEFAULT_HEIGHT)):
+        text = q.get(name)
+        if text in (None, ""):
+            out.append(float(default))
+            continue
+        try:
+            value = int(text)  # type: ignore[arg-type]
+        except ValueError:
+            raise WebError(400, "w and h must be the board's width and height in CSS pixels (integers)") from None
+        out.append(float(min(max(value, BOX_LIMITS[0]), BOX_LIMITS[1])))
+    return out[0], out[1]
+
+
 def _seat_and_ply(request: Request) -> tuple[int | None, int | None, bool]:
     q = request.query_params
     seat_text, ply_text = q.get("seat"), q.get("ply")
@@ -429,39 +488,45 @@ def create_app(
 
     async def play(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "seat", "agents"))
+        box = _box(request)
         session = await run_in_threadpool(server.new_game, body, "play", visitor_of(request), anonymous_of(request))
-        return session.view()
+        return session.view(box=box)
 
     async def watch(request: Request) -> Any:
         body = await read_json(request, ("game", "options", "agents"))
+        box = _box(request)
         session = await run_in_threadpool(server.new_game, body, "watch", visitor_of(request), anonymous_of(request))
-        return session.view(seat=None)
+        return session.view(seat=None, box=box)
 
     async def replay(request: Request) -> Any:
         body = await read_json(request, ("file", "index"))
+        box = _box(request)
         session = await run_in_threadpool(server.open_replay, body, visitor_of(request), anonymous_of(request))
-        return session.view(seat=None, ply=0)
+        return session.view(seat=None, ply=0, box=box)
 
     async def show(request: Request) -> Any:
         seat, ply, full = _seat_and_ply(request)
-        return await locked(request, lambda s: s.view(seat, ply, full))
+        box = _box(request)
+        return await locked(request, lambda s: s.view(seat, ply, full, box))
 
     async def move(request: Request) -> Any:
         body = await read_json(request, ("action", "ply"))
+        box = _box(request)
 
         def work(s: Session) -> Any:
             s.human_move(body.get("action"), body.get("ply"))
-            return s.view()
+            return s.view(box=box)
 
         return await locked(request, work)
 
     async def step(request: Request) -> Any:
         body = await read_json(request, ("ply",))
         seat, _, full = _seat_and_ply(request)
+        box = _box(request)
 
         def work(s: Session) -> Any:
             s.step(body.get("ply"))
-            return s.view(seat, full=full)
+            return s.view(seat, full=full, box=box)
 
         return await locked(request, work)
 

@@ -2,8 +2,10 @@
 
 A ``Session`` holds the rules, every state of the game so far (so any ply can be shown again), the
 actions, and the agents in their seats. What leaves the server is a *view* (``Session.view``): one
-seat's table (or the full one, where allowed), that seat's legal moves when it is a human's turn,
-and the narration of every move as that seat may know it (``Rules.public_action_to_str``).
+seat's table (or the full one, where allowed) drawn for the page's box, that seat's legal moves when
+it is a human's turn with the targets that choose each and why a target that starts no move is
+refused (``jericho_env.web.tables``), and the narration of every move as that seat may know it
+(``Rules.public_action_to_str``).
 
 Who may see what:
 
@@ -47,6 +49,7 @@ import numpy as np
 
 from jericho_env.agent_plugins import PlayingAgent
 from jericho_env.core.rules import JerichoError, Rules
+from jericho_env.web.boards import DEFAULT_HEIGHT, DEFAULT_WIDTH
 from jericho_env.web.catalog import reward_rule
 from jericho_env.web.results import result_text
 from jericho_env.web.tables import table_for
@@ -220,10 +223,17 @@ class Session:
         if not 0 <= ply <= len(self.actions):
             raise WebError(400, f"ply {ply} is outside this game: choose 0..{len(self.actions)}")
 
-    def view(self, seat: int | None = None, ply: int | None = None, full: bool = False) -> dict[str, Any]:
+    def view(
+        self,
+        seat: int | None = None,
+        ply: int | None = None,
+        full: bool = False,
+        box: tuple[float, float] = (DEFAULT_WIDTH, DEFAULT_HEIGHT),
+    ) -> dict[str, Any]:
         """What the page shows of ply ``ply`` (default: now) from ``seat``'s view (``None``: the human's in ``play``).
 
-        ``full`` asks for the full view (every card shown): refused in ``play`` sessions.
+        ``full`` asks for the full view (every card shown): refused in ``play`` sessions. ``box`` is the
+        width and height in CSS pixels the page has for the table (``jericho_env.web.boards``).
         """
         if self.kind == "play" and seat is None and not full:
             seat = self.human
@@ -233,7 +243,13 @@ class Session:
         over = rules.is_terminal(state)
         to_move = -1 if over else rules.current_player(state)
         yours = self.kind == "play" and ply == len(self.actions) and to_move == self.human
-        drawing = self.table.draw(rules, state, seat, clickable=yours)
+        drawing = self.table.draw(rules, state, seat, clickable=yours, width=box[0], height=box[1])
+        moves = self._moves(state) if yours else []
+        refusals, hints = (
+            ({}, {})
+            if not yours or seat is None
+            else self.table.explain(rules, state, seat, drawing.targets, [m["keys"] for m in moves])
+        )
         first = self.first
         out: dict[str, Any] = {
             "id": self.id,
@@ -257,8 +273,11 @@ class Session:
             "svg": drawing.svg,
             "width": drawing.width,
             "height": drawing.height,
-            "targets": {k: [[round(v, 2) for v in box] for box in boxes] for k, boxes in drawing.targets.items()},
-            "moves": self._moves(state) if yours else [],
+            "targets": {k: [[round(v, 2) for v in b] for b in boxes] for k, boxes in drawing.targets.items()},
+            "labels": drawing.labels,
+            "refusals": refusals,
+            "hints": hints,
+            "moves": moves,
             "log": self.narration(seat, ply),
             "status": self._status(state, seat, ply, over, to_move),
             "info": self.info,

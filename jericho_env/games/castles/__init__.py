@@ -32,6 +32,27 @@ Properties
 | rewards | +1 win, -1 loss, at the end (there are no draws) |
 | max_game_length | 90 steps: `2 * (deck size + 3)`; 50 (A-5), 114 (A-K), 48 (small deck) |
 
+A whole game, each agent playing a random legal move (the mask marks them; put your policy there).
+Options are keywords (``jericho_env.make("castles", ranks=13)``):
+
+```python
+import numpy as np
+import jericho_env
+
+env = jericho_env.make("castles")
+env.reset(seed=42)
+rng = np.random.default_rng(42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]  # 1 for each legal action of the agent to move
+        action = int(rng.choice(np.flatnonzero(mask)))
+    env.step(action)
+env.close()
+```
+
 Game lengths under random play: ``docs/benchmarks.md``.
 
 Observation (default options; ``K = ranks + 1`` rank slots, joker last)

@@ -37,6 +37,27 @@ Properties
 | rewards | +1 more points, -1 fewer, 0 equal, at the end of the game |
 | max_game_length | 155 steps, any board size (51 placements + 51 chain ends + 53 passes; see `rules.py`) |
 
+A whole game, each agent playing a random legal move (the mask marks them; put your policy there).
+Options are keywords (``jericho_env.make("grid", board_size=11)``):
+
+```python
+import numpy as np
+import jericho_env
+
+env = jericho_env.make("grid")
+env.reset(seed=42)
+rng = np.random.default_rng(42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]  # 1 for each legal action of the agent to move
+        action = int(rng.choice(np.flatnonzero(mask)))
+    env.step(action)
+env.close()
+```
+
 Game lengths under random play and the speed of the engine: ``docs/benchmarks.md``.
 
 Observation (default board_size 21)

@@ -37,6 +37,27 @@ Properties
 | render modes | `ansi` / `human` (text, hidden cards as counts), `rgb_array` (fixed-size image, 1228 px wide, 90 + 86n high: own hand face up, others' as backs, each wall a row of small cards one per value with `xN` for several, trumpets dark with a gold T, supply and pile counts, cards won, the seat to move framed) |
 | max game length | 108 - 3n steps (opening 2n, donations 2n, at most 110 - 7n - 2 play turns) |
 
+A whole game, each agent playing a random legal move (the mask marks them; put your policy there).
+Options are keywords (``jericho_env.make("walls", num_players=3)``):
+
+```python
+import numpy as np
+import jericho_env
+
+env = jericho_env.make("walls", num_players=4)
+env.reset(seed=42)
+rng = np.random.default_rng(42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]  # 1 for each legal action of the agent to move
+        action = int(rng.choice(np.flatnonzero(mask)))
+    env.step(action)
+env.close()
+```
+
 Game lengths under random play: ``docs/benchmarks.md``.
 
 Action encoding

@@ -6,6 +6,10 @@
 // its Start button (the game area may still be hidden), a move's beside the status line. While a
 // request is under way the controls that would send another are disabled, and while the agents
 // answer a move the player's cards are not clickable. The move log scrolls inside its own box.
+// The server draws the board for the box the page has (w, h: CSS pixels, sent with every request that
+// returns a view), one board unit per CSS pixel: a phone gets a one-column board. The board's targets are
+// focusable: arrow keys move between them, Enter or Space chooses; a choice that starts no move says why
+// in #note (aria-live), and focus stays on the board after a move and goes there after Start.
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -23,6 +27,9 @@ let running = false;  // a watched game runs on its own
 let seenPlies = 0;    // log entries already shown (newer ones are highlighted)
 let waiting = false;  // a move of the player's was sent: the agents are answering it
 const THINKING_DELAY_MS = 150;  // a sign of life for answers slower than this (quick ones do not flicker)
+const MAX_SCALE = 1.5;  // a board is drawn at its own size, or larger where the window has room to spare
+let focusKey = null;  // the board target that holds (or gets back) the keyboard focus
+let box = null;       // the board's box the last view was drawn for: {w, h}
 
 async function api(method, url, body) {
   const opts = { method, headers: {} };
@@ -40,6 +47,33 @@ async function api(method, url, body) {
     throw err;
   }
   return data;
+}
+
+function boardBox() {
+  // the width (and height left below it in the window) the board has: measured where it will stand
+  const game = $("#game"), welcome = $("#welcome");
+  const hidden = game.hidden, welcomeHidden = welcome.hidden, kind = document.body.dataset.kind;
+  if (hidden) {  // laid out as it will be: the game shown (the form folded on a phone), its rows of this tab's kind
+    game.hidden = false;
+    welcome.hidden = true;
+    document.body.classList.add("has-game");
+    document.body.dataset.kind = TAB;
+  }
+  const wrap = $("#board-wrap");
+  const w = Math.floor(wrap.clientWidth);
+  const top = wrap.getBoundingClientRect().top + window.scrollY;
+  if (hidden) {
+    game.hidden = true;
+    welcome.hidden = welcomeHidden;
+    document.body.classList.toggle("has-game", !!G);
+    if (kind === undefined) delete document.body.dataset.kind; else document.body.dataset.kind = kind;
+  }
+  return { w: Math.max(240, w), h: Math.max(300, Math.floor(window.innerHeight - top - 10)) };
+}
+
+function withBox(url) {
+  box = boardBox();
+  return `${url}${url.includes("?") ? "&" : "?"}w=${box.w}&h=${box.h}`;
 }
 
 function forget(v) {
@@ -199,8 +233,9 @@ function optionLabel(game, name) {
 }
 
 function agentRefusal(game, name, options) {
-  // why `name` does not play these options (the options it plays only: a shipped network's training), or null
-  const needs = (game.agent_options || {})[name];
+  // why `name` does not play these options (the options it plays only: a network's training), or null
+  const checkpoint = (game.checkpoints || []).find(c => c.value === name);
+  const needs = checkpoint ? checkpoint.options : (game.agent_options || {})[name];
   if (!needs) return null;
   const differ = Object.entries(needs).filter(([k, v]) => options[k] !== v);
   if (!differ.length) return null;
@@ -224,13 +259,20 @@ function agentSelect(game, seat, keep, refused) {
     named.append(opt);
   }
   sel.append(named);
-  if (CATALOG.checkpoints.length) {
+  // the checkpoints trained for this game, each offered for the options it was trained with
+  const checkpoints = game.checkpoints || [];
+  if (checkpoints.length) {
     const files = document.createElement("optgroup");
     files.label = `checkpoints in ${CATALOG.runs}`;
-    for (const c of CATALOG.checkpoints) files.append(new Option(c, c));
+    for (const c of checkpoints) {
+      const why = refused[c.value];
+      const opt = new Option(why ? `${c.label} (not for these options)` : c.label, c.value);
+      if (why) { opt.disabled = true; opt.title = `it plays ${why}`; }
+      files.append(opt);
+    }
     sel.append(files);
   }
-  const all = [...game.agents.filter(a => !refused[a]), ...CATALOG.checkpoints];
+  const all = [...game.agents, ...checkpoints.map(c => c.value)].filter(a => !refused[a]);
   sel.value = keep && all.includes(keep) ? keep : defaultAgent(game, refused);
   sel.addEventListener("change", () => markField(sel.closest("form, section"), null));
   return sel;
@@ -254,17 +296,17 @@ function buildAgents(form) {
   }
   const options = formOptions(form);
   const refused = {};
-  for (const a of game.agents) {
+  for (const a of [...game.agents, ...(game.checkpoints || []).map(c => c.value)]) {
     const why = agentRefusal(game, a, options);
     if (why) refused[a] = why;
   }
   const note = $(".agents-note", form);
-  const byReason = {};  // agents refused for the same reason are named together
-  for (const [a, why] of Object.entries(refused)) (byReason[why] = byReason[why] || []).push(a);
+  const byReason = {};  // agents refused for the same reason are named together (checkpoints only in their list)
+  for (const [a, why] of Object.entries(refused)) if (game.agents.includes(a)) (byReason[why] = byReason[why] || []).push(a);
   note.textContent = Object.entries(byReason).map(([why, names]) => names.length === 1
     ? `${names[0]} is not offered here: it plays ${why}.`
     : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]} are not offered here: they play ${why}.`).join(" ");
-  note.hidden = !Object.keys(refused).length;
+  note.hidden = !Object.keys(byReason).length;
   const box = $(".agents", form);
   const keep = {};
   for (const s of $$("select", box)) keep[s.name] = s.value;
@@ -402,6 +444,7 @@ function stepsShown(v) {
 function clearGame() {
   // the tab has no game: nothing of another tab's game stays on the page
   $("#game").hidden = true;
+  document.body.classList.remove("has-game", "side-open");
   $("#welcome").hidden = TAB === "replay";
   for (const id of ["#board", "#choices", "#moves", "#log", "#players"]) $(id).innerHTML = "";
   $("#status").textContent = "";
@@ -409,11 +452,13 @@ function clearGame() {
   for (const k of ["kind", "ply", "plies", "over", "yourTurn", "first"]) delete document.body.dataset[k];
 }
 
-function render(v) {
+function render(v, keepPath = false) {
+  // keepPath: the same position drawn again (for another box): a card chosen stays chosen
   const fresh = !G || G.id !== v.id;
   G = v;
   GAMES[TAB] = v;
-  path = [];
+  if (fresh || !keepPath) path = [];
+  document.body.classList.add("has-game");
   document.body.dataset.kind = v.kind;
   document.body.dataset.ply = v.ply;
   document.body.dataset.plies = v.plies;
@@ -456,26 +501,11 @@ function render(v) {
   slider.value = v.ply;
   $("#run").textContent = running ? "Pause" : "Run";
 
-  // the table and its click targets
-  const board = $("#board");
-  board.innerHTML = v.svg;
-  const overlay = document.createElementNS(SVGNS, "svg");
-  overlay.setAttribute("class", "targets");
-  overlay.setAttribute("viewBox", `0 0 ${v.width} ${v.height}`);
-  for (const [key, boxes] of Object.entries(v.targets)) {
-    for (const [x, y, w, h] of boxes) {
-      const r = document.createElementNS(SVGNS, "rect");
-      r.setAttribute("class", "target");
-      r.setAttribute("x", x); r.setAttribute("y", y); r.setAttribute("width", w); r.setAttribute("height", h);
-      r.setAttribute("rx", 4);
-      r.dataset.key = key;
-      r.addEventListener("click", () => clickTarget(key));
-      overlay.append(r);
-    }
-  }
-  board.append(overlay);
+  // the table and its targets
+  const hadFocus = boardHasFocus();
+  drawBoard(v);
   // the log is as tall as the table beside it (at least 300 px), and scrolls inside
-  const height = Math.max(300, Math.round(board.getBoundingClientRect().height));
+  const height = Math.max(300, Math.round($("#board").getBoundingClientRect().height));
   $("#table-row").style.setProperty("--board-height", `${height}px`);
 
   // the narration
@@ -497,8 +527,142 @@ function render(v) {
   moves.innerHTML = "";
   for (const m of v.moves) moves.append(moveButton(m));
   $("#moves-box").hidden = v.kind !== "play" || !v.moves.length;
+  if (fresh || !keepPath) say("");
   refreshTargets();
   updateControls();
+  if (hadFocus) focusBoard();
+}
+
+function drawBoard(v) {
+  // the server's SVG at its own size (larger where the window has room), the targets laid over it
+  const board = $("#board");
+  board.innerHTML = v.svg;
+  const svg = $("svg.table", board);
+  const wide = !window.matchMedia("(max-width: 760px)").matches;
+  const wrap = $("#board-wrap");
+  const roomH = window.innerHeight - (wrap.getBoundingClientRect().top + window.scrollY) - 10;
+  let scale = Math.min(MAX_SCALE, wrap.clientWidth / v.width, wide ? roomH / v.height : MAX_SCALE);
+  scale = Math.max(1, scale);
+  svg.setAttribute("width", Math.round(v.width * scale));
+  svg.setAttribute("height", Math.round(v.height * scale));
+  board.dataset.scale = scale.toFixed(3);
+  const overlay = document.createElementNS(SVGNS, "svg");
+  overlay.setAttribute("class", "targets");
+  overlay.setAttribute("viewBox", `0 0 ${v.width} ${v.height}`);
+  overlay.setAttribute("role", "group");
+  overlay.setAttribute("aria-label", "the table: arrow keys move between your cards and places, Enter or Space chooses");
+  overlay.addEventListener("keydown", boardKey);
+  const seen = new Map();  // a box drawn for two names (walls: your wall is also a wall of its colour): one focus stop
+  const rects = [];
+  for (const [key, boxes] of Object.entries(v.targets)) {
+    boxes.forEach(([x, y, w, h], i) => {
+      const r = document.createElementNS(SVGNS, "rect");
+      r.setAttribute("class", "target");
+      r.setAttribute("x", x); r.setAttribute("y", y); r.setAttribute("width", w); r.setAttribute("height", h);
+      r.setAttribute("rx", 4);
+      r.setAttribute("role", "button");
+      r.dataset.key = key;
+      r.dataset.label = ((v.labels || {})[key] || [])[i] || key;
+      const where = `${x},${y},${w},${h}`;
+      if (seen.has(where)) r.classList.add("dup");
+      else seen.set(where, r);
+      r.addEventListener("click", () => activate(r));
+      r.addEventListener("focus", () => { focusKey = r.dataset.key; roving(r); });
+      rects.push(r);
+    });
+  }
+  // reading order (top to bottom, then left to right): the order of Tab and of the arrow keys' fallback
+  rects.sort((a, b) => (num(a, "y") - num(b, "y")) || (num(a, "x") - num(b, "x")));
+  for (const r of rects) overlay.append(r);
+  board.append(overlay);
+}
+
+function num(r, attr) { return Number(r.getAttribute(attr)); }
+
+function stops() { return $$("#board rect.target:not(.dup)"); }
+
+function boardHasFocus() {
+  const a = document.activeElement;
+  return !!a && (a.closest("#board") !== null || a.closest("#choices") !== null || a.closest("#moves") !== null);
+}
+
+function roving(r) {
+  // one tab stop on the board: the target last focused
+  for (const x of stops()) x.setAttribute("tabindex", x === r ? "0" : "-1");
+}
+
+function bestStop() {
+  // where focus goes on the board: the target focused before if it still plays, else the first that plays
+  const all = stops();
+  const live = all.filter(r => sameBox(r).some(x => x.classList.contains("live")));
+  const before = all.find(r => r.dataset.key === focusKey);
+  if (before && live.includes(before)) return before;
+  return live[0] || before || all[0] || null;
+}
+
+function focusBoard(scroll = false) {
+  const r = bestStop();
+  if (r) { roving(r); r.focus({ preventScroll: !scroll }); }
+  else $("#board").focus({ preventScroll: !scroll });
+}
+
+function afterStart() {
+  // focus on the board once a game is shown; on a phone the form folds away and the game comes into view
+  document.body.classList.remove("side-open");
+  $("#side-toggle").setAttribute("aria-expanded", "false");
+  const top = $("#game").getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight * 0.5) $("#game").scrollIntoView({ block: "start" });
+  focusBoard();
+}
+
+function sameBox(r) {
+  // the targets drawn on the box of `r` (one, or two where a place has two names)
+  const where = ["x", "y", "width", "height"].map(a => r.getAttribute(a)).join(",");
+  return $$("#board rect.target").filter(x => ["x", "y", "width", "height"].map(a => x.getAttribute(a)).join(",") === where);
+}
+
+function boardKey(e) {
+  const r = e.target.closest("rect.target");
+  if (!r) return;
+  const all = stops();
+  const at = all.indexOf(r.classList.contains("dup") ? sameBox(r)[0] : r);
+  let next = null;
+  if (e.key === "Enter" || e.key === " ") { e.preventDefault(); activate(r); return; }
+  if (e.key === "Escape") { e.preventDefault(); if (path.length) { path = []; refreshTargets(); say("choice undone"); } return; }
+  if (e.key === "Home") next = all[0];
+  else if (e.key === "End") next = all[all.length - 1];
+  else if (e.key === "ArrowRight") next = all[Math.min(all.length - 1, at + 1)];
+  else if (e.key === "ArrowLeft") next = all[Math.max(0, at - 1)];
+  else if (e.key === "ArrowUp" || e.key === "ArrowDown") next = nearest(r, all, e.key === "ArrowUp" ? -1 : 1);
+  else return;
+  e.preventDefault();
+  e.stopPropagation();
+  if (next && next !== r) { roving(next); next.focus(); }
+}
+
+function nearest(r, all, dir) {
+  // the target above (dir -1) or below (+1) whose middle is closest, sideways counting double
+  const c = rectCentre(r);
+  let best = null, bestScore = Infinity;
+  for (const x of all) {
+    const d = rectCentre(x);
+    const dy = (d.y - c.y) * dir;
+    if (dy <= 4) continue;
+    const score = dy + 2 * Math.abs(d.x - c.x);
+    if (score < bestScore) { best = x; bestScore = score; }
+  }
+  return best;
+}
+
+function rectCentre(r) {
+  return { x: num(r, "x") + num(r, "width") / 2, y: num(r, "y") + num(r, "height") / 2 };
+}
+
+function say(text, refused = false) {
+  // one line under the choices, read out by screen readers (aria-live): a refusal, or what to choose next
+  const note = $("#note");
+  note.textContent = text;
+  note.classList.toggle("refused", refused && !!text);
 }
 
 function followLog() {
@@ -546,9 +710,16 @@ function refreshTargets() {
   for (const m of moves) if (m.keys.length > path.length && startsWith(m.keys, path)) next.add(m.keys[path.length]);
   for (const r of $$("#board rect.target")) {
     const key = r.dataset.key;
-    r.classList.toggle("chosen", path.includes(key));
-    r.classList.toggle("live", next.has(key) && !path.includes(key));
+    const chosen = path.includes(key);
+    const live = next.has(key) && !chosen;
+    r.classList.toggle("chosen", chosen);
+    r.classList.toggle("live", live);
+    r.setAttribute("aria-label", `${r.dataset.label}${chosen ? ", chosen" : live ? "" : ", not a move now"}`);
+    r.setAttribute("aria-disabled", live || chosen ? "false" : "true");
   }
+  for (const r of stops()) if (!r.hasAttribute("tabindex")) r.setAttribute("tabindex", "-1");
+  const first = bestStop();
+  if (first && !stops().some(r => r.getAttribute("tabindex") === "0")) roving(first);
   const choices = $("#choices");
   choices.innerHTML = "";
   if (!G.your_turn || waiting) return;
@@ -556,33 +727,68 @@ function refreshTargets() {
   const buttons = moves.filter(m => m.keys.length === 0);
   const span = document.createElement("span");
   span.className = "label";
-  span.textContent = path.length ? (exact.length ? "choose:" : "now click where it goes:") : "click a highlighted card";
+  span.textContent = path.length ? (exact.length ? "choose:" : "now choose where it goes:")
+    : next.size ? "choose a highlighted card" : "choose a move:";
   choices.append(span);
   for (const m of [...exact, ...buttons]) choices.append(moveButton(m));
   if (path.length) {
     const cancel = document.createElement("button");
     cancel.id = "cancel";
     cancel.textContent = "cancel";
-    cancel.addEventListener("click", () => { path = []; refreshTargets(); });
+    cancel.addEventListener("click", () => { path = []; refreshTargets(); say("choice undone"); });
     choices.append(cancel);
   }
 }
 
-function clickTarget(key) {
-  if (!G || !G.your_turn || busy || waiting) return;
-  if (path.includes(key)) { path = path.slice(0, path.indexOf(key)); refreshTargets(); return; }
-  const next = [...path, key];
-  const longer = G.moves.filter(m => m.keys.length > next.length && startsWith(m.keys, next));
-  const exact = G.moves.filter(m => m.keys.length === next.length && startsWith(m.keys, next));
-  if (!longer.length && !exact.length) return;
+function labelOf(key) {
+  const r = $$("#board rect.target").find(x => x.dataset.key === key);
+  return r ? r.dataset.label : key;
+}
+
+function activate(r) {
+  // a target chosen by click, tap, Enter or Space: where two names share its box, the one that plays now
+  const keys = sameBox(r).map(x => x.dataset.key);
+  const live = sameBox(r).find(x => x.classList.contains("live") || x.classList.contains("chosen"));
+  choose(live ? live.dataset.key : r.dataset.key);
+}
+
+function choose(key) {
+  if (!G || G.kind !== "play") return;
+  if (G.over) { say("the game is over: step back through it, or start a new one", true); return; }
+  if (waiting || busy) { say(thinkingOf(G), true); return; }
+  if (!G.your_turn) { say(`it is not your turn: ${G.status}`, true); return; }
+  if (path.includes(key)) {
+    path = path.slice(0, path.indexOf(key));
+    refreshTargets();
+    say(`${labelOf(key)}: choice undone`);
+    return;
+  }
+  const fits = keys => ({
+    longer: G.moves.filter(m => m.keys.length > keys.length && startsWith(m.keys, keys)),
+    exact: G.moves.filter(m => m.keys.length === keys.length && startsWith(m.keys, keys)),
+  });
+  let next = [...path, key];
+  let f = fits(next);
+  if (!f.longer.length && !f.exact.length && path.length) {
+    const again = fits([key]);  // another card instead of a place: start again from it
+    if (again.longer.length || again.exact.length) { next = [key]; f = again; }
+  }
+  if (!f.longer.length && !f.exact.length) {
+    const why = path.length ? (G.hints || {})[path[0]] : (G.refusals || {})[key];
+    say(why || "that is not a move now: choose a highlighted card or place", true);
+    return;
+  }
   path = next;
-  if (exact.length === 1 && !longer.length) sendMove(exact[0].action);
-  else refreshTargets();
+  if (f.exact.length === 1 && !f.longer.length) { sendMove(f.exact[0].action); return; }
+  refreshTargets();
+  say(f.longer.length ? `${labelOf(key)} chosen: now where it goes` : `${labelOf(key)} chosen: how many? (buttons above)`);
+  const live = stops().find(r => sameBox(r).some(x => x.classList.contains("live")));
+  if (live && boardHasFocus()) { roving(live); live.focus({ preventScroll: true }); }
 }
 
 function viewUrl(v, ply) {
   const seat = v.kind === "play" ? "" : `seat=${v.full_view ? "all" : v.seat}&`;
-  return `/api/session/${v.id}?${seat}ply=${ply === undefined ? v.plies : ply}`;
+  return withBox(`/api/session/${v.id}?${seat}ply=${ply === undefined ? v.plies : ply}`);
 }
 
 async function request(fn, thinking, where = "game") {
@@ -624,13 +830,15 @@ function sendMove(action) {
   const v = G;
   if (busy || waiting) return Promise.resolve();
   // from now until the answer: the status says the agents are thinking and the cards are not clickable
+  const a = document.activeElement;
+  if (a && (a.closest("#choices") || a.closest("#moves"))) $("#board").focus({ preventScroll: true });  // its button goes
   waiting = true;
   path = [];
   $("#status").textContent = thinkingOf(v);
   refreshTargets();
   updateControls();
   return request(async tab => {
-    const next = await api("POST", `/api/session/${v.id}/move`, { action, ply: v.plies });
+    const next = await api("POST", withBox(`/api/session/${v.id}/move`), { action, ply: v.plies });
     waiting = false;
     show(next, tab);
   }, thinkingOf(v));
@@ -640,14 +848,14 @@ function showPly(ply) {
   if (!G || !stepsShown(G)) return Promise.resolve();
   const v = G;
   const p = Math.max(0, Math.min(v.plies, ply));
-  const url = v.kind === "play" ? `/api/session/${v.id}?ply=${p}` : `/api/session/${v.id}?seat=${viewSeat()}&ply=${p}`;
+  const url = withBox(v.kind === "play" ? `/api/session/${v.id}?ply=${p}` : `/api/session/${v.id}?seat=${viewSeat()}&ply=${p}`);
   return request(async tab => show(await api("GET", url), tab));
 }
 
 function stepOnce() {
   const v = G;
   const mover = v.players[v.to_move];
-  return request(async tab => show(await api("POST", `/api/session/${v.id}/step?seat=${viewSeat()}`, { ply: v.plies }), tab),
+  return request(async tab => show(await api("POST", withBox(`/api/session/${v.id}/step?seat=${viewSeat()}`), { ply: v.plies }), tab),
     mover ? `${mover.name} (${mover.agent}) is thinking…` : "");
 }
 
@@ -666,6 +874,17 @@ async function runWatch() {
   if (TAB === "watch" && G) render(G);
 }
 
+async function redrawForBox() {
+  if (!G || busy || !box) return;
+  const now = boardBox();
+  if (Math.abs(now.w - box.w) < 8 && Math.abs(now.h - box.h) < 40) return;
+  const v = G, tab = TAB;
+  try {
+    const again = await api("GET", viewUrl(v, v.ply));
+    if (GAMES[tab] === v && TAB === tab && !busy) { GAMES[tab] = again; render(again, true); }
+  } catch (e) { /* the next move draws it again */ }
+}
+
 function startingText(kind, body) {
   if (kind === "replay") return "opening the recorded game…";
   const agents = [...new Set((body.agents || []).filter(a => a))];
@@ -675,11 +894,12 @@ function startingText(kind, body) {
 function start(kind, body) {
   running = false;
   return request(async tab => {
-    const v = await api("POST", `/api/${kind}`, body);
+    const v = await api("POST", withBox(`/api/${kind}`), body);
     const old = GAMES[tab];
     if (old && old.id !== v.id) forget(old);  // the new game replaces it in this tab
     if (tab === TAB) G = null;
     show(v, tab);
+    if (tab === TAB) afterStart();
   }, startingText(kind, body), "form");
 }
 
@@ -720,9 +940,19 @@ async function init() {
   $("#last").addEventListener("click", () => showPly(G.plies));
   $("#ply-slider").addEventListener("change", e => showPly(Number(e.target.value)));
   $("#step").addEventListener("click", stepOnce);
+  $("#side-toggle").addEventListener("click", () => {
+    const open = document.body.classList.toggle("side-open");
+    $("#side-toggle").setAttribute("aria-expanded", open ? "true" : "false");
+  });
+  let resizing = null;
+  window.addEventListener("resize", () => {
+    // the board is drawn again for its new box (a phone turned, a window resized), the choice in hand kept
+    clearTimeout(resizing);
+    resizing = setTimeout(redrawForBox, 250);
+  });
   $("#run").addEventListener("click", runWatch);
   document.addEventListener("keydown", e => {
-    if (!G || !stepsShown(G) || ["INPUT", "SELECT"].includes(e.target.tagName)) return;
+    if (!G || !stepsShown(G) || ["INPUT", "SELECT"].includes(e.target.tagName) || e.target.closest("#board")) return;
     if (e.key === "ArrowLeft") showPly(G.ply - 1);
     if (e.key === "ArrowRight") showPly(G.ply + 1);
   });
