@@ -46,7 +46,7 @@ import numpy as np
 
 from jericho_env.core.rules import OptionError
 from jericho_env.core.validate import check_optional_seed
-from jericho_env.registry import rules_class
+from jericho_env.registry import GAME_IDS, rules_class
 from jericho_env.user_agents import Agent, batch_policy_of, is_target, make_user_agent, split_user_spec
 
 GROUP = "jericho_env.agents"
@@ -206,3 +206,40 @@ def parse_spec(spec: str, game_id: str) -> tuple[str, str, dict[str, Any]]:
     if "=" in spec:
         raise OptionError(f"agent {name!r} takes no argument (got {spec!r})")
     return label or name, name, {}
+
+
+class NamedAgents:
+    """A provider of agents named on a command line (``LABEL=SPEC``), for a front end's lists.
+
+    Each spec is your own code (``mine=path/to/file.py:Agent``, ``mine=pkg.module:Agent,depth=3``) or an
+    installed agent with its arguments under a label (``strong:ismcts=1000``). Its label is offered by
+    name in every game (a label may not be an installed agent's name); ``make`` builds it with the spec's
+    arguments and the ones the front end passes (``seed``, the game's options). Register it with
+    ``register_provider``.
+    """
+
+    def __init__(self, specs: list[str]) -> None:
+        self.specs: dict[str, tuple[str, dict[str, Any]]] = {}
+        installed = frozenset(agent_names(GAME_IDS[0]))
+        for spec in specs:
+            parsed = split_user_spec(spec, installed)
+            if parsed is None:
+                label, name, kwargs = parse_spec(spec, GAME_IDS[0])  # installed names are the same in every game
+            else:
+                label, name, kwargs = parsed
+            if label in self.specs or (parsed is None and label in installed):
+                raise OptionError(f"{spec!r}: the label {label!r} is taken; give the agent another (LABEL:{spec})")
+            self.specs[label] = (name, kwargs)
+
+    def agent_names(self, game_id: str) -> list[str]:
+        """The labels, in the order given."""
+        return list(self.specs)
+
+    def playable_names(self, game_id: str) -> list[str]:
+        """Every label plays with no argument: its spec holds them."""
+        return list(self.specs)
+
+    def make(self, name: str, game_id: str, **kwargs: Any) -> Agent:
+        """The agent of the spec labelled ``name``."""
+        target, own = self.specs[name]
+        return make_agent(target, game_id, **own, **kwargs)

@@ -266,3 +266,32 @@ def test_specs_from_args_labels_objects_and_pairs() -> None:
     assert specs[2].name == "greedy" and specs[0].agent is not None
     with pytest.raises(AgentCodeError, match="has no act"):
         specs_from_args([object(), "random"])
+
+
+def test_the_web_page_offers_agents_named_on_its_command_line(mine: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from starlette.testclient import TestClient
+
+    from jericho_env.agent_plugins import NamedAgents, providers
+    from jericho_env.web import __main__ as web_main
+    from jericho_env.web.app import create_app
+    from jericho_env.web.opponents import Opponents
+
+    named = NamedAgents([f"low={mine}:LowestCard,offset=1", "quick:ismcts=4"])
+    opponents = Opponents(lambda: {**providers(), "--agent": named})
+    client = TestClient(create_app("/nonexistent-runs", opponents=opponents, seed=4), base_url="http://127.0.0.1")
+    games = {g["id"]: g["agents"] for g in client.get("/api/games").json()["games"]}
+    assert {"low", "quick"} <= set(games["castles"]) and {"low", "quick"} <= set(games["walls"])
+    view = client.post("/api/play", json={"game": "castles", "seat": 0, "agents": [None, "low"]}).json()
+    assert view["players"][1]["agent"] == "low"
+    server = client.app.state.server  # type: ignore[attr-defined]
+    from jericho_env.web.guard import VISITOR_COOKIE
+
+    agent = server.store.get(view["id"], client.cookies[VISITOR_COOKIE]).agents[1]
+    assert type(agent).__name__ == "LowestCard" and agent.offset == 1
+    for bad, message in [
+        ("low=mine:NoSuch", "has no attribute 'NoSuch'"),
+        ("greedy:random", "label 'greedy' is taken"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            web_main.main(["--agent", bad])
+        assert info.value.code == 2 and message in capsys.readouterr().err

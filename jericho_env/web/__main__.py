@@ -83,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="minutes an idle game is kept once the server holds 80%% of --max-games (default 10)",
     )
     p.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="LABEL=SPEC",
+        help="offer an agent of your own by name in every game: LABEL=path/to/file.py:attr, LABEL=pkg.module:attr "
+        "(then ,key=value arguments), or an installed agent with arguments, LABEL:ismcts=1000 (repeatable)",
+    )
+    p.add_argument(
         "--checkpoint-memory",
         type=int,
         default=512,
@@ -117,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvicorn
 
+        from jericho_env.user_agents import is_target, load_target
         from jericho_env.web.app import create_app
         from jericho_env.web.checkpoints import CheckpointCache
         from jericho_env.web.guard import LOCAL_HOSTS
@@ -124,6 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as e:
         print(f"the web page needs its extra: pip install -e '.[web]' ({e})", file=sys.stderr)
         return 2
+    if args.agent:
+        from jericho_env.agent_plugins import NamedAgents, register_provider
+        from jericho_env.core.rules import JerichoError
+
+        try:
+            named = NamedAgents(args.agent)
+            for target, _ in named.specs.values():  # code that does not load fails here, not at the first game
+                if is_target(target):
+                    load_target(target)
+        except (JerichoError, ValueError) as e:
+            parser.error(" ".join(str(e).split()))
+        register_provider("--agent", named)
     hosts = served_names(args.host, args.allow_host, LOCAL_HOSTS)
     runs = Path(args.runs)
     app = create_app(
