@@ -185,15 +185,12 @@ print(said.getvalue().replace(str(folder), "<run folder>").strip())""",
     ),
     (
         "code",
-        """from IPython.display import Markdown, display
+        """from experiments.evaluate import tournament
 
-from experiments.evaluate import evaluate
-from experiments.play.tournament import AgentSpec
-
-specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy"), AgentSpec("ppo", "ppo", {"path": str(model_path)})]
-summary = evaluate(GAME, specs, deals=DEALS, seed=0, out=str(folder / "tournament"), quiet=True)
-display(Markdown(summary["table"]))
-print(f"{summary['games']} games: {2 * DEALS} per pair of agents (each deal in both seat orders)")""",
+result = tournament(GAME, ["random", "greedy", f"ppo={model_path}"], deals=DEALS, out=str(folder / "tournament"),
+                    plot=True)
+display(result)  # the table the command prints (python -m experiments.evaluate), shown as a table
+print(f"{result.games} games: {2 * DEALS} per pair of agents (each deal in both seat orders)")""",
     ),
     (
         "md",
@@ -203,6 +200,29 @@ print(f"{summary['games']} games: {2 * DEALS} per pair of agents (each deal in b
         "picture",
         """from IPython.display import Image
 display(Image(filename=str(folder / "tournament" / "heatmap.png")))""",
+    ),
+    (
+        "md",
+        """## Your own agent in the table
+
+Anything with `act(observation) -> action` plays: here a class that plays the lowest legal action.
+On the command line the same agent plays from its file,
+`python -m experiments.evaluate castles --agents lowest=mine.py:LowestCard greedy ppo`
+([your-agent.md](../your-agent.md)).""",
+    ),
+    (
+        "code",
+        """import numpy as np
+
+
+class LowestCard:
+    name = "lowest"
+
+    def act(self, observation):
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+display(tournament(GAME, [LowestCard(), "greedy", f"ppo={model_path}"], deals=DEALS, out=str(folder / "mine")))""",
     ),
     ("md", 'The trained agent is an ordinary agent: `agents.make("ppo", GAME, path=...)`.'),
     (
