@@ -38,10 +38,13 @@ class UntrustedFileError(ValueError):
     """A file whose loading would run code, without ``trust=True``."""
 
 
-def _trusted(path: str | Path, what: str, trust: bool) -> Path:
+def _trusted(path: str | Path, what: str, trust: bool, folder: bool = False) -> Path:
+    """``path`` (a file, or with ``folder`` a folder) if it exists and ``trust``; else the error that says why not."""
     from agents.checkpoint import resolve_path
 
-    p = resolve_path(path)
+    p = Path(path).expanduser() if folder else resolve_path(path)
+    if folder and not p.is_dir():
+        raise FileNotFoundError(f"no checkpoint folder at {str(p)!r} (give the folder an RLlib save wrote)")
     if not trust:
         raise UntrustedFileError(f"{str(p)!r}: loading {what} runs code stored in the file; {TRUST_HINT}")
     return p
@@ -303,7 +306,7 @@ class RLlibAgent(ScoresAgent):
             raise ValueError("rllib: give path= (a checkpoint) or rl_module= (a module in memory), one of them")
         where = "the RLModule"
         if path is not None:
-            p = _trusted(path, "an RLlib checkpoint", trust)
+            p = _trusted(path, "an RLlib checkpoint", trust, folder=True)
             rl_module = _load_rl_module(p, module)
             where = f"the RLModule of {p.name}"
         super().__init__(game_id, deterministic=deterministic, seed=seed, where=where, **game_options)

@@ -130,3 +130,34 @@ def test_example_script_runs(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "iteration 1" in out.stdout and "illegal-action games 0" in out.stdout
+
+
+def test_an_rllib_checkpoint_plays_in_a_tournament_through_its_adapter(ray_session: None, tmp_path: Path) -> None:
+    import agents
+    from agents.adapters import UntrustedFileError, from_rllib
+    from experiments.evaluate import tournament
+    from jericho_env.wrappers.rllib import ppo_config
+
+    algo = ppo_config("castles", modules="per_seat").build_algo()
+    try:
+        algo.train()
+        folder = algo.save(str(tmp_path / "checkpoint")).checkpoint.path
+        module = algo.get_module("player_0")
+    finally:
+        algo.stop()
+    with pytest.raises(UntrustedFileError, match="runs code stored in the file"):
+        agents.make("rllib", "castles", path=folder)
+    with pytest.raises(ValueError, match=r"holds the modules player_0, player_1: name one with module="):
+        agents.make("rllib", "castles", path=folder, trust=True)
+    loaded = agents.make("rllib", "castles", path=folder, module="player_0", trust=True)
+    in_memory = from_rllib(module, "castles")
+    env = jericho_env.make("castles")
+    env.reset(seed=3)
+    for _ in range(20):
+        obs = env.observe(env.agent_selection)
+        action = loaded.act(obs)
+        assert obs["action_mask"][action] == 1 and in_memory.act(obs) == action
+        env.step(action)
+    spec = f"mine:rllib=path={folder},module=player_0"
+    result = tournament("castles", [spec, "random"], deals=10, trust=True)
+    assert "| **mine** |" in result.table and result.games == 20
