@@ -38,6 +38,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import time
@@ -83,6 +84,9 @@ class GameBoard:
     results: dict[str, str] = dataclasses.field(default_factory=dict)
     per_deal: int = 0  # games a pair plays on one deal (both seat orders; walls: the row agent in every seat)
     fingerprints: dict[str, str] = dataclasses.field(default_factory=dict)  # agent -> its checkpoint's SHA-256
+    # rankings a cycle cannot fool (experiments.play.population): "nash" weights and "skill" (two-player games),
+    # "alpha_rank" mass; each agent -> a number
+    population: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The board as JSON (``leaderboard.json`` beside the page keeps every game's)."""
@@ -268,7 +272,23 @@ def board_of_counts(
     return GameBoard(
         game, ranked, cells, ratings, intervals, games, counts.shape[0], seconds, players, notes, simulations,
         results=encode_deals(counts, labels), per_deal=per_deal, fingerprints=prints,
+        population=population_ranks(labels, cells, players),
     )  # fmt: skip
+
+
+def population_ranks(
+    labels: list[str], cells: dict[tuple[str, str], Cell], players: int
+) -> dict[str, dict[str, float]]:
+    """Nash averaging (two-player games) and α-Rank (every game; without OpenSpiel, left out) of the board's cells."""
+    from experiments.play.population import alpha_rank, nash_average, score_matrix
+
+    scores = score_matrix(labels, cells)
+    out: dict[str, dict[str, float]] = {}
+    if players == 2:
+        out["nash"], out["skill"] = nash_average(labels, scores)
+    with contextlib.suppress(ImportError):
+        out["alpha_rank"] = alpha_rank(labels, scores)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- the page
@@ -282,6 +302,38 @@ def markdown_table(b: GameBoard) -> str:
         row += ["—" if a == o else f"{100 * b.cells[(a, o)].win_rate:.1f}%" for o in b.labels]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def support_text(b: GameBoard) -> str:
+    """``"; Nash support: a, b"`` for a two-player board with its equilibrium, else ``""``."""
+    from experiments.play.population import nash_support
+
+    nash = b.population.get("nash")
+    return f"; Nash support: {', '.join(nash_support(nash))}" if nash else ""
+
+
+def population_table(b: GameBoard) -> list[str]:
+    """The page's lines of a board's population rankings (Nash averaging, α-Rank); none for a board without them."""
+    pop = b.population
+    if not pop:
+        return []
+    cols = [("nash", "Nash weight", "{:.3f}"), ("skill", "Nash-averaged skill", "{:+.3f}"),
+            ("alpha_rank", "α-Rank mass", "{:.3f}")]  # fmt: skip
+    cols = [c for c in cols if c[0] in pop]
+    head = "| agent | " + " | ".join(name for _, name, _ in cols) + " |"
+    rows = [head, "|" + " --- |" * (len(cols) + 1)]
+    rows += ["| " + " | ".join([a, *(f.format(pop[key][a]) for key, _, f in cols)]) + " |" for a in b.labels]
+    about = (
+        "Nash averaging: the maximum-entropy equilibrium of the score matrix as a zero-sum game, and each agent's "
+        "score against it minus ½ (0 in the support)"
+        if "nash" in pop
+        else ""
+    )
+    alpha = "α-Rank: the stationary mass of its evolutionary dynamics" if "alpha_rank" in pop else ""
+    if b.players > 2 and alpha:
+        alpha += " over the lone-agent-against-copies scores"
+    said = "; ".join(x for x in (about, alpha) if x)
+    return [f"Rankings a cycle cannot fool ({said}; [how to read it](#how-to-read-it)):", "", *rows, ""]
 
 
 def summary_line(b: GameBoard, top: int = 3) -> str:
@@ -302,7 +354,7 @@ def page(boards: Sequence[GameBoard]) -> str:
         "## Summary",
         "",
     ]
-    lines += [f"- {summary_line(b)}" for b in boards] + [""]
+    lines += [f"- {summary_line(b)}{support_text(b)}" for b in boards] + [""]
     for b in boards:
         n = b.players
         cells = (
@@ -321,6 +373,7 @@ def page(boards: Sequence[GameBoard]) -> str:
         lines += [f"{made_line(b)} Cells: {cells}.", ""]
         lines += [markdown_table(b), ""]
         lines += [f"![{b.game} leaderboard heatmap](images/leaderboard-{b.game}.png)", ""]
+        lines += population_table(b)
         lines += [f"- {note}" for note in [_budget(b), *b.notes]] + [""]
     resamples = sorted({str(b.made.get("bootstrap")) for b in boards})
     lines += [
@@ -336,6 +389,13 @@ def page(boards: Sequence[GameBoard]) -> str:
         "game of a drawn deal, all pairs and seats together). Random is the anchor: its interval is a point, "
         "the others' include the uncertainty of random's strength.",
         "- Heatmaps: each cell's score with its 95% Wilson interval; rows and columns in rank order.",
+        "- Bradley–Terry fits one strength per agent, so a cycle (A beats B beats C beats A) gets an order no game "
+        "supports. Nash averaging (Balduzzi et al., 2018; two-player games) finds the mixture of agents that no "
+        "agent beats on average, the most even one (maximum entropy), with SciPy: the agents it weighs are its "
+        "support, and an agent's skill is its score against that mixture minus ½. α-Rank (Omidshafiei et al., "
+        "2019; OpenSpiel's `alpharank`, m = 50, α = 100) ranks by the mass of an evolutionary process in which "
+        "agents invade each other's populations; in walls it reads the lone agent's share against copies of "
+        "another as a two-player meta-game (`experiments.play.population`).",
         "",
     ]
     return "\n".join(lines)

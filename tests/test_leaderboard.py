@@ -188,6 +188,10 @@ def test_a_newcomer_joins_a_board_playing_only_its_own_pairs_and_rates_as_a_full
     joined = leaderboard.GameBoard.from_json(json.loads(out.with_suffix(".json").read_text())["games"][0])
     old = leaderboard.GameBoard.from_json(json.loads(board_page.with_suffix(".json").read_text())["games"][0])
     assert all(joined.cells[pair] == cell for pair, cell in old.cells.items())
+    assert set(joined.population) == {"nash", "skill", "alpha_rank"} and set(joined.population["nash"]) == set(
+        joined.labels
+    )
+    assert "Rankings a cycle cannot fool" in out.read_text() and "; Nash support: " in out.read_text()
     # the same board made whole, the newcomer among its agents from the start: the same cells, ratings, intervals
     monkeypatch.setattr(leaderboard, "run_games", real)
     agents_of = leaderboard.game_agents
