@@ -211,43 +211,48 @@ def move_values(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.
             c, v = divmod(np.argmax(op), 5)
             walls[0, c, v] += 1
             walls[0, c, 6] += VALUES[v]
-    own = raw[own_at : own_at + 26]
-    won_types = raw[won_at : won_at + n * 25].reshape(n, 5, 5)
-    public = raw[public_at : public_at + 25].reshape(5, 5)
-    known = public.sum(axis=1) + own[:25].reshape(5, 5).sum(axis=1)
-    seen = public + own[:25].reshape(5, 5) + hand[:25].reshape(5, 5) + walls[:, :, :5].sum(axis=0)
-    seen += won_types.sum(axis=0)
-    unseen = CARDS_PER_COLOUR - seen.sum(axis=1)
-    unseen_trumpets = NUM_TRUMPETS - hand[TRUMPET] - own[TRUMPET] - walls[:, :, 5].sum()
-    pool = unseen.sum() + max(0, unseen_trumpets)
+    # the supply of each colour this seat expects at the next scoring: the cards it knows of, the others'
+    # face-down cards in proportion to the unseen cards of each colour, and the draws before the scoring
+    known, unseen = np.zeros(5, dtype=np.int64), np.zeros(5, dtype=np.int64)
+    won = np.zeros(n, dtype=np.int64)
+    trumpets_seen = hand[TRUMPET] + raw[own_at + TRUMPET]
+    for c in range(5):
+        seen = 0
+        for t in range(c * 5, c * 5 + 5):
+            known[c] += raw[public_at + t] + raw[own_at + t]
+            seen += hand[t]
+            for k in range(n):
+                seen += walls[k, c, t - c * 5] + raw[won_at + k * 25 + t]
+                won[k] += raw[won_at + k * 25 + t]
+        unseen[c] = CARDS_PER_COLOUR - known[c] - seen
+        for k in range(n):
+            trumpets_seen += walls[k, c, 5]
+    pool = unseen.sum() + max(0, NUM_TRUMPETS - trumpets_seen)
     hidden_others = raw[hidden_at + 1 : hidden_at + n].sum()
     ratio = hidden_others / pool if pool else 0.0
     future = future_rate * (raw[window_at] + 0.5 * raw[window_at + 1])
     supply = np.empty(5)
-    for c in range(5):
-        supply[c] = known[c] + ratio * unseen[c] + future
-    contrib = np.empty((5, n))  # [colour][seat]
-    totals = won_types.reshape(n, 25).sum(axis=1).astype(np.float64)
+    contrib = np.empty((5, n))  # [colour][seat]: each seat's cards from the colour now
     sums = np.zeros(n)
     for c in range(5):
+        supply[c] = known[c] + ratio * unseen[c] + future
         _colour_value(walls[:, c], supply[c], one_weight, contrib[c])
         sums += contrib[c]  # in colour order, as Python's sum
-    totals += sums
-    tot = np.empty(n)
-    new = np.empty(n)
+    totals = won + sums
+    counts, new, tot = np.empty((n, 7), dtype=np.int64), np.empty(n), np.empty(n)
     for j in range(legal.shape[0]):
         a = legal[j]
         extra = 0.0
         c = -1  # a trumpet into the supply changes nothing: it is discarded at the scoring
         if a < TRUMPET_BASE:  # build: our wall grows
             c, v = divmod(a, 5)
-            counts = walls[:, c].copy()
+            counts[:] = walls[:, c]
             counts[0, v] += 1
             counts[0, 6] += VALUES[v]
             _colour_value(counts, supply[c], one_weight, new)
         elif a < SUPPLY_BASE:  # trumpet naming colour c
             c = a - TRUMPET_BASE
-            counts = walls[:, c].copy()
+            counts[:] = walls[:, c]
             fallen = _trumpet(counts)
             _colour_value(counts, supply[c] + fallen, one_weight, new)
         elif a - SUPPLY_BASE != TRUMPET:  # a wall card into the supply

@@ -317,19 +317,20 @@ def _ismcts(
             if player < 0:
                 break
             n = call_legal(legal, work, 0, params, buf)
-            buf[:n].sort()  # ascending, as the Python rules list them
             if expanded:  # past the new node: the rollout policy plays on
                 if rollout_depth >= 0 and depth >= rollout_depth:
                     cut = True
                     break
-                if policy_rollout:
+                if policy_rollout:  # a policy takes the legal actions in any order
                     call_observe(observe, work, 0, params, player, obs)
                     a = call_policy(rollout_fn, obs, buf, n, pparams, stream, 0, weights)
                 else:
+                    _ascending(buf, n)
                     a = buf[below(stream, 0, n)]
                 call_apply(apply, work, 0, params, a)
                 depth += 1
                 continue
+            _ascending(buf, n)
             if at_root:
                 hi, lo = root_hi, root_lo
                 if use_prior:
@@ -366,6 +367,15 @@ def _ismcts(
             stats[path_edge[i], _VSUM] += ret[path_player[i]]
         done += 1
     return done
+
+
+@njit(cache=True)
+def _ascending(legal: np.ndarray, n: int) -> None:
+    """``legal[:n]`` in ascending order, as the Python rules list legal actions (most games' kernels do already)."""
+    for i in range(1, n):
+        if legal[i] < legal[i - 1]:
+            legal[:n].sort()
+            return
 
 
 @njit(cache=True)
@@ -491,7 +501,7 @@ def _puct_roots(
         player = seats[r]
         call_observe(observe, roots, r, params, player, out_obs[b])
         n = call_legal(legal, roots, r, params, leaf_legal[r])
-        leaf_legal[r, :n].sort()  # ascending, as the Python rules list them
+        _ascending(leaf_legal[r], n)
         b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs, out_mask,
                       out_mover, out_owner, b)  # fmt: skip
         if value_all:
@@ -678,7 +688,7 @@ def _puct_round(
             _, child = _find(keys, slots, hi, lo)
             if child < 0:
                 n = call_legal(legal, work, r, params, leaf_legal[r])
-                leaf_legal[r, :n].sort()
+                _ascending(leaf_legal[r], n)
                 b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs,
                               out_mask, out_mover, out_owner, b)  # fmt: skip
                 if value_all:
