@@ -201,8 +201,10 @@ def move_values(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.
                     colour += hand[a // 5 * 5 + v] * VALUES[v]
                 keys[j] = colour * 8 + 4 - a % 5
         for j in range(legal.shape[0]):  # minus the rank of the key among the distinct keys
-            higher = np.unique(keys[keys > keys[j]])
-            out[j] = -float(higher.shape[0])
+            higher = 0
+            for i in range(legal.shape[0]):
+                higher += keys[i] > keys[j] and not (keys[:i] == keys[i]).any()
+            out[j] = -float(higher)
         return
     walls = raw[walls_at : walls_at + n * 35].reshape(n, 5, 7).copy()  # value counts, trumpets, length
     if phase == OPEN_SUPPLY:  # our own face-down first wall card counts as built
@@ -234,12 +236,13 @@ def move_values(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.
     supply = np.empty(5)
     contrib = np.empty((5, n))  # [colour][seat]: each seat's cards from the colour now
     sums = np.zeros(n)
+    counts, new, tot = np.empty((n, 7), dtype=np.int64), np.empty(n), np.empty(n)
     for c in range(5):
         supply[c] = known[c] + ratio * unseen[c] + future
-        _colour_value(walls[:, c], supply[c], one_weight, contrib[c])
+        counts[:] = walls[:, c]
+        _colour_value(counts, supply[c], one_weight, contrib[c])
         sums += contrib[c]  # in colour order, as Python's sum
     totals = won + sums
-    counts, new, tot = np.empty((n, 7), dtype=np.int64), np.empty(n), np.empty(n)
     for j in range(legal.shape[0]):
         a = legal[j]
         extra = 0.0
@@ -257,7 +260,8 @@ def move_values(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.
             _colour_value(counts, supply[c] + fallen, one_weight, new)
         elif a - SUPPLY_BASE != TRUMPET:  # a wall card into the supply
             c, v = divmod(a - SUPPLY_BASE, 5)
-            _colour_value(walls[:, c], supply[c] + 1, one_weight, new)
+            counts[:] = walls[:, c]
+            _colour_value(counts, supply[c] + 1, one_weight, new)
             extra = -cost[v]
         for k in range(n):
             tot[k] = totals[k] if c < 0 else totals[k] - contrib[c, k] + new[k]
