@@ -71,7 +71,7 @@ def params_for(rules: Any) -> np.ndarray:
     dtype = np.dtype([("kind", np.int64, (a,)), ("rank", np.int64, (a,)), ("n_cards", np.int64, (a,)),
                       ("strength", np.int64, (codes + 1,)), ("composition", np.int64, (codes + 1,)),
                       ("beaten_by", np.int64, (codes, width)), ("beaten_n", np.int64, (codes,)),
-                      ("opp_out", np.int64), ("opp_hand", np.int64), ("copies", np.int64)])  # fmt: skip
+                      ("opp_out", np.int64), ("opp_hand", np.int64), ("copies", np.int64)], align=True)  # fmt: skip
     params = np.zeros(1, dtype=dtype)
     p = params[0]
     p["kind"] = [_KINDS[m.kind] for m in moves]
@@ -103,37 +103,41 @@ def choose(obs: np.ndarray, mask: np.ndarray, params: np.ndarray) -> int:
     """``GreedyAgent.act``'s action for one observation row and its legal ``mask`` (bool, one per action)."""
     p = params[0]
     kind, rank, strength, composition = p["kind"], p["rank"], p["strength"], p["composition"]
-    legal = np.flatnonzero(mask)
-    if legal.shape[0] == 0:
+    first = 0  # the first legal action: every legal action of a step is of its kind, or play and joker
+    while first < mask.shape[0] and not mask[first]:
+        first += 1
+    if first == mask.shape[0]:
         raise ValueError("a row of the masks has no legal action")
-    k = kind[legal[0]]  # every legal action of a step is of one kind, or play and joker
+    k = kind[first]
     if k >= _SAVE:  # save or turn a save over: the strongest; short deck's discard: the weakest
-        pick = legal[0]
-        for a in legal:
+        pick = first
+        for a in range(first + 1, mask.shape[0]):
             s, b = strength[rank[a]], strength[rank[pick]]
-            if (s < b) if k == _DISCARD else (s > b):
+            if mask[a] and ((s < b) if k == _DISCARD else (s > b)):
                 pick = a
         return pick
     codes = composition.shape[0]
     most = np.zeros(codes, dtype=np.int64)  # per rank code, the most copies legal to play (0: not legal)
-    joker = -1
-    for a in legal:
-        if kind[a] == _PLAY:
+    joker, ranks, best = -1, 0, -1
+    for a in range(first, mask.shape[0]):
+        if mask[a] and kind[a] == _PLAY:
+            ranks += most[rank[a]] == 0
             most[rank[a]] = max(most[rank[a]], p["n_cards"][a])
-        elif kind[a] == _JOKER:
-            joker = int(a)
-    ranks = np.flatnonzero(most)
-    if ranks.shape[0] == 0:  # the joker only if no rank is legal
+            best = rank[a] if best < 0 else best  # the lowest legal rank
+        elif mask[a] and kind[a] == _JOKER:
+            joker = a
+    if ranks == 0:  # the joker only if no rank is legal
         return joker
-    best = ranks[0]
-    if ranks.shape[0] > 1:  # the rank of best -strength + PRESSURE * P(opponent stuck), the first on equal scores
+    if ranks > 1:  # the rank of best -strength + PRESSURE * P(opponent stuck), the first on equal scores
         unseen = np.empty(codes, dtype=np.int64)
         for c in range(codes):
             unseen[c] = composition[c] - int(np.rint(np.float64(obs[p["opp_out"] + c]) * composition[c]))
         total = unseen.sum()
         hand = int(np.rint(np.float64(obs[p["opp_hand"]]) * SETUP_DRAW))
         best_score = -1e9
-        for r in ranks:  # ascending rank codes
+        for r in range(codes):  # ascending rank codes
+            if most[r] == 0:
+                continue
             answering = 0
             for j in range(p["beaten_n"][r]):
                 answering += unseen[p["beaten_by"][r, j]]

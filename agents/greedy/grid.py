@@ -153,7 +153,7 @@ def params_for(rules: Any) -> np.ndarray:
         ("dist", np.int64, (n,)), ("a_slot", np.int64, (len(a),)), ("a_cell", np.int64, (len(a),)),
         ("risk", np.float64, (NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1)), ("weights", np.float64, (4,)),
         ("pass_action", np.int64), ("soft", np.bool_), ("allow_pass", np.bool_),
-    ])  # fmt: skip
+    ], align=True)  # fmt: skip
     params = np.zeros(1, dtype=dtype)
     p = params[0]
     p["offsets"] = [sl[f].start for f in FIELDS]

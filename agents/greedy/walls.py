@@ -127,7 +127,7 @@ def params_for(rules: Any) -> np.ndarray:
     }  # fmt: skip
     dtype = np.dtype([("unscale", np.float64, (layout.size,)), ("offsets", np.int64, (len(FIELDS),)),
                       ("n", np.int64), ("weights", np.float64, (3,)), ("supply_cost", np.float64, (5,)),
-                      ("values", np.int64, (5,))])  # fmt: skip
+                      ("values", np.int64, (5,))], align=True)  # fmt: skip
     params = np.zeros(1, dtype=dtype)
     p = params[0]
     for f in layout.fields:  # version 1's fields (what the seat infers) and the one-hots: not scaled
