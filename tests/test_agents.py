@@ -104,11 +104,7 @@ def test_grid_greedy_scores_a_quiet_placement_as_danger_and_setup_on_the_table_a
     from agents.greedy.grid import GreedyAgent, risk_table
     from jericho_env.games.grid.state import POINTS
     from jericho_env.registry import make_rules
-
-    try:
-        from tests.greedy_oracles import GridGreedy
-    except ImportError:  # pragma: no cover
-        from greedy_oracles import GridGreedy  # type: ignore[no-redef]
+    from tests.greedy_oracles import GridGreedy
 
     rules = make_rules("grid")
     greedy = GreedyAgent("grid", seed=0)

@@ -19,11 +19,7 @@ import pytest
 import jericho_env
 from agents.batch import make_batch_policy
 from agents.greedy.castles import BatchGreedyCastles, GreedyAgent
-
-try:
-    from tests.greedy_oracles import castles_act
-except ImportError:  # pragma: no cover
-    from greedy_oracles import castles_act  # type: ignore[no-redef]
+from tests.greedy_oracles import castles_act
 
 OPTIONS = [{}, {"small_deck": True}, {"reversed_order": True}, {"small_deck": True, "reversed_order": True}]
 MIN_DECISIONS = 3000

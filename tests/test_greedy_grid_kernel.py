@@ -13,11 +13,7 @@ import pytest
 from agents.greedy import grid as greedy_grid
 from agents.greedy.grid import GreedyAgent
 from jericho_env.registry import make_rules
-
-try:
-    from tests.greedy_oracles import GridGreedy
-except ImportError:  # pragma: no cover
-    from greedy_oracles import GridGreedy  # type: ignore[no-redef]
+from tests.greedy_oracles import GridGreedy
 
 
 def positions(board_size: int = 21, deals: int = 6, seed: int = 3) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -17,11 +17,7 @@ import jericho_env
 from agents.greedy.walls import TIE, BatchGreedyWalls, GreedyAgent
 from jericho_env.core.kernels import NUMBA
 from jericho_env.games.walls.actions import NUM_ACTIONS
-
-try:
-    from tests.greedy_oracles import walls_act, walls_scores, walls_values
-except ImportError:  # pragma: no cover
-    from greedy_oracles import walls_act, walls_scores, walls_values  # type: ignore[no-redef]
+from tests.greedy_oracles import walls_act, walls_scores, walls_values
 
 PLAYER_COUNTS = [2, 3, 4, 5]
 MIN_DECISIONS = 3000
