@@ -21,10 +21,10 @@ from typing import Any
 # the agents' old module paths and where each went
 AGENTS_MOVED: dict[str, str] = {
     "agents.greedy_grid": "agents.greedy.grid",
-    "agents.greedy_grid_kernel": "agents.greedy.grid_kernel",
+    "agents.greedy_grid_kernel": "agents.greedy.grid",
     "agents.greedy_walls": "agents.greedy.walls",
-    "agents.greedy_walls_batch": "agents.greedy.walls_batch",
-    "agents.greedy_walls_kernel": "agents.greedy.walls_kernel",
+    "agents.greedy_walls_batch": "agents.greedy.walls",
+    "agents.greedy_walls_kernel": "agents.greedy.walls",
     "agents.greedy_castles": "agents.greedy.castles",
     "agents.greedy_castles_batch": "agents.greedy.castles",
     "agents.ismcts": "agents.search.ismcts",
@@ -33,8 +33,14 @@ AGENTS_MOVED: dict[str, str] = {
     "agents.compiled_search": "agents.search.compiled",
     "agents.row_calls": "agents.search.row_calls",
     "agents.row_values": "agents.search.row_values",
-    "agents.greedy_grid_rows": "agents.search.greedy_grid_rows",
-    "agents.greedy_walls_rows": "agents.search.greedy_walls_rows",
+    "agents.greedy_grid_rows": "agents.greedy.grid",
+    "agents.greedy_walls_rows": "agents.greedy.walls",
+    # each greedy heuristic is one module: its kernel, batch twin and search rows went into it
+    "agents.greedy.grid_kernel": "agents.greedy.grid",
+    "agents.greedy.walls_batch": "agents.greedy.walls",
+    "agents.greedy.walls_kernel": "agents.greedy.walls",
+    "agents.search.greedy_grid_rows": "agents.greedy.grid",
+    "agents.search.greedy_walls_rows": "agents.greedy.walls",
 }
 
 

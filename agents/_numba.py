@@ -1,6 +1,6 @@
 """Numba's ``njit`` where the ``train`` extra installed Numba, else a stand-in that leaves functions as Python.
 
-The compiled kernels (``agents.greedy.grid_kernel``, ``agents.nets.frontier_kernel``) import ``njit`` and
+The compiled kernels (``agents.nets.frontier_kernel``) import ``njit`` and
 ``KERNEL`` from here: with Numba they compile (cached on disk, ``cache=True``); without it the same
 functions run as plain Python, so their tests check the same arithmetic either way, and the callers keep
 their reference versions (``KERNEL`` is False).

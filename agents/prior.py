@@ -94,7 +94,7 @@ class PriorHint:
         self._batch: Hint | None = None  # a compiled or vectorised scorer of whole batches
         deterministic = (name, game_id, repr(sorted(options.items())))
         if name == "greedy-scores" and game_id == "walls":
-            from agents.greedy.walls_batch import BatchGreedyWalls
+            from agents.greedy.walls import BatchGreedyWalls
 
             self._batch, self.key = _live_rows(BatchGreedyWalls(game_id, **options).scores), deterministic
             return

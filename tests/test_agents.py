@@ -99,42 +99,46 @@ def test_greedy_given_another_options_observation_names_the_mismatch(game: str, 
 
 
 def test_grid_greedy_scores_a_quiet_placement_as_danger_and_setup_on_the_table_after_it() -> None:
-    """``evaluate_quiet``'s shared per-cell work gives the plain formula: the danger and set-up of the
-    changed cells on the table with the card placed, against the danger there before."""
-    from agents.greedy.grid import GreedyAgent
+    """The scoring's shared per-cell work for a quiet placement gives the plain formula: the danger and set-up of
+    the changed cells on the table with the card placed, against the danger there before (less the tie-breaks)."""
+    from agents.greedy.grid import GreedyAgent, risk_table
+    from jericho_env.games.grid.state import POINTS
     from jericho_env.registry import make_rules
+    from tests.greedy_oracles import GridGreedy
 
     rules = make_rules("grid")
     greedy = GreedyAgent("grid", seed=0)
+    plain = GridGreedy(greedy)
     rng = np.random.default_rng(11)
     checked = 0
     for _ in range(12):
         state = rules.initial_state(rng)
         while not rules.is_terminal(state):
             obs = rules.observe(state, rules.current_player(state))
-            hand, table, unseen, opp, in_chain = greedy.read(obs)
-            risk = greedy._risk_table(unseen, opp)
-            base = greedy.danger(table, greedy.frontier(table), unseen, risk)
-            cache: dict = {}
-            for a in np.flatnonzero(rules.legal_mask(state)):
+            hand, table, unseen, opp, in_chain = plain.read(obs)
+            risk = risk_table(unseen.bit_count(), opp)
+            base = plain.danger(table, plain.frontier(table), unseen, risk)
+            legal = np.flatnonzero(rules.legal_mask(state))
+            scored = dict(greedy.action_values({"observation": obs, "action_mask": rules.legal_mask(state)}, legal))
+            for a in legal:
                 move = greedy.actions.decode(int(a))
-                if move.kind == "stop" or in_chain or greedy.captured_by(table, move.cell):
+                if move.kind == "stop" or in_chain or plain.captured_by(table, move.cell):
                     continue
                 card, cell = hand[move.slot], move.cell
                 mine = sum(1 << c for c in hand if c != card)
-                changed = {q for q in greedy.nb[cell] if q not in table}
-                for q in greedy.nb[cell]:
+                changed = {q for q in plain.nb[cell] if q not in table}
+                for q in plain.nb[cell]:
                     if q in table:
-                        changed.update(r for r in greedy.nb[q] if r not in table)
+                        changed.update(r for r in plain.nb[q] if r not in table)
                 changed.discard(cell)
-                before = greedy.danger(table, changed, unseen, risk)
+                before = plain.danger(table, changed, unseen, risk)
                 after_table = {**table, cell: card}
-                after = greedy.danger(after_table, changed, unseen, risk)
-                setup = greedy.setup(after_table, changed, mine, unseen, risk)
+                after = plain.danger(after_table, changed, unseen, risk)
+                setup = plain.setup(after_table, changed, mine, unseen, risk)
                 expected = -greedy.risk_weight * (base + after - before) + greedy.setup_weight * setup
-                got = greedy.evaluate_quiet(table, card, cell, mine, unseen, risk, base, cache)
+                tie_breaks = greedy.card_weight * POINTS[card] + greedy.distance_weight * plain.board.distance[cell]
+                got = scored[int(a)] + tie_breaks
                 assert got == pytest.approx(expected, abs=1e-9)
                 checked += 1
-            legal = np.flatnonzero(rules.legal_mask(state))
             rules.apply(state, int(rng.choice(legal)))
     assert checked > 500

@@ -218,7 +218,7 @@ def test_a_batch_policy_answering_an_illegal_action_is_named(hook_agent: type[Ho
 
 def test_each_agent_gets_its_batch_policy(tiny_ppo: dict[str, Path]) -> None:
     from agents.batch import NetworkBatchPolicy, RandomBatchPolicy
-    from agents.greedy.walls_batch import BatchGreedyWalls
+    from agents.greedy.walls import BatchGreedyWalls
     from experiments.play.batched_games import BatchPlayer
 
     def policy(game: str, name: str, **kwargs: Any) -> Any:
@@ -226,10 +226,11 @@ def test_each_agent_gets_its_batch_policy(tiny_ppo: dict[str, Path]) -> None:
 
     assert isinstance(policy("castles", "random"), RandomBatchPolicy)
     assert isinstance(policy("walls", "greedy"), BatchGreedyWalls)
-    from agents.greedy.castles import KERNEL, BatchGreedyCastles
+    from agents.greedy.castles import BatchGreedyCastles
+    from jericho_env.core.kernels import NUMBA
 
     castles_greedy = policy("castles", "greedy")  # compiled over the batch where Numba is, else row by row
-    assert isinstance(castles_greedy, BatchGreedyCastles if KERNEL else AgentBatchPolicy)
+    assert isinstance(castles_greedy, BatchGreedyCastles if NUMBA else AgentBatchPolicy)
     ismcts = policy("castles", "ismcts", simulations=4)
     assert isinstance(ismcts, AgentBatchPolicy) and ismcts.uses_views
     network = policy("walls", "ppo", path=str(tiny_ppo["walls"]))

@@ -294,7 +294,7 @@ def test_compiled_puct_equals_python_puct_where_both_are_deterministic(value_row
     game, kernels = _kernels(rules, open_=True)
     views = _positions(rules, 5, seed=4)
     seats = [rules.current_player(v) for v in views]
-    python = PUCTSearch(rules, _evaluator, 300, 1.5, value_rows, np.random.default_rng(0))
+    python = PUCTSearch(rules, _evaluator, 300, 1.5, value_rows, np.random.default_rng(0), found=(game, kernels))
     compiled = CompiledPUCT(rules, game, kernels, _evaluator, 300, 1.5, value_rows, np.random.default_rng(1))
     want, got = python.search(views, seats), compiled.search(views, seats)
     for w, g in zip(want, got, strict=True):

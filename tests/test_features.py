@@ -13,6 +13,7 @@ from agents.nets.walls import WallsExtractor, WallsFeatures, walls_num_players
 from jericho_env.games.grid.state import BASE, POINTS
 from jericho_env.games.walls.state import LENGTH_AT, WALL_STRIDE
 from jericho_env.registry import make_rules
+from tests.greedy_oracles import GridGreedy
 from tests.helpers import play_out
 
 
@@ -21,27 +22,28 @@ def test_grid_planes_match_greedys_arithmetic() -> None:
     layout = make_rules("grid").layout
     planes = GridFeatures(21, layout)
     greedy = agents.make("greedy", "grid", seed=0)
+    reading = GridGreedy(greedy)  # greedy's readable version: its reading of the table
     env = jericho_env.make("grid")
     checked = 0
 
     def check(_: str, obs: dict[str, np.ndarray]) -> int:
         nonlocal checked
         x = obs["observation"]
-        hand, table, unseen, _, _ = greedy.read(x)
+        hand, table, unseen, _, _ = reading.read(x)
         f = planes(torch.as_tensor(x)[None])[0].numpy()
-        front = greedy.frontier(table)
+        front = reading.frontier(table)
         for cell in range(21 * 21):
             r, c = divmod(cell, 21)
             if cell not in front:
                 assert not f[:, r, c].any(), "planes are zero off the frontier"
                 continue
             points = 0
-            for q in greedy.nb[cell]:
+            for q in reading.nb[cell]:
                 card = table.get(q)
-                sides = greedy.nb[q]
+                sides = reading.nb[q]
                 if card is not None and card != BASE and len(sides) == 4 and sum(s in table for s in sides) == 3:
                     points += POINTS[card]
-            allowed = greedy.allowed(table, cell)
+            allowed = reading.allowed(table, cell)
             assert f[0, r, c] * 30 == pytest.approx(points, abs=1e-4)
             assert f[1, r, c] * unseen.bit_count() == pytest.approx((allowed & unseen).bit_count(), abs=1e-3)
             mine = sum(1 for h in hand if allowed >> h & 1)

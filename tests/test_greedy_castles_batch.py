@@ -1,4 +1,7 @@
-"""``BatchGreedyCastles`` chooses, row by row, exactly what castles' ``GreedyAgent.act`` chooses.
+"""castles greedy's one implementation (``agents.greedy.castles.choose``) against its readable version, and its batch.
+
+``GreedyAgent.act`` chooses exactly as the plain Python of ``tests/greedy_oracles.py``, and ``BatchGreedyCastles``
+chooses, row by row, exactly what ``GreedyAgent.act`` chooses.
 
 Decision points come from seeded castles games under several deck options, each game played by random and
 greedy moves in a fixed proportion (from all-greedy to all-random), so that set-up, plays, jokers, stuck
@@ -16,6 +19,7 @@ import pytest
 import jericho_env
 from agents.batch import make_batch_policy
 from agents.greedy.castles import BatchGreedyCastles, GreedyAgent
+from tests.greedy_oracles import castles_act
 
 OPTIONS = [{}, {"small_deck": True}, {"reversed_order": True}, {"small_deck": True, "reversed_order": True}]
 MIN_DECISIONS = 3000
@@ -61,6 +65,8 @@ def test_batch_greedy_chooses_what_the_agent_chooses(key: str) -> None:
     agent = GreedyAgent("castles", **options)
     m8 = masks.astype(np.int8)
     want = np.array([agent.act({"observation": obs[i], "action_mask": m8[i]}) for i in range(len(obs))])
+    readable = [castles_act(agent, {"observation": obs[i], "action_mask": m8[i]}) for i in range(len(obs))]
+    assert want.tolist() == readable
     batch = BatchGreedyCastles("castles", **options)
     got = batch(obs, masks)
     assert got.dtype == np.int64
@@ -87,6 +93,7 @@ def test_discards_appear_and_match() -> None:
         m8 = masks.astype(np.int8)
         want = [agent.act({"observation": obs[i], "action_mask": m8[i]}) for i in rows]
         assert batch(obs[rows], masks[rows]).tolist() == want
+        assert want == [castles_act(agent, {"observation": obs[i], "action_mask": m8[i]}) for i in rows]
     assert count > 20
 
 

@@ -1,7 +1,8 @@
-"""grid greedy's compiled scoring (``agents.greedy.grid_kernel``) against its dict version, position by position.
+"""grid greedy's one implementation (``agents.greedy.grid``) against its readable dict version, position by position.
 
-The kernel runs compiled where Numba is installed (the ``train`` extra, which the test command's setup
-installs) and as plain Python otherwise, so these tests check the same arithmetic either way.
+The functions run compiled where Numba is installed (the ``train`` extra, which the test command's setup
+installs) and as plain Python otherwise, so these tests check the same arithmetic either way. The dict version
+(``tests/greedy_oracles.GridGreedy``) adds its sums in the same order, so the scores are compared bit for bit.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.greedy import grid_kernel as greedy_grid_kernel
+from agents.greedy import grid as greedy_grid
 from agents.greedy.grid import GreedyAgent
 from jericho_env.registry import make_rules
+from tests.greedy_oracles import GridGreedy
 
 
 def positions(board_size: int = 21, deals: int = 6, seed: int = 3) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -36,13 +38,14 @@ def positions(board_size: int = 21, deals: int = 6, seed: int = 3) -> list[tuple
 
 def compare(agent: GreedyAgent, cases: list[tuple[np.ndarray, np.ndarray]], weigh_pass: bool) -> int:
     """Assert both scorings give the same actions in the same order and the same scores; the number compared."""
+    oracle = GridGreedy(agent)
     compared = 0
     for obs, legal in cases:
         view = {"observation": obs, "action_mask": np.isin(np.arange(agent.actions.num_actions), legal).astype(np.int8)}
-        ref = agent._dict_values(view, legal, weigh_pass)
-        acts, vals = agent._values(view, legal, weigh_pass)
-        assert acts.tolist() == [a for a, _ in ref]
-        np.testing.assert_allclose(vals, [v for _, v in ref], rtol=0, atol=1e-9)
+        ref = oracle.values(view, legal, weigh_pass)
+        got = agent.action_values(view, legal, weigh_pass)
+        assert [a for a, _ in got] == [a for a, _ in ref]
+        assert [v for _, v in got] == [v for _, v in ref]  # the same floats
         compared += len(ref)
     return compared
 
@@ -62,8 +65,8 @@ def cases() -> list[tuple[np.ndarray, np.ndarray]]:
 
 def test_the_kernel_scores_every_move_as_the_dict_version(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
     agent = GreedyAgent("grid", seed=0)
-    agent.kernel = True
-    chains = sum(1 for obs, _ in cases if obs[agent.layout_slices["in_chain"].start] > 0.5)
+    in_chain = make_rules("grid").layout.slices["in_chain"].start
+    chains = sum(1 for obs, _ in cases if obs[in_chain] > 0.5)
     assert chains > 0, "the positions should include capture chains"
     assert compare(agent, cases, weigh_pass=False) > 5_000
     assert compare(agent, cases, weigh_pass=True) > 5_000
@@ -71,7 +74,6 @@ def test_the_kernel_scores_every_move_as_the_dict_version(cases: list[tuple[np.n
 
 def test_the_kernel_reads_the_agents_weights_and_switches(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
     agent = GreedyAgent("grid", seed=0)
-    agent.kernel = True
     agent.risk_weight, agent.setup_weight, agent.card_weight, agent.distance_weight = 0.5, 0.0, 0.1, 0.02
     agent.soft_setup = False
     compare(agent, cases[::3], weigh_pass=True)
@@ -81,34 +83,33 @@ def test_the_kernel_reads_the_agents_weights_and_switches(cases: list[tuple[np.n
 
 def test_the_kernel_on_a_smaller_table() -> None:
     agent = GreedyAgent("grid", seed=0, board_size=9)
-    agent.kernel = True
     assert compare(agent, positions(board_size=9, deals=4), weigh_pass=True) > 1000
 
 
 def test_act_and_scores_agree_with_the_dict_version(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
     """The same moves and the same prior scores; ties are drawn from the same generator in the same order."""
-    fast, slow = GreedyAgent("grid", seed=5), GreedyAgent("grid", seed=5)
-    fast.kernel, slow.kernel = True, False
+    fast = GreedyAgent("grid", seed=5)
+    slow, rng = GridGreedy(GreedyAgent("grid")), np.random.default_rng(5)
     n = fast.actions.num_actions
     for obs, legal in cases[::2]:
         view = {"observation": obs, "action_mask": np.isin(np.arange(n), legal).astype(np.int8)}
-        assert fast.act(view) == slow.act(view)
-        np.testing.assert_allclose(fast.scores(view), slow.scores(view), rtol=0, atol=1e-6)
+        assert fast.act(view) == slow.act(view, rng)
+        assert np.array_equal(fast.scores(view), slow.scores(view))
 
 
 def test_popcount_and_best_points_of_a_card_set() -> None:
     rng = np.random.default_rng(0)
-    rankmax = greedy_grid_kernel.rank_max_points()
+    rankmax = greedy_grid.params_for(make_rules("grid"))[0]["rankmax"]
     for _ in range(300):
         mask = int(rng.integers(0, 1 << 52))
-        assert greedy_grid_kernel._popcount(mask) == mask.bit_count()
+        assert greedy_grid._popcount(mask) == mask.bit_count()
         cards = [c for c in range(52) if mask >> c & 1]
         best = max((min(c % 13 + 1, 10) for c in cards), default=0)
-        assert greedy_grid_kernel._max_points(mask, rankmax) == best
+        assert greedy_grid._max_points(mask, rankmax) == best
 
 
 def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """The prior's batch hint (one compiled call, ``scores_rows``) against ``GreedyAgent.scores`` per row."""
+    """The prior's batch hint (one compiled call) against ``GreedyAgent.scores`` per row."""
     from agents.prior import prior_hint
 
     obs, masks = as_batch(cases)
@@ -118,14 +119,13 @@ def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.nda
     assert hint is not None
     got = hint(obs, masks)
     agent = GreedyAgent("grid", seed=0)
+    oracle = GridGreedy(agent)
     for j in range(len(cases)):
-        want = agent.scores({"observation": obs[j], "action_mask": masks[j].astype(np.int8)}) if masks[j].any() else 0
+        view = {"observation": obs[j], "action_mask": masks[j].astype(np.int8)}
+        want = agent.scores(view) if masks[j].any() else 0
         assert np.array_equal(got[j], np.zeros(num_actions) + want)
-    agent.kernel = False  # the dict version scores the same, to float precision
-    for j in range(0, len(cases), 5):
-        if masks[j].any():
-            want = agent.scores({"observation": obs[j], "action_mask": masks[j].astype(np.int8)})
-            assert np.allclose(got[j], want, atol=1e-6)
+        if masks[j].any() and j % 5 == 0:  # the dict version scores the same
+            assert np.array_equal(got[j], oracle.scores(view))
 
 
 def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
@@ -144,9 +144,7 @@ def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tu
     for seed in range(3):  # positions with tied best moves draw as the agent does
         batch, rows = make_batch_policy("greedy", "grid", seed=seed), AgentBatchPolicy(GreedyAgent("grid", seed=seed))
         np.testing.assert_array_equal(batch(obs, masks), rows(obs, masks))
-    agent = batch.agent
-    weights, soft = batch.tables.weights(agent), bool(agent.soft_setup)
-    _, counts = greedy_grid_kernel.best_rows(obs, masks, bool(agent.allow_pass), weights, soft, *batch.tables.args)
+    _, counts = greedy_grid._best_rows(obs, masks, batch.agent.params)
     assert (counts > 1).sum() > 0  # some positions have tied best moves: the draws were compared too
     empty = masks[:3].copy()
     empty[1] = False

@@ -1,8 +1,8 @@
-"""The greedy agents as compiled row policies (``agents.search.greedy_grid_rows``, ``agents.search.greedy_walls_rows``).
+"""The greedy agents as search's row policies (``agents.search.compiled.greedy_row_policy``).
 
 Over observations of seeded random games, the policy's prior weights are exactly ``GreedyAgent.scores`` at the
 legal actions (given in any order), and its rollout move is ``GreedyAgent.act``'s (grid: one of the moves it
-draws among when scores tie).
+draws among when scores tie). Castles' greedy has no scores: its policy has no prior.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import pytest
 
 import jericho_env
 from agents.greedy import make_greedy
-from agents.search.greedy_grid_rows import row_policy as grid_policy
-from agents.search.greedy_walls_rows import row_policy as walls_policy
+from agents.search.compiled import greedy_row_policy
 from jericho_env.core.kernels import row_seeds
 
 CASES = [
@@ -23,6 +22,7 @@ CASES = [
     ("grid", {}, 6),
     ("walls", {}, 12),
     ("walls", {"num_players": 3}, 8),
+    ("castles", {}, 30),
 ]
 
 
@@ -40,7 +40,8 @@ def _ties(agent: Any, obs: dict[str, np.ndarray], legal: list[int]) -> list[int]
 @pytest.mark.parametrize(("game", "options", "games"), CASES)
 def test_the_row_policy_gives_greedys_scores_and_moves(game: str, options: dict[str, Any], games: int) -> None:
     rules = jericho_env.make_rules(game, **options)
-    policy = (grid_policy if game == "grid" else walls_policy)(rules)
+    policy = greedy_row_policy(rules)
+    assert policy is not None and (policy.prior is None) == (game == "castles")
     greedy: Any = make_greedy(game, seed=0, **options)
     rng = np.random.default_rng(1)
     stream = row_seeds(rng, 1)
@@ -54,9 +55,10 @@ def test_the_row_policy_gives_greedys_scores_and_moves(game: str, options: dict[
                 seat = rules.current_player(s)
                 obs = {"observation": rules.observe(s, seat), "action_mask": rules.legal_mask(s)}
                 shuffled = np.array(legal, dtype=np.int64)[rng.permutation(len(legal))]
-                policy.prior(obs["observation"], shuffled, len(legal), policy.params, stream, 0, weights)
-                want = greedy.scores(obs).astype(np.float64)
-                assert np.array_equal(weights[: len(legal)], want[shuffled]), (game, legal)
+                if policy.prior is not None:
+                    policy.prior(obs["observation"], shuffled, len(legal), policy.params, stream, 0, weights)
+                    want = greedy.scores(obs).astype(np.float64)
+                    assert np.array_equal(weights[: len(legal)], want[shuffled]), (game, legal)
                 move = int(policy.rollout(obs["observation"], shuffled, len(legal), policy.params, stream, 0, weights))
                 if game == "grid":
                     ties = _ties(greedy, obs, legal)

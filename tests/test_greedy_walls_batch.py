@@ -1,5 +1,7 @@
-"""``BatchGreedyWalls`` chooses, row by row, exactly what ``GreedyAgent.act`` chooses, and scores as it does.
+"""walls greedy's one implementation (``agents.greedy.walls``) against its readable version, and its batch twin.
 
+``GreedyAgent`` scores exactly as the plain Python of ``tests/greedy_oracles.py`` (the same floats), and
+``BatchGreedyWalls`` chooses, row by row, exactly what ``GreedyAgent.act`` chooses, and scores as it does.
 Decision points come from seeded walls games, each game played by random and greedy moves in a fixed
 proportion (from all-greedy to all-random), so that every phase and late-game tables appear.
 """
@@ -12,8 +14,10 @@ import numpy as np
 import pytest
 
 import jericho_env
-from agents.greedy.walls import GreedyAgent
-from agents.greedy.walls_batch import NUM_ACTIONS, TIE, BatchGreedyWalls, _first_best_numpy, first_best_actions
+from agents.greedy.walls import TIE, BatchGreedyWalls, GreedyAgent
+from jericho_env.core.kernels import NUMBA
+from jericho_env.games.walls.actions import NUM_ACTIONS
+from tests.greedy_oracles import walls_act, walls_scores, walls_values
 
 PLAYER_COUNTS = [2, 3, 4, 5]
 MIN_DECISIONS = 3000
@@ -63,16 +67,10 @@ def scalar_scores(agent: GreedyAgent, obs: np.ndarray, masks: np.ndarray) -> np.
     return np.array([agent.scores({"observation": obs[i], "action_mask": m8[i]}) for i in range(len(obs))])
 
 
-def loop_first_best(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """``GreedyAgent.act``'s selection loop, row by row."""
-    out = []
-    for row, mask in zip(values, legal, strict=True):
-        best_score, best = -1e18, -1
-        for a in np.flatnonzero(mask):
-            if row[a] > best_score + TIE:
-                best_score, best = float(row[a]), int(a)
-        out.append(best)
-    return np.array(out)
+def oracle_actions(agent: GreedyAgent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The readable version's ``act`` on every row."""
+    m8 = masks.astype(np.int8)
+    return np.array([walls_act(agent, {"observation": obs[i], "action_mask": m8[i]}) for i in range(len(obs))])
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
@@ -109,26 +107,24 @@ def test_scores_equal_greedy_scores_on_every_row(n: int) -> None:
     expected = scalar_scores(GreedyAgent("walls", num_players=n), obs, masks)
     got = BatchGreedyWalls("walls", num_players=n).scores(obs, masks)
     assert got.dtype == np.float32 and got.shape == (len(obs), NUM_ACTIONS)
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(got, expected)
     assert (got[~masks] == 0).all() and (got[masks] > 0).all()
     np.testing.assert_allclose(got.max(axis=1), 1.0)
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
-def test_the_compiled_scores_are_the_numpy_floats(n: int) -> None:
-    """``greedy_walls_kernel.play_values`` (the default path) gives numpy's play scores bit for bit."""
-    from agents.greedy.walls_kernel import KERNEL
-
-    obs, masks, _ = decisions(n)
-    batch = BatchGreedyWalls("walls", num_players=n)
-    assert (batch._kernel is not None) == KERNEL  # compiled wherever Numba is installed (rival weight 0)
-    raw, _, phase = batch._read(obs, masks)
-    assert set(np.unique(phase).tolist()) == {0, 1, 2, 3}
-    got = batch._play_values(raw.copy(), phase)
-    expected = batch._play_values_numpy(raw.copy(), phase)
-    assert got.dtype == np.float64 and got.shape == expected.shape == (NUM_ACTIONS, len(obs))
-    np.testing.assert_array_equal(got, expected)
-    assert batch._play_values(raw[:, :0].copy(), phase[:0]).shape == (NUM_ACTIONS, 0)
+def test_the_agent_scores_as_the_readable_version_bit_for_bit(n: int) -> None:
+    """``GreedyAgent.action_values`` and ``scores`` are the readable version's floats; ``act`` its choice."""
+    obs, masks, phases = decisions(n)
+    agent = GreedyAgent("walls", num_players=n)
+    m8 = masks.astype(np.int8)
+    for i in range(len(obs)):
+        view = {"observation": obs[i], "action_mask": m8[i]}
+        legal = np.flatnonzero(masks[i])
+        assert agent.action_values(view, legal) == walls_values(agent, view, legal)
+        assert np.array_equal(agent.scores(view), walls_scores(agent, view))
+    np.testing.assert_array_equal(scalar_actions(agent, obs, masks), oracle_actions(agent, obs, masks))
+    assert set(np.unique(phases).tolist()) == {0, 1, 2, 3}
 
 
 @pytest.mark.parametrize("n", [2, 4])
@@ -141,10 +137,9 @@ def test_batch_of_one(n: int) -> None:
         got = batch(obs[i : i + 1], masks[i : i + 1])
         assert got.shape == (1,)
         assert int(got[0]) == greedy.act({"observation": obs[i], "action_mask": masks[i].astype(np.int8)})
-        np.testing.assert_allclose(
+        np.testing.assert_array_equal(
             batch.scores(obs[i : i + 1], masks[i : i + 1])[0],
             greedy.scores({"observation": obs[i], "action_mask": masks[i].astype(np.int8)}),
-            atol=1e-5,
         )
 
 
@@ -182,31 +177,23 @@ def test_a_positive_rival_weight_is_followed(n: int, monkeypatch: pytest.MonkeyP
     batch = BatchGreedyWalls("walls", num_players=n)
     got = batch(obs, masks)
     np.testing.assert_array_equal(got, scalar_actions(greedy, obs, masks))
-    np.testing.assert_allclose(batch.scores(obs, masks), scalar_scores(greedy, obs, masks), atol=1e-5)
+    np.testing.assert_array_equal(got, oracle_actions(greedy, obs, masks))
+    np.testing.assert_array_equal(batch.scores(obs, masks), scalar_scores(greedy, obs, masks))
     assert (got != own_only).sum() > 20  # the weight changes choices: the rival path was exercised
 
 
-def test_first_best_actions_follows_the_loop_on_near_ties() -> None:
-    rng = np.random.default_rng(7)
-    rows = 4000
-    # scores on a grid of steps around the 1e-9 margin, plus exact ties and clear gaps
-    steps = np.array([0.0, 0.3e-9, 0.6e-9, 0.9e-9, 1.0e-9, 1.1e-9, 1.6e-9, 2.5e-9, 1e-3, 1.0])
-    values = 10.0 + rng.choice(steps, size=(rows, NUM_ACTIONS)) * rng.choice([-1.0, 1.0], size=(rows, NUM_ACTIONS))
-    values += rng.integers(0, 2, size=(rows, 1)) * 1e-3 * rng.integers(0, 3, size=(rows, NUM_ACTIONS))
-    legal = rng.random((rows, NUM_ACTIONS)) < 0.2
-    legal[np.arange(rows), rng.integers(0, NUM_ACTIONS, rows)] = True
-    expected = loop_first_best(values, legal)
-    np.testing.assert_array_equal(first_best_actions(values, legal), expected)
-    # the numpy rule too (used where Numba is absent)
-    np.testing.assert_array_equal(_first_best_numpy(values.T, legal.T), expected)
-    # these rows need the loop: the first legal action within the margin of the best is not always its answer
-    masked = np.where(legal, values, -np.inf)
-    within = (masked >= masked.max(axis=1, keepdims=True) - 0.5 * TIE).argmax(axis=1)
-    assert (within != expected).sum() > 50
-    # well separated scores and exact ties take the vectorised rule: the first legal best
-    clear = np.round(values, 3)
-    np.testing.assert_array_equal(first_best_actions(clear, legal), np.where(legal, clear, -np.inf).argmax(axis=1))
-    np.testing.assert_array_equal(_first_best_numpy(clear.T, legal.T), np.where(legal, clear, -np.inf).argmax(axis=1))
+def test_act_keeps_the_first_of_near_ties_as_its_loop() -> None:
+    """Moves whose scores lie within ``TIE`` of the best: ``act`` keeps the first that beat the running best."""
+    obs, masks, _ = decisions(4)
+    agent = GreedyAgent("walls", num_players=4)
+    near = 0
+    for i in range(len(obs)):
+        view = {"observation": obs[i], "action_mask": masks[i].astype(np.int8)}
+        values = [v for _, v in agent.action_values(view, np.flatnonzero(masks[i]))]
+        if len(values) > 1 and sum(v > max(values) - 2 * TIE for v in values) > 1:
+            near += 1
+            assert agent.act(view) == walls_act(agent, view)
+    assert near > 50
 
 
 def test_bad_input_is_rejected_with_what_is_allowed() -> None:
@@ -233,13 +220,12 @@ def test_batch_policy_attributes() -> None:
 
 @pytest.mark.parametrize("rows", [1, 2, 7])
 def test_the_registered_batch_policy_chooses_as_the_agent(rows: int) -> None:
-    """``make_batch_policy("greedy", "walls")`` (compiled: the batch itself, else small batches to the agent)."""
+    """``make_batch_policy("greedy", "walls")`` (compiled: the batch itself, else the agent row by row)."""
     from agents.batch import make_batch_policy
-    from agents.greedy.walls_kernel import KERNEL
 
     obs, masks, _ = decisions(3)
     policy = make_batch_policy("greedy", "walls", seed=0, num_players=3)
-    assert isinstance(policy, BatchGreedyWalls) == KERNEL
+    assert isinstance(policy, BatchGreedyWalls) == NUMBA
     agent = GreedyAgent("walls", num_players=3)
     picks = np.random.default_rng(rows).permutation(len(obs))[: 40 * rows].reshape(40, rows)
     for pick in picks:

@@ -1,16 +1,16 @@
 """``greedy``: one simple heuristic per game, each reading only the observation (never hidden state).
 
-One module per game beside this file, each holding its heuristic (``GreedyAgent``) and the heuristic's twin
-over a batch of rows (compiled with Numba, equal to the agent row by row), with a kernel file beside it where
-Numba needs one:
+One module per game, each holding its heuristic written once, as functions over one observation row that
+Numba compiles where it is installed (plain Python otherwise), and the three callers of those functions:
 
-| game | heuristic | batch twin | kernels |
+| game | the agent | over a batch of rows | search's prior and rollouts |
 | --- | --- | --- | --- |
-| grid | ``grid.GreedyAgent`` | ``grid.BatchGreedyGrid`` | ``grid_kernel`` |
-| walls | ``walls.GreedyAgent`` | ``walls_batch.BatchGreedyWalls`` | ``walls_kernel`` |
-| castles | ``castles.GreedyAgent`` | ``castles.BatchGreedyCastles`` | in ``castles`` |
+| grid | ``grid.GreedyAgent`` | ``grid.BatchGreedyGrid`` | ``grid.row_functions`` |
+| walls | ``walls.GreedyAgent`` | ``walls.BatchGreedyWalls`` | ``walls.row_functions`` |
+| castles | ``castles.GreedyAgent`` | ``castles.BatchGreedyCastles`` | ``castles.row_functions`` (rollouts) |
 
-Each module's docstring says what its heuristic does; ``docs/agents.md`` how strong each plays.
+Each module's docstring says what its heuristic does; ``docs/agents.md`` how strong each plays;
+``tests/greedy_oracles.py`` holds the readable Python versions the functions are tested equal to.
 """
 
 from __future__ import annotations
@@ -21,24 +21,19 @@ from typing import Any
 
 from agents.base import BaseAgent
 
-# game id -> (the module of its GreedyAgent, the module of its batch twin's ``batch_twin``)
-GREEDY_MODULES: dict[str, tuple[str, str]] = {
-    "grid": ("agents.greedy.grid", "agents.greedy.grid"),
-    "walls": ("agents.greedy.walls", "agents.greedy.walls_batch"),
-    "castles": ("agents.greedy.castles", "agents.greedy.castles"),
-}
+GREEDY_MODULES = {"grid": "agents.greedy.grid", "walls": "agents.greedy.walls", "castles": "agents.greedy.castles"}
 
 
-def _module(game_id: str, part: int) -> ModuleType:
-    """The module of ``game_id``'s heuristic (``part`` 0) or of its batch twin (1), imported on first use."""
+def _module(game_id: str) -> ModuleType:
+    """The module of ``game_id``'s heuristic, imported on first use."""
     if game_id not in GREEDY_MODULES:
         raise ValueError(f"no greedy agent for game {game_id!r}; greedy plays {', '.join(GREEDY_MODULES)}")
-    return importlib.import_module(GREEDY_MODULES[game_id][part])
+    return importlib.import_module(GREEDY_MODULES[game_id])
 
 
 def make_greedy(game_id: str, **kwargs: Any) -> BaseAgent:
     """The greedy agent of ``game_id``."""
-    agent: BaseAgent = _module(game_id, 0).GreedyAgent(game_id, **kwargs)
+    agent: BaseAgent = _module(game_id).GreedyAgent(game_id, **kwargs)
     return agent
 
 
@@ -48,8 +43,17 @@ def has_greedy(game_id: str) -> bool:
 
 
 def batch_twin(agent: BaseAgent, game_id: str, **options: Any) -> Any:
-    """The twin over a batch of rows of ``agent`` (``make_greedy(game_id)``); None where the agent alone is faster."""
-    return _module(game_id, 1).batch_twin(agent, **options)
+    """The twin over a batch of rows of ``agent`` (``make_greedy(game_id)``); None where the agent alone is as fast."""
+    return _module(game_id).batch_twin(agent, **options)
+
+
+def row_functions(rules: Any) -> tuple[Any, Any, Any] | None:
+    """(prior, rollout, params) of greedy for search's rows (``agents.search.compiled.RowPolicy``), or None.
+
+    The prior is None for a heuristic without scores (castles).
+    """
+    game_id = rules.info.game_id
+    return _module(game_id).row_functions(rules) if has_greedy(game_id) else None  # type: ignore[no-any-return]
 
 
 def make_greedy_capture(game_id: str, **kwargs: Any) -> BaseAgent:

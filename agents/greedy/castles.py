@@ -10,14 +10,15 @@ discard the lowest cards. Only the observation and mask are read (the layout dec
 actions are read through the game's action encoding (``jericho_env.games.castles.actions``).
 How the choices were made and how strong it plays: ``docs/agents.md``.
 
-``BatchGreedyCastles(observations (B, D), masks (B, A)) -> actions (B,)``, below the agent, is its compiled twin
-over a batch (Numba): row by row the action ``GreedyAgent.act`` returns. Its kernel follows ``act`` step by step
-on tables built once from the agent and the action encoding (each action's kind, rank and card count): the kind
-of the first legal action picks the rule; a discard takes the first legal action of the weakest rank, a save or
-a turned-over save the first of the strongest; a play takes every copy of the legal rank with the best
-``-strength + PRESSURE * P(opponent stuck)``, the first such rank on equal scores, computed with the same float64
-operations in the same order (counts rounded half to even, as Python's ``round``), so the choices are equal, not
-merely close. Without Numba (``agents._numba``) ``agents.batch.make_batch_policy`` asks the agent row by row.
+Written once, as ``choose`` over one observation row and its mask, on tables built once from the action
+encoding and the deck (``params_for``: each action's kind, rank and card count; what answers each rank),
+compiled by Numba where it is installed and plain Python otherwise. The kind of the first legal action
+picks the rule; a discard takes the first legal action of the weakest rank, a save or a turned-over save
+the first of the strongest; a play takes every copy of the legal rank with the best ``-strength + PRESSURE *
+P(opponent stuck)``, the first such rank on equal scores (counts rounded half to even, as Python's
+``round``). ``GreedyAgent`` calls it for one observation, ``BatchGreedyCastles`` for a batch of rows and
+search for its rollouts (``row_functions``). The readable Python version it is tested against is
+``tests/greedy_oracles.py``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 import jericho_env
-from agents._numba import KERNEL, njit
 from agents.base import BaseAgent
-from jericho_env.games.castles.actions import CastlesActions
+from jericho_env.core.kernels import NUMBA, njit
 
 PRESSURE = 5.0  # weight of P(opponent stuck) against one step of rank strength
 SETUP_DRAW = 8  # opp_counts' hand size is scaled by the 8 cards drawn at set-up
+_PLAY, _JOKER, _SAVE, _PLAY_SAVE, _DISCARD = range(5)  # a choice by rank from _SAVE on
+_KINDS = {"play": _PLAY, "joker": _JOKER, "save": _SAVE, "play_save": _PLAY_SAVE, "discard": _DISCARD}
 
 
 class GreedyAgent(BaseAgent):
@@ -44,54 +46,48 @@ class GreedyAgent(BaseAgent):
         super().__init__(game_id, seed, **game_options)
         rules: Any = jericho_env.make_rules("castles", **game_options)
         self.observation_size = rules.layout.size
-        deck = rules.deck
-        self.actions: CastlesActions = rules.actions
-        # strength of each rank code in the play order; the joker counts as the strongest card
-        self.strength = [deck.strength(r) for r in range(deck.ranks)] + [deck.ranks]
-        self.composition = deck.composition()
-        self.answers = [(*deck.allowed[r], deck.joker) for r in range(deck.ranks)]  # what beats rank r
-        sl = rules.layout.slices
-        self.opp_out = sl["opp_out"]
-        self.opp_hand = sl["opp_counts"].start + 1
+        self.actions = rules.actions
+        self.params = params_for(rules)
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The heuristic's choice among the legal actions of ``observation``."""
-        legal = self.legal(observation).tolist()
-        acts = self.actions
-        kind = acts.decode(legal[0]).kind  # every legal action of a step is of one kind, or play and joker
-        st = self.strength
-        if kind == "discard":  # short deck: throw away the weakest card
-            return min(legal, key=lambda a: st[acts.decode(a).rank])
-        if kind in ("save", "play_save"):  # choose a save or turn one over: the strongest
-            return max(legal, key=lambda a: st[acts.decode(a).rank])
-        return self._play(observation["observation"], legal)
-
-    def _play(self, obs: np.ndarray, legal: list[int]) -> int:
-        """All copies of the best-scoring legal rank; the joker only if no rank is legal."""
-        acts = self.actions
-        most: dict[int, int] = {}  # rank -> most copies legal to play
-        for a in legal:
-            move = acts.decode(a)
-            if move.kind == "play":
-                most[move.rank] = max(most.get(move.rank, 0), move.n_cards)
-        if not most:
-            return acts.joker
-        if len(most) == 1:
-            ((r, k),) = most.items()
-            return acts.play(r, k)
-        out = obs[self.opp_out].tolist()
-        unseen = [n - round(x * n) for n, x in zip(self.composition, out, strict=True)]
-        total = sum(unseen)
-        hand = round(float(obs[self.opp_hand]) * SETUP_DRAW)
-        best, best_score = -1, -1e9
-        for r in most:
-            misses = total - sum(unseen[x] for x in self.answers[r])
-            score = -self.strength[r] + PRESSURE * _all_miss(misses, total, hand)
-            if score > best_score:
-                best, best_score = r, score
-        return acts.play(best, most[best])
+        self.legal(observation)  # checks the observation and that a move is legal
+        obs = np.ascontiguousarray(observation["observation"], dtype=np.float32)
+        return int(choose(obs, np.asarray(observation["action_mask"], dtype=np.bool_), self.params))
 
 
+_PARAMS: dict[Any, np.ndarray] = {}
+
+
+def params_for(rules: Any) -> np.ndarray:
+    """The one-element params record of ``rules``' deck and actions (built once per option set)."""
+    key = tuple(sorted(rules.options.items()))
+    if key in _PARAMS:
+        return _PARAMS[key]
+    deck, acts, sl = rules.deck, rules.actions, rules.layout.slices
+    moves = [acts.decode(a) for a in range(acts.num_actions)]
+    answers = [(*deck.allowed[r], deck.joker) for r in range(deck.ranks)]  # what beats rank r
+    a, codes, width = len(moves), deck.ranks, max(len(x) for x in answers)
+    dtype = np.dtype([("kind", np.int64, (a,)), ("rank", np.int64, (a,)), ("n_cards", np.int64, (a,)),
+                      ("strength", np.int64, (codes + 1,)), ("composition", np.int64, (codes + 1,)),
+                      ("beaten_by", np.int64, (codes, width)), ("beaten_n", np.int64, (codes,)),
+                      ("opp_out", np.int64), ("opp_hand", np.int64), ("copies", np.int64)], align=True)  # fmt: skip
+    params = np.zeros(1, dtype=dtype)
+    p = params[0]
+    p["kind"] = [_KINDS[m.kind] for m in moves]
+    p["rank"], p["n_cards"] = [m.rank for m in moves], [m.n_cards for m in moves]
+    # strength of each rank code in the play order; the joker counts as the strongest card
+    p["strength"] = [deck.strength(r) for r in range(codes)] + [codes]
+    p["composition"] = deck.composition()
+    for r, x in enumerate(answers):
+        p["beaten_by"][r, : len(x)] = x
+        p["beaten_n"][r] = len(x)
+    p["opp_out"], p["opp_hand"], p["copies"] = sl["opp_out"].start, sl["opp_counts"].start + 1, acts.copies
+    _PARAMS[key] = params
+    return params
+
+
+@njit(cache=True)
 def _all_miss(misses: int, total: int, drawn: int) -> float:
     """Probability that ``drawn`` cards taken from ``total`` (``misses`` of them useless) are all useless."""
     p = 1.0
@@ -102,79 +98,61 @@ def _all_miss(misses: int, total: int, drawn: int) -> float:
     return p
 
 
-_PLAY, _JOKER, _SAVE, _PLAY_SAVE, _DISCARD = range(5)  # a choice by rank from _SAVE on
-_KINDS = {"play": _PLAY, "joker": _JOKER, "save": _SAVE, "play_save": _PLAY_SAVE, "discard": _DISCARD}
-
-
-# the kernel's copy of ``_all_miss``: the same Python, compiled
-_all_miss_kernel = njit(cache=True)(_all_miss)
-
-
 @njit(cache=True)
-def _choose(  # type: ignore[no-untyped-def]
-    obs, masks, kind, rank, n_cards, strength, composition, beaten_by, beaten_n, opp_out, opp_hand, copies, out
-):
+def choose(obs: np.ndarray, mask: np.ndarray, params: np.ndarray) -> int:
+    """``GreedyAgent.act``'s action for one observation row and its legal ``mask`` (bool, one per action)."""
+    p = params[0]
+    kind, rank, strength, composition = p["kind"], p["rank"], p["strength"], p["composition"]
+    first = 0  # the first legal action: every legal action of a step is of its kind, or play and joker
+    while first < mask.shape[0] and not mask[first]:
+        first += 1
+    if first == mask.shape[0]:
+        raise ValueError("a row of the masks has no legal action")
+    k = kind[first]
+    if k >= _SAVE:  # save or turn a save over: the strongest; short deck's discard: the weakest
+        pick = first
+        for a in range(first + 1, mask.shape[0]):
+            s, b = strength[rank[a]], strength[rank[pick]]
+            if mask[a] and ((s < b) if k == _DISCARD else (s > b)):
+                pick = a
+        return pick
     codes = composition.shape[0]
     most = np.zeros(codes, dtype=np.int64)  # per rank code, the most copies legal to play (0: not legal)
-    unseen = np.zeros(codes, dtype=np.int64)
-    for b in range(masks.shape[0]):
-        first = -1
-        for a in range(masks.shape[1]):
-            if masks[b, a]:
-                first = a
-                break
-        if first < 0:
-            raise ValueError("a row of the masks has no legal action")
-        k = kind[first]
-        if k >= _SAVE:  # save, play_save, discard: the weakest (discard) or strongest rank, the first legal one
-            best, best_strength = -1, 0
-            for a in range(first, masks.shape[1]):
-                if not masks[b, a]:
-                    continue
-                s = strength[rank[a]]
-                if best < 0 or (s < best_strength if k == _DISCARD else s > best_strength):
-                    best, best_strength = a, s
-            out[b] = best
-            continue
-        for r in range(codes):
-            most[r] = 0
-        ranks = 0
-        joker = -1
-        for a in range(first, masks.shape[1]):
-            if not masks[b, a]:
-                continue
-            if kind[a] == _PLAY:
-                if most[rank[a]] == 0:
-                    ranks += 1
-                most[rank[a]] = max(most[rank[a]], n_cards[a])
-            elif kind[a] == _JOKER:
-                joker = a
-        if ranks == 0:
-            out[b] = joker
-            continue
-        if ranks == 1:
-            for r in range(codes):
-                if most[r]:
-                    out[b] = r * copies + most[r] - 1
-            continue
-        total = 0
-        for r in range(codes):
-            n = composition[r]
-            unseen[r] = n - int(np.rint(np.float64(obs[b, opp_out + r]) * n))
-            total += unseen[r]
-        hand = int(np.rint(np.float64(obs[b, opp_hand]) * SETUP_DRAW))
-        best, best_score = -1, -1e9
-        for r in range(codes):  # ascending rank codes: the order act meets them in
+    joker, ranks, best = -1, 0, -1
+    for a in range(first, mask.shape[0]):
+        if mask[a] and kind[a] == _PLAY:
+            ranks += most[rank[a]] == 0
+            most[rank[a]] = max(most[rank[a]], p["n_cards"][a])
+            best = rank[a] if best < 0 else best  # the lowest legal rank
+        elif mask[a] and kind[a] == _JOKER:
+            joker = a
+    if ranks == 0:  # the joker only if no rank is legal
+        return joker
+    if ranks > 1:  # the rank of best -strength + PRESSURE * P(opponent stuck), the first on equal scores
+        unseen = np.empty(codes, dtype=np.int64)
+        for c in range(codes):
+            unseen[c] = composition[c] - int(np.rint(np.float64(obs[p["opp_out"] + c]) * composition[c]))
+        total = unseen.sum()
+        hand = int(np.rint(np.float64(obs[p["opp_hand"]]) * SETUP_DRAW))
+        best_score = -1e9
+        for r in range(codes):  # ascending rank codes
             if most[r] == 0:
                 continue
             answering = 0
-            for j in range(beaten_n[r]):
-                answering += unseen[beaten_by[r, j]]
-            misses = total - answering
-            score = -strength[r] + PRESSURE * _all_miss_kernel(misses, total, hand)
+            for j in range(p["beaten_n"][r]):
+                answering += unseen[p["beaten_by"][r, j]]
+            score = -strength[r] + PRESSURE * _all_miss(total - answering, total, hand)
             if score > best_score:
                 best, best_score = r, score
-        out[b] = best * copies + most[best] - 1
+    return best * p["copies"] + most[best] - 1  # all copies of the rank
+
+
+@njit(cache=True)
+def _choose_rows(obs: np.ndarray, masks: np.ndarray, params: np.ndarray) -> np.ndarray:
+    out = np.empty(masks.shape[0], dtype=np.int64)
+    for j in range(masks.shape[0]):
+        out[j] = choose(obs[j], masks[j], params)
+    return out
 
 
 class BatchGreedyCastles:
@@ -184,43 +162,28 @@ class BatchGreedyCastles:
     uses_observation: ClassVar[bool] = True
 
     def __init__(self, game_id: str = "castles", **game_options: Any) -> None:
-        agent = GreedyAgent(game_id, **game_options)
-        acts = agent.actions
-        moves = [acts.decode(a) for a in range(acts.num_actions)]
-        self.kind = np.array([_KINDS[m.kind] for m in moves], dtype=np.int64)
-        self.rank = np.array([m.rank for m in moves], dtype=np.int64)
-        self.n_cards = np.array([m.n_cards for m in moves], dtype=np.int64)
-        self.strength = np.array(agent.strength, dtype=np.int64)
-        self.composition = np.array(agent.composition, dtype=np.int64)
-        width = max(len(x) for x in agent.answers)
-        self.beaten_by = np.zeros((len(agent.answers), width), dtype=np.int64)  # the codes that answer rank r
-        self.beaten_n = np.array([len(x) for x in agent.answers], dtype=np.int64)
-        for r, codes in enumerate(agent.answers):
-            self.beaten_by[r, : len(codes)] = codes
-        self.opp_out = int(agent.opp_out.start)
-        self.opp_hand = int(agent.opp_hand)
-        self.copies = int(acts.copies)
+        self.params = params_for(jericho_env.make_rules(game_id, **game_options))
+        self.copies = int(self.params[0]["copies"])
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        out = np.empty(len(masks), dtype=np.int64)
-        _choose(
-            np.ascontiguousarray(observations, dtype=np.float32),
-            np.ascontiguousarray(masks, dtype=np.bool_),
-            self.kind,
-            self.rank,
-            self.n_cards,
-            self.strength,
-            self.composition,
-            self.beaten_by,
-            self.beaten_n,
-            self.opp_out,
-            self.opp_hand,
-            self.copies,
-            out,
-        )
-        return out
+        obs = np.ascontiguousarray(observations, dtype=np.float32)
+        return _choose_rows(obs, np.ascontiguousarray(masks, dtype=np.bool_), self.params)  # type: ignore[no-any-return]
 
 
 def batch_twin(agent: GreedyAgent, **options: Any) -> BatchGreedyCastles | None:
-    """The compiled batch policy equal to ``agent`` row by row (None without Numba: the agent is faster)."""
-    return BatchGreedyCastles("castles", **options) if KERNEL else None
+    """The compiled batch policy equal to ``agent`` row by row (None without Numba: the agent alone is as fast)."""
+    return BatchGreedyCastles("castles", **options) if NUMBA else None
+
+
+# ----------------------------------------------------------------------------------------------- search
+def _rollout_row(obs: Any, legal: Any, n: int, params: Any, stream: Any, k: int, weights: Any) -> int:
+    """Search's rollout move: ``GreedyAgent.act`` on ``legal[:n]`` (any order)."""
+    mask = np.zeros(params[0]["kind"].shape[0], dtype=np.bool_)
+    for j in range(n):
+        mask[legal[j]] = True
+    return choose(obs, mask, params)
+
+
+def row_functions(rules: Any) -> tuple[Any, Any, np.ndarray]:
+    """(prior, rollout, params) for search: castles' greedy has no scores, so no prior (None)."""
+    return None, _rollout_row, params_for(rules)

@@ -8,14 +8,19 @@ hypergeometric in the opponent's hand size) times the points there. Small bonuse
 a capture set up for our own next turn with a card still in hand (times the chance the opponent
 cannot take it first), then keeping high cards in hand and placing near the base; exact ties are
 drawn at random. In a chain the same score picks the best capture or "end"; it passes only when
-nothing else is legal. It reads only the observation dict (table, hand and public piles decoded
-through the layout), never the env's state, and reads actions through the game's action encoding
+nothing else is legal. It reads only the observation (table, hand and public piles decoded through
+the layout), never the env's state, and reads actions through the game's action encoding
 (``jericho_env.games.grid.actions``). Exact ties are drawn at random because a fixed order (the
 lowest action id) drifts the table one way. How the weights were chosen, how strong it plays and
 how long ``act`` takes: ``docs/agents.md``.
 
-The scores are computed by ``agents.greedy.grid_kernel`` (one compiled function per decision) where
-Numba is installed, else by ``_dict_values`` below, the readable reference the kernel is tested against.
+Written once, as functions over one observation row (``values``, ``best_moves``, ``scores_into``) on flat
+arrays: the table an ``int64`` array of cells (-1 empty, ``BASE`` the base, else the card), card sets
+``int64`` bit masks (52 bits), the board's tables and the weights one params record (``params_for``).
+They are compiled by Numba where it is installed (the ``train`` extra) and run as plain Python
+otherwise. ``GreedyAgent`` calls them for one observation, ``BatchGreedyGrid`` for a batch of rows, and
+search for its prior and rollouts (``row_functions``). The readable dict version they are tested
+against, bit for bit, is ``tests/greedy_oracles.py``.
 """
 
 from __future__ import annotations
@@ -26,12 +31,15 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-from agents.greedy import grid_kernel
 from jericho_env.core.cards import NUM_CARDS
-from jericho_env.games.grid.actions import GridActions
-from jericho_env.games.grid.state import ALL_CARDS_MASK, BASE, COMPAT, HAND_SIZE, POINTS
+from jericho_env.core.kernels import NUMBA, below, njit
+from jericho_env.games.grid.state import BASE, COMPAT, HAND_SIZE, POINTS
 
-_Table = dict[int, int]  # cell -> card (or BASE) for every occupied cell
+MAX_CHANGED = 12  # a quiet placement changes at most 4 neighbours x 3 cells beyond them
+TIE = 1e-9  # scores within this of the best are ties
+# the layout fields the scoring reads, in the order of the params' ``offsets``
+FIELDS = ("hand", "own_captured", "opp_captured", "table_cards", "discard", "table_occupied", "table_base",
+          "table_suit", "table_rank", "opp_hand_size", "in_chain", "own_score", "opp_score")  # fmt: skip
 
 
 class GreedyAgent(BaseAgent):
@@ -50,8 +58,8 @@ class GreedyAgent(BaseAgent):
     soft_setup = True
     # pass at the start of a turn when every placement scores below passing (off: the issue's rule)
     allow_pass = False
-    # score with the compiled ``agents.greedy.grid_kernel`` (same scores) where Numba is installed
-    kernel = grid_kernel.KERNEL
+    # whether the scoring runs compiled (Numba installed) rather than as plain Python
+    kernel = NUMBA
 
     def __init__(self, game_id: str, seed: int | None = None, **game_options: Any) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -61,197 +69,40 @@ class GreedyAgent(BaseAgent):
 
         rules: Any = make_rules("grid", **game_options)
         self.observation_size = rules.layout.size
-        sl = rules.layout.slices
-        self.layout_slices = sl
-        self._tables: grid_kernel.Tables | None = None
-        self.actions: GridActions = rules.actions
-        self.board = self.actions.board
-        self.cells = self.actions.cells
-        self.pass_action = self.actions.pass_action
-        self.nb = self.board.neighbours
-        self._hand = sl["hand"]
-        self._seen = [sl[k] for k in ("own_captured", "opp_captured", "table_cards", "discard")]
-        self._occupied = sl["table_occupied"]
-        self._base = sl["table_base"]
-        self._suit = sl["table_suit"]
-        self._rank = sl["table_rank"]
-        self._opp_hand = sl["opp_hand_size"].start
-        self._in_chain = sl["in_chain"].start
-        self._scores = (sl["own_score"].start, sl["opp_score"].start)
+        self.actions = rules.actions
+        self.board, self.cells, self.pass_action = self.actions.board, self.actions.cells, self.actions.pass_action
+        self._params = params_for(rules).copy()
 
-    # ----------------------------------------------------------------- reading the observation
-    def read(self, obs: np.ndarray) -> tuple[list[int], _Table, int, int, bool]:
-        """Own hand (sorted), the table, the unseen-card mask, the opponent's hand size, in-chain flag."""
-        n = self.cells
-        hand = [int(c) for c in np.flatnonzero(obs[self._hand])]
-        base = np.flatnonzero(obs[self._base])
-        cards = np.flatnonzero(obs[self._occupied].astype(bool) & ~obs[self._base].astype(bool))
-        suits = obs[self._suit].reshape(4, n)[:, cards].argmax(axis=0)
-        ranks = obs[self._rank].reshape(13, n)[:, cards].argmax(axis=0)
-        table: _Table = {int(c): int(s) * 13 + int(r) for c, s, r in zip(cards, suits, ranks, strict=True)}
-        for c in base:
-            table[int(c)] = BASE
-        seen = obs[self._hand].copy()
-        for s in self._seen:
-            seen += obs[s]
-        unseen = 0
-        for c in np.flatnonzero(seen == 0):
-            unseen |= 1 << int(c)
-        opp = round(float(obs[self._opp_hand]) * HAND_SIZE)
-        return hand, table, unseen, opp, bool(obs[self._in_chain] > 0.5)
+    @property
+    def params(self) -> np.ndarray:
+        """The params record with this agent's weights (read at every call: a subclass or a test may change them)."""
+        p = self._params[0]
+        p["weights"] = (self.risk_weight, self.setup_weight, self.card_weight, self.distance_weight)
+        p["soft"], p["allow_pass"] = self.soft_setup, self.allow_pass
+        return self._params
 
-    # ----------------------------------------------------------------- table arithmetic
-    def allowed(self, table: _Table, cell: int) -> int:
-        """Mask of the cards that match every face-up neighbour of ``cell``."""
-        m = ALL_CARDS_MASK
-        for q in self.nb[cell]:
-            c = table.get(q)
-            if c is not None:
-                m &= COMPAT[c]
-        return m
-
-    def captured_by(self, table: _Table, cell: int) -> list[int]:
-        """Cells captured by a placement on the empty ``cell`` (the cell itself if it becomes surrounded)."""
-        nb = self.nb
-        out = [cell] if sum(q in table for q in nb[cell]) == 4 else []
-        for q in nb[cell]:
-            c = table.get(q)
-            if c is not None and c != BASE and sum(r in table for r in nb[q]) == 3:
-                out.append(q)
-        return out
-
-    def cut_off(self, table: _Table) -> list[int]:
-        """Cards not joined to the base (discarded at the end of a turn that captured)."""
-        nb = self.nb
-        start = [c for c, v in table.items() if v == BASE]
-        seen = set(start)
-        stack = start
-        while stack:
-            cell = stack.pop()
-            for q in nb[cell]:
-                if q in table and q not in seen:
-                    seen.add(q)
-                    stack.append(q)
-        return [c for c in table if c not in seen]
-
-    def cell_threat(self, table: _Table, e: int, cards: int) -> tuple[int, int]:
-        """(points a placement on the empty ``e`` would capture, cards of ``cards`` that fit ``e``); (0, 0) if none."""
-        return _threat(self._parts(table, e), cards)
-
-    def frontier(self, table: _Table) -> set[int]:
-        """Empty cells beside a card."""
-        nb = self.nb
-        return {r for q in table for r in nb[q] if r not in table}
-
-    def danger(self, table: _Table, cells: Any, unseen: int, risk: list[float]) -> float:
-        """Points the opponent can expect to capture next turn from the empty ``cells`` of ``table``."""
-        total = 0.0
-        for e in cells:
-            pts, fit = self.cell_threat(table, e, unseen)
-            if pts:
-                total += risk[fit.bit_count()] * pts
-        return total
-
-    def setup(self, table: _Table, cells: Any, mine: int, unseen: int, risk: list[float]) -> float:
-        """Best capture among ``cells`` that our ``mine`` cards can make next turn, times the chance it survives."""
-        best = 0.0
-        for e in cells:
-            pts, _ = self.cell_threat(table, e, mine)
-            if pts:
-                k = (self.allowed(table, e) & unseen).bit_count()
-                if k and not self.soft_setup:
-                    continue
-                v = pts * (1.0 - risk[k])
-                if v > best:
-                    best = v
-        return best
-
-    # ----------------------------------------------------------------- decision
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The best-scoring legal action (see the module docstring)."""
         legal = self.legal(observation)
         if len(legal) == 1:
             return int(legal[0])
-        best, best_value = self.pass_action, -1e9
-        ties = [best]
-        acts, values = self._values(observation, legal, self.allow_pass)
-        for a, value in zip(acts.tolist(), values.tolist(), strict=True):
-            if value > best_value + 1e-9:
-                best, best_value, ties = a, value, [a]
-            elif value > best_value - 1e-9:
-                ties.append(a)
+        ties = np.empty(len(legal) + 1, dtype=np.int64)
+        count = best_moves(_row(observation), legal.astype(np.int64), self.params, ties)
         # equal choices are drawn at random: a fixed order (e.g. lowest action id) drifts the table one way
-        return best if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+        return int(ties[0] if count == 1 else ties[int(self.rng.integers(count))])
 
     def action_values(
         self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool | None = None
     ) -> list[tuple[int, float]]:
-        """(action, score) of the legal actions that the heuristic weighs, in the order of ``legal``.
+        """(action, score) of the legal actions that the heuristic weighs, in the order of ``legal`` (ascending).
 
         In a chain "end" comes first, valued by the risk of the table left as it is; pass at the start of a
         turn is weighed (first, valued by the risk of the table as it is) only with ``weigh_pass``, by
         default ``allow_pass`` (otherwise greedy plays it only when nothing else is legal).
         """
-        if weigh_pass is None:
-            weigh_pass = self.allow_pass
-        acts, values = self._values(observation, legal, weigh_pass)
-        return list(zip(acts.tolist(), values.tolist(), strict=True))
-
-    def _values(
-        self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``action_values`` as (actions int64, scores float64): compiled where Numba is, else ``_dict_values``."""
-        if not self.kernel:
-            out = self._dict_values(observation, legal, weigh_pass)
-            return np.array([a for a, _ in out], dtype=np.int64), np.array([v for _, v in out], dtype=np.float64)
-        t = self._tables
-        if t is None:
-            t = self._tables = grid_kernel.tables_for(self)
-        return grid_kernel.values(  # type: ignore[no-any-return]
-            np.ascontiguousarray(observation["observation"], dtype=np.float32),
-            np.asarray(legal, dtype=np.int64),
-            bool(weigh_pass),
-            t.weights(self),
-            bool(self.soft_setup),
-            *t.args,
-        )
-
-    def _dict_values(self, observation: dict[str, np.ndarray], legal: Any, weigh_pass: bool) -> list[tuple[int, float]]:
-        """``action_values`` computed in Python on a dict of cells (the reference of the compiled kernel)."""
-        hand, table, unseen, opp_hand, in_chain = self.read(observation["observation"])
-        risk = self._risk_table(unseen, opp_hand)
-        out: list[tuple[int, float]] = []
-        distance = self.board.distance
-        base_danger = None
-        if in_chain:  # "end" is worth the risk of the table as it would be left now
-            end = self.after_turn(table, True)
-            out.append((self.pass_action, -self.risk_weight * self.danger(end, self.frontier(end), unseen, risk)))
-        elif weigh_pass and self.pass_action in legal:
-            base_danger = self.danger(table, self.frontier(table), unseen, risk)
-            out.append((self.pass_action, -self.risk_weight * base_danger))
-        cache: dict[Any, Any] = {}
-        decode = self.actions.decode
-        for a in legal:
-            a = int(a)
-            move = decode(a)
-            if move.kind == "stop":
-                continue
-            cell = move.cell
-            card = hand[move.slot]
-            captured = self.captured_by(table, cell)
-            mine = 0
-            for c in hand:
-                if c != card:
-                    mine |= 1 << c
-            if captured or in_chain:
-                value = self.evaluate_capture(table, card, cell, captured, mine, unseen, risk)
-            else:
-                if base_danger is None:
-                    base_danger = self.danger(table, self.frontier(table), unseen, risk)
-                value = self.evaluate_quiet(table, card, cell, mine, unseen, risk, base_danger, cache)
-            value -= self.card_weight * POINTS[card] + self.distance_weight * distance[cell]
-            out.append((a, value))
-        return out
+        weigh = self.allow_pass if weigh_pass is None else weigh_pass
+        acts, v = values(_row(observation), np.asarray(legal, dtype=np.int64), bool(weigh), self.params)
+        return list(zip(acts.tolist(), v.tolist(), strict=True))
 
     def scores(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Per action, ``exp(score - best score)`` in (0, 1] for the actions the heuristic weighs, else 0.
@@ -263,213 +114,495 @@ class GreedyAgent(BaseAgent):
         ``--prior greedy-scores`` (``agents.prior``). Why the pass is weighed only then: ``docs/agents.md``.
         """
         out = np.zeros(self.actions.num_actions, dtype=np.float32)
-        legal = self.legal(observation)
-        weigh = self.points_differ(observation)
-        if len(legal) > 1:
-            acts, v = self._values(observation, legal, weigh)  # never empty: a turn with a choice has a placement
-        else:
-            acts, v = np.array([int(legal[0])]), np.zeros(1)
-        out[acts] = np.exp(v - v.max())
+        scores_into(_row(observation), self.legal(observation).astype(np.int64), self.params, out)
         return out
 
     def points_differ(self, observation: dict[str, np.ndarray]) -> bool:
         """Whether the two players' captured points differ (``scores`` weighs a pass only then)."""
+        at = self._params[0]["offsets"]
         obs = observation["observation"]
-        return bool(obs[self._scores[0]] != obs[self._scores[1]])  # both are points / TOTAL_POINTS
-
-    def evaluate_capture(
-        self, table: _Table, card: int, cell: int, captured: list[int], mine: int, unseen: int, risk: list[float]
-    ) -> float:
-        """Score of a capturing placement: points now minus the risk of the table left after the turn."""
-        after = dict(table)
-        after[cell] = card
-        gained = 0
-        for q in captured:
-            gained += POINTS[after.pop(q)]
-        after = self.after_turn(after, True)
-        front = self.frontier(after)
-        value = gained - self.risk_weight * self.danger(after, front, unseen, risk)
-        if self.setup_weight:
-            value += self.setup_weight * self.setup(after, front, mine, unseen, risk)
-        return value
-
-    def evaluate_quiet(
-        self,
-        table: _Table,
-        card: int,
-        cell: int,
-        mine: int,
-        unseen: int,
-        risk: list[float],
-        base_danger: float,
-        cache: dict[Any, Any],
-    ) -> float:
-        """Score of a placement that captures nothing, from the few cells it changes (within 2 steps).
-
-        The same arithmetic as ``danger`` and ``setup`` on the table with ``card`` on ``cell``, in the same
-        order. ``cache`` holds, for one decision, what every card placed on ``cell`` shares: the changed
-        cells, the danger there before, and the threat parts (``_parts``) of the changed cells not beside
-        ``cell`` (those read only whether ``cell`` is occupied, not by which card).
-        """
-        shared = cache.get(cell)
-        if shared is None:
-            shared = cache[cell] = self._quiet_shared(table, cell, unseen, risk, cache)
-        changed, before, far = shared
-        table[cell] = card
-        try:
-            parts = [far[e] if e in far else self._parts(table, e) for e in changed]
-        finally:
-            del table[cell]
-        after = 0.0
-        best = 0.0
-        setup = self.setup_weight
-        soft = self.soft_setup
-        for pts, hole, allow in parts:  # ``_threat`` inlined for unseen and for mine (the hot loop of greedy)
-            if not (pts or hole):
-                continue
-            fit = unseen & allow
-            if fit:
-                after += risk[fit.bit_count()] * (pts + max(POINTS[c] for c in _bits(fit)) if hole else pts)
-            if setup:
-                own = mine & allow
-                if own:
-                    k = (allow & unseen).bit_count()
-                    if k and not soft:
-                        continue
-                    v = (pts + max(POINTS[c] for c in _bits(own)) if hole else pts) * (1.0 - risk[k])
-                    if v > best:
-                        best = v
-        return -self.risk_weight * (base_danger + after - before) + setup * best
-
-    def _quiet_shared(
-        self, table: _Table, cell: int, unseen: int, risk: list[float], cache: dict[Any, Any]
-    ) -> tuple[list[int], float, dict[int, tuple[int, bool, int]]]:
-        """(cells a placement on ``cell`` changes, their danger before it, the parts of those not beside it)."""
-        nb = self.nb
-        cells: set[int] = set()
-        for q in nb[cell]:
-            if q not in table:
-                cells.add(q)
-            else:
-                cells.update(r for r in nb[q] if r not in table)
-        cells.discard(cell)
-        changed = list(cells)  # the set's own order, as ``danger`` iterates it
-        before = 0.0
-        for e in changed:
-            v = cache.get(("before", e))
-            if v is None:
-                v = cache[("before", e)] = self.danger(table, (e,), unseen, risk)
-            before += v
-        beside = set(nb[cell])
-        table[cell] = BASE  # any occupant: the cells not beside ``cell`` read only that it is occupied
-        try:
-            far = {e: self._parts(table, e) for e in changed if e not in beside}
-        finally:
-            del table[cell]
-        return changed, before, far
-
-    def _parts(self, table: _Table, e: int) -> tuple[int, bool, int]:
-        """``cell_threat``'s parts for the empty ``e``: (points it takes, whether it is a hole, cards allowed)."""
-        nb = self.nb
-        pts = 0
-        occupied = 0
-        allow = ALL_CARDS_MASK
-        for q in nb[e]:
-            c = table.get(q)
-            if c is None:
-                continue
-            occupied += 1
-            if c != BASE:
-                allow &= COMPAT[c]
-                sides = nb[q]
-                if (
-                    len(sides) == 4
-                    and (sides[0] in table) + (sides[1] in table) + (sides[2] in table) + (sides[3] in table) == 3
-                ):
-                    pts += POINTS[c]
-        return pts, occupied == 4, allow
-
-    def after_turn(self, table: _Table, captured: bool) -> _Table:
-        """The table once the turn ends: cut-off cards discarded if anything was captured this turn."""
-        if not captured:
-            return table
-        cut = self.cut_off(table)
-        if not cut:
-            return table
-        table = dict(table)
-        for c in cut:
-            del table[c]
-        return table
-
-    @staticmethod
-    def _risk_table(unseen: int, opp_hand: int) -> list[float]:
-        """``risk[k]``: chance that a hand of ``opp_hand`` cards drawn from the unseen ones holds one of ``k``."""
-        u = unseen.bit_count()
-        total = comb(u, opp_hand) if u >= opp_hand else 0
-        if total == 0 or opp_hand == 0:
-            return [0.0] * (NUM_CARDS + 1)
-        return [1.0 - comb(u - k, opp_hand) / total if k <= u else 1.0 for k in range(NUM_CARDS + 1)]
+        return bool(obs[at[11]] != obs[at[12]])  # both are points / TOTAL_POINTS
 
 
-def _threat(parts: tuple[int, bool, int], cards: int) -> tuple[int, int]:
-    """``cell_threat`` from a cell's ``_parts``: (points captured, the cards of ``cards`` that fit), or (0, 0)."""
-    pts, hole, allow = parts
+def _row(observation: dict[str, np.ndarray]) -> np.ndarray:
+    return np.ascontiguousarray(observation["observation"], dtype=np.float32)
+
+
+# ----------------------------------------------------------------------------------------------- tables
+def risk_table(unseen: int, opp_hand: int) -> list[float]:
+    """``risk[k]``: chance that a hand of ``opp_hand`` cards drawn from ``unseen`` cards holds one of ``k`` of them."""
+    total = comb(unseen, opp_hand) if unseen >= opp_hand else 0
+    if total == 0 or opp_hand == 0:
+        return [0.0] * (NUM_CARDS + 1)
+    return [1.0 - comb(unseen - k, opp_hand) / total if k <= unseen else 1.0 for k in range(NUM_CARDS + 1)]
+
+
+_PARAMS: dict[Any, np.ndarray] = {}
+
+
+def params_for(rules: Any) -> np.ndarray:
+    """The one-element params record of ``rules``' board, layout and actions (built once per option set)."""
+    key = tuple(sorted(rules.options.items()))
+    if key in _PARAMS:
+        return _PARAMS[key]
+    board, actions, sl = rules.actions.board, rules.actions, rules.layout.slices
+    n, a = board.cells, np.arange(actions.num_actions)
+    dtype = np.dtype([
+        ("offsets", np.int64, (len(FIELDS),)), ("nb", np.int64, (n, 4)), ("nbn", np.int64, (n,)),
+        ("compat", np.int64, (len(COMPAT),)), ("points", np.int64, (len(POINTS),)), ("rankmax", np.int64, (1 << 13,)),
+        ("dist", np.int64, (n,)), ("a_slot", np.int64, (len(a),)), ("a_cell", np.int64, (len(a),)),
+        ("risk", np.float64, (NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1)), ("weights", np.float64, (4,)),
+        ("pass_action", np.int64), ("soft", np.bool_), ("allow_pass", np.bool_),
+    ], align=True)  # fmt: skip
+    params = np.zeros(1, dtype=dtype)
+    p = params[0]
+    p["offsets"] = [sl[f].start for f in FIELDS]
+    p["nb"] = -1
+    for cell, around in enumerate(board.neighbours):
+        p["nb"][cell, : len(around)] = around
+        p["nbn"][cell] = len(around)
+    p["compat"], p["points"], p["dist"] = COMPAT, POINTS, board.distance
+    by_rank = [POINTS[r] for r in range(13)]  # the most points of a card of a 13-bit set of ranks
+    if any(POINTS[c] != by_rank[c % 13] for c in range(NUM_CARDS)):
+        raise AssertionError("grid points must depend on the rank alone")
+    p["rankmax"] = [0] + [max(by_rank[r] for r in range(13) if m >> r & 1) for m in range(1, 1 << 13)]
+    p["a_slot"] = np.where(a < actions.pass_action, a // n, -1)
+    p["a_cell"] = np.where(a < actions.pass_action, a % n, -1)
+    for u in range(NUM_CARDS + 1):  # the risk depends on the number of unseen cards only
+        for h in range(HAND_SIZE + 1):
+            p["risk"][u, h] = risk_table(u, h)
+    p["pass_action"] = actions.pass_action
+    p["weights"] = (GreedyAgent.risk_weight, GreedyAgent.setup_weight, GreedyAgent.card_weight,
+                    GreedyAgent.distance_weight)  # fmt: skip
+    p["soft"], p["allow_pass"] = GreedyAgent.soft_setup, GreedyAgent.allow_pass
+    _PARAMS[key] = params
+    return params
+
+
+# ----------------------------------------------------------------------------------------------- scoring
+@njit(cache=True)
+def _popcount(x: int) -> int:
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    x = x + (x >> 8)  # byte sums by shifts, not a multiply: no overflow in plain Python on numpy ints
+    x = x + (x >> 16)
+    x = x + (x >> 32)
+    return x & 0x7F
+
+
+@njit(cache=True)
+def _max_points(mask: int, rankmax: np.ndarray) -> int:
+    """The most points of a card in ``mask`` (points depend on the rank only)."""
+    return rankmax[(mask | (mask >> 13) | (mask >> 26) | (mask >> 39)) & 0x1FFF]
+
+
+@njit(cache=True)
+def _around(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, cell: int) -> int:
+    """Occupied neighbours of ``cell``."""
+    full = 0
+    for k in range(nbn[cell]):
+        if table[nb[cell, k]] >= 0:
+            full += 1
+    return full
+
+
+@njit(cache=True)
+def _parts(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, e: int, compat: np.ndarray, points: np.ndarray) -> Any:
+    """For the empty ``e``: (points a placement there takes, whether it is a hole, the cards it allows)."""
+    pts = 0
+    occupied = 0
+    allow = compat[BASE]
+    for k in range(nbn[e]):
+        q = nb[e, k]
+        c = table[q]
+        if c < 0:
+            continue
+        occupied += 1
+        if c != BASE:
+            allow &= compat[c]
+            if nbn[q] == 4 and _around(table, nb, nbn, q) == 3:
+                pts += points[c]
+    return pts, occupied == 4, allow
+
+
+@njit(cache=True)
+def _threat(pts: int, hole: bool, allow: int, cards: int, rankmax: np.ndarray) -> Any:
+    """(points captured on a cell of these parts by a card of ``cards``, the cards of ``cards`` that fit) or (0, 0)."""
     fit = cards & allow
     if not (pts or hole) or not fit:
         return 0, 0
     if hole:  # the placed card is surrounded too: count the best card that fits
-        pts += max(POINTS[c] for c in _bits(fit))
+        pts += _max_points(fit, rankmax)
     return pts, fit
 
 
-def _bits(mask: int) -> list[int]:
-    """The cards of a bit mask."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
+@njit(cache=True)
+def _danger(table, cells, ncells, unseen, risk, nb, nbn, compat, points, rankmax):  # type: ignore[no-untyped-def]
+    """Points the opponent can expect to capture next turn from the empty ``cells[:ncells]``."""
+    total = 0.0
+    for j in range(ncells):
+        pts, hole, allow = _parts(table, nb, nbn, cells[j], compat, points)
+        pts, fit = _threat(pts, hole, allow, unseen, rankmax)
+        if pts:
+            total += risk[_popcount(fit)] * pts
+    return total
+
+
+@njit(cache=True)
+def _setup(table, cells, ncells, mine, unseen, risk, soft, nb, nbn, compat, points, rankmax):  # type: ignore[no-untyped-def]
+    """Best capture among ``cells[:ncells]`` our ``mine`` cards can make next turn, times the chance it survives."""
+    best = 0.0
+    for j in range(ncells):
+        pts, hole, allow = _parts(table, nb, nbn, cells[j], compat, points)
+        pts, _ = _threat(pts, hole, allow, mine, rankmax)
+        if pts:
+            k = _popcount(allow & unseen)  # the cards matching every neighbour (the base accepts every card)
+            if k and not soft:
+                continue
+            v = pts * (1.0 - risk[k])
+            if v > best:
+                best = v
+    return best
+
+
+@njit(cache=True)
+def _frontier(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray, out: np.ndarray) -> int:
+    """Empty cells beside a card, ascending, into ``out``; their number."""
+    m = 0
+    for e in range(table.shape[0]):
+        if table[e] >= 0:
+            continue
+        for k in range(nbn[e]):
+            if table[nb[e, k]] >= 0:
+                out[m] = e
+                m += 1
+                break
+    return m
+
+
+@njit(cache=True)
+def _after_turn(table: np.ndarray, nb: np.ndarray, nbn: np.ndarray) -> None:
+    """The table once a turn that captured ends, in place: cards not joined to the base are discarded."""
+    n = table.shape[0]
+    joined = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    top = 0
+    for c in range(n):
+        if table[c] == BASE:
+            joined[c] = True
+            stack[top] = c
+            top += 1
+    while top:
+        top -= 1
+        cell = stack[top]
+        for k in range(nbn[cell]):
+            q = nb[cell, k]
+            if table[q] >= 0 and not joined[q]:
+                joined[q] = True
+                stack[top] = q
+                top += 1
+    for c in range(n):
+        if table[c] >= 0 and not joined[c]:
+            table[c] = -1
+
+
+@njit(cache=True)
+def _add_cell(changed: np.ndarray, cell: int, cnt: int, e: int) -> int:
+    """Add ``e`` to ``cell``'s changed cells unless already there; the new count."""
+    for k in range(cnt):
+        if changed[cell, k] == e:
+            return cnt
+    changed[cell, cnt] = e
+    return cnt + 1
+
+
+@njit(cache=True)
+def values(obs: np.ndarray, legal: np.ndarray, weigh_pass: bool, params: np.ndarray) -> Any:
+    """(actions, scores) of the legal actions the heuristic weighs, ``legal`` ascending (see ``action_values``)."""
+    p = params[0]
+    nb, nbn, compat, points, rankmax = p["nb"], p["nbn"], p["compat"], p["points"], p["rankmax"]
+    dist, a_slot, a_cell, pass_action = p["dist"], p["a_slot"], p["a_cell"], p["pass_action"]
+    rw, sw, cw, dw = p["weights"][0], p["weights"][1], p["weights"][2], p["weights"][3]
+    soft = p["soft"]
+    hand_at, own_cap, opp_cap, on_table, discard, occ_at, base_at, suit_at, rank_at, opp_at, chain_at, _, _ = p[
+        "offsets"
+    ]
+    n = nbn.shape[0]
+    # ---- read the observation: the table, the hand, the unseen cards, the opponent's hand size, a chain
+    table = np.full(n, -1, dtype=np.int64)
+    for c in range(n):
+        if obs[base_at + c] != 0:
+            table[c] = BASE
+        elif obs[occ_at + c] != 0:
+            s, best = 0, obs[suit_at + c]
+            for k in range(1, 4):
+                if obs[suit_at + k * n + c] > best:
+                    s, best = k, obs[suit_at + k * n + c]
+            r, best = 0, obs[rank_at + c]
+            for k in range(1, 13):
+                if obs[rank_at + k * n + c] > best:
+                    r, best = k, obs[rank_at + k * n + c]
+            table[c] = s * 13 + r
+    hand = np.empty(NUM_CARDS, dtype=np.int64)
+    nhand = 0
+    hand_mask = 0
+    unseen = 0
+    for c in range(NUM_CARDS):
+        if obs[hand_at + c] != 0:
+            hand[nhand] = c
+            nhand += 1
+            hand_mask |= 1 << c
+        seen = obs[hand_at + c] + obs[own_cap + c] + obs[opp_cap + c] + obs[on_table + c] + obs[discard + c]
+        if seen == 0:
+            unseen |= 1 << c
+    opp = int(np.floor(np.float64(obs[opp_at]) * HAND_SIZE + 0.5))
+    in_chain = obs[chain_at] > 0.5
+    risk = p["risk"][_popcount(unseen), opp]
+
+    out_a = np.empty(legal.shape[0] + 1, dtype=np.int64)
+    out_v = np.empty(legal.shape[0] + 1, dtype=np.float64)
+    m = 0
+    front = np.empty(n, dtype=np.int64)
+    have_base = False
+    base_danger = 0.0
+    if in_chain:  # "end": the risk of the table as the turn would leave it
+        end = table.copy()
+        _after_turn(end, nb, nbn)
+        nf = _frontier(end, nb, nbn, front)
+        out_a[m] = pass_action
+        out_v[m] = -rw * _danger(end, front, nf, unseen, risk, nb, nbn, compat, points, rankmax)
+        m += 1
+    elif weigh_pass and legal.shape[0] and legal[legal.shape[0] - 1] == pass_action:
+        nf = _frontier(table, nb, nbn, front)
+        base_danger = _danger(table, front, nf, unseen, risk, nb, nbn, compat, points, rankmax)
+        have_base = True
+        out_a[m] = pass_action
+        out_v[m] = -rw * base_danger
+        m += 1
+
+    # per cell, what every card placed there without capturing shares: the cells it changes (within 2 steps),
+    # the danger there before, and the parts of the changed cells not beside it (they read only that it is full)
+    shared = np.zeros(n, dtype=np.bool_)
+    changed = np.empty((n, MAX_CHANGED), dtype=np.int64)
+    nchanged = np.zeros(n, dtype=np.int64)
+    before = np.zeros(n, dtype=np.float64)
+    far = np.zeros((n, MAX_CHANGED, 3), dtype=np.int64)  # pts, hole, allow; hole = -1 marks a cell beside
+    danger_at = np.full(n, np.nan)  # danger of one empty cell on the table as it is
+    captured = np.empty(5, dtype=np.int64)
+    single = np.empty(1, dtype=np.int64)
+    for j in range(legal.shape[0]):
+        a = legal[j]
+        if a_slot[a] < 0:
+            continue
+        cell = a_cell[a]
+        card = hand[a_slot[a]]
+        mine = hand_mask & ~(1 << card)
+        # ---- the cells the placement captures (the cell itself if it becomes surrounded)
+        ncap = 0
+        if _around(table, nb, nbn, cell) == 4:
+            captured[ncap] = cell
+            ncap += 1
+        for k in range(nbn[cell]):
+            q = nb[cell, k]
+            c = table[q]
+            if c >= 0 and c != BASE and _around(table, nb, nbn, q) == 3:
+                captured[ncap] = q
+                ncap += 1
+        if ncap or in_chain:  # ---- a capture: points now minus the risk of the table left after the turn
+            after = table.copy()
+            after[cell] = card
+            gained = 0
+            for k in range(ncap):
+                gained += points[after[captured[k]]]
+                after[captured[k]] = -1
+            _after_turn(after, nb, nbn)
+            nf = _frontier(after, nb, nbn, front)
+            value = gained - rw * _danger(after, front, nf, unseen, risk, nb, nbn, compat, points, rankmax)
+            if sw:
+                value += sw * _setup(after, front, nf, mine, unseen, risk, soft, nb, nbn, compat, points, rankmax)
+        else:  # ---- quiet: danger and set-up change only on the changed cells
+            if not have_base:
+                nf = _frontier(table, nb, nbn, front)
+                base_danger = _danger(table, front, nf, unseen, risk, nb, nbn, compat, points, rankmax)
+                have_base = True
+            if not shared[cell]:
+                shared[cell] = True
+                cnt = 0
+                for k in range(nbn[cell]):
+                    q = nb[cell, k]
+                    if table[q] < 0:
+                        cnt = _add_cell(changed, cell, cnt, q)
+                    else:
+                        for kk in range(nbn[q]):
+                            r = nb[q, kk]
+                            if table[r] < 0 and r != cell:
+                                cnt = _add_cell(changed, cell, cnt, r)
+                nchanged[cell] = cnt
+                total = 0.0
+                for k in range(cnt):  # the danger there before the placement
+                    e = changed[cell, k]
+                    if np.isnan(danger_at[e]):
+                        single[0] = e
+                        danger_at[e] = _danger(table, single, 1, unseen, risk, nb, nbn, compat, points, rankmax)
+                    total += danger_at[e]
+                before[cell] = total
+                table[cell] = BASE  # any occupant: the cells not beside ``cell`` read only that it is occupied
+                for k in range(cnt):
+                    e = changed[cell, k]
+                    beside = False
+                    for kk in range(nbn[cell]):
+                        if nb[cell, kk] == e:
+                            beside = True
+                    if beside:
+                        far[cell, k, 1] = -1
+                    else:
+                        pts, hole, allow = _parts(table, nb, nbn, e, compat, points)
+                        far[cell, k, 0] = pts
+                        far[cell, k, 1] = 1 if hole else 0
+                        far[cell, k, 2] = allow
+                table[cell] = -1
+            after_sum = 0.0
+            best = 0.0
+            table[cell] = card
+            for k in range(nchanged[cell]):
+                if far[cell, k, 1] < 0:
+                    pts, hole, allow = _parts(table, nb, nbn, changed[cell, k], compat, points)
+                else:
+                    pts, hole, allow = far[cell, k, 0], far[cell, k, 1] == 1, far[cell, k, 2]
+                if not (pts or hole):
+                    continue
+                fit = unseen & allow
+                if fit:
+                    after_sum += risk[_popcount(fit)] * (pts + _max_points(fit, rankmax) if hole else pts)
+                if sw:
+                    own = mine & allow
+                    if own:
+                        kk = _popcount(allow & unseen)
+                        if kk and not soft:
+                            continue
+                        v = (pts + _max_points(own, rankmax) if hole else pts) * (1.0 - risk[kk])
+                        if v > best:
+                            best = v
+            table[cell] = -1
+            value = -rw * (base_danger + after_sum - before[cell]) + sw * best
+        out_a[m] = a
+        out_v[m] = value - (cw * points[card] + dw * dist[cell])
+        m += 1
+    return out_a[:m], out_v[:m]
+
+
+@njit(cache=True)
+def best_moves(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, ties: np.ndarray) -> int:
+    """``act``'s candidates into ``ties``, their number: the best-scoring actions of ``legal`` (ascending).
+
+    A single legal action is its own candidate. Otherwise the scan of the scores keeps a score above the
+    best by more than ``TIE`` as the new best and adds one within ``TIE`` to the ties.
+    """
+    if legal.shape[0] == 1:
+        ties[0] = legal[0]
+        return 1
+    acts, v = values(obs, legal, params[0]["allow_pass"], params)
+    ties[0] = params[0]["pass_action"]
+    count = 1
+    best_value = -1e9
+    for i in range(acts.shape[0]):
+        if v[i] > best_value + TIE:
+            best_value = v[i]
+            ties[0] = acts[i]
+            count = 1
+        elif v[i] > best_value - TIE:
+            ties[count] = acts[i]
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def scores_into(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.ndarray) -> None:
+    """``GreedyAgent.scores`` into ``out`` (one float32 per action, zeros set by the caller), ``legal`` ascending."""
+    if legal.shape[0] == 1:
+        out[legal[0]] = 1.0
+        return
+    at = params[0]["offsets"]
+    acts, v = values(obs, legal, obs[at[11]] != obs[at[12]], params)  # a pass is weighed when the points differ
+    best = v.max()
+    for i in range(acts.shape[0]):
+        out[acts[i]] = np.exp(v[i] - best)
+
+
+# ----------------------------------------------------------------------------------------------- batches
+@njit(cache=True)
+def _scores_rows(obs: np.ndarray, masks: np.ndarray, params: np.ndarray) -> np.ndarray:
+    out = np.zeros(masks.shape, dtype=np.float32)
+    for j in range(masks.shape[0]):
+        legal = np.flatnonzero(masks[j])
+        if legal.shape[0]:  # a row without a legal action (a finished game) scores 0 everywhere
+            scores_into(obs[j], legal, params, out[j])
     return out
+
+
+@njit(cache=True)
+def _best_rows(obs: np.ndarray, masks: np.ndarray, params: np.ndarray) -> Any:
+    ties = np.zeros(masks.shape, dtype=np.int64)
+    counts = np.zeros(masks.shape[0], dtype=np.int64)
+    for j in range(masks.shape[0]):
+        legal = np.flatnonzero(masks[j])
+        if legal.shape[0]:
+            counts[j] = best_moves(obs[j], legal, params, ties[j])
+    return ties, counts
 
 
 class BatchGreedyGrid:
     """grid's ``GreedyAgent`` as a batch policy: the candidates of every row in one compiled call.
 
-    ``grid_kernel.best_rows`` gives each row's best-scoring actions as ``act`` collects them; a
-    row with several draws one with the agent's own generator, row after row, as ``act`` would: the
-    actions equal those of asking ``agent`` row by row (a test checks it).
+    A row with several best moves draws one with the agent's own generator, row after row, as ``act``
+    would: the actions equal those of asking ``agent`` row by row (a test checks it).
     """
 
     name = "greedy"
     uses_observation = True
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: GreedyAgent) -> None:
         self.agent = agent
-        self.tables = grid_kernel.tables_for(agent)
-        self.score_at = np.array(agent._scores, dtype=np.int64)  # where the two scores sit in a row
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        agent, tables = self.agent, self.tables
         rows = np.ascontiguousarray(observations, dtype=np.float32)
-        legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        weigh, soft = bool(agent.allow_pass), bool(agent.soft_setup)
-        ties, counts = grid_kernel.best_rows(rows, legal, weigh, tables.weights(agent), soft, *tables.args)
+        ties, counts = _best_rows(rows, np.ascontiguousarray(masks, dtype=np.bool_), self.agent.params)
         if (counts == 0).any():
             raise ValueError(f"{self.name}: row {int(np.argmin(counts))} of the masks has no legal action")
         out = ties[:, 0].copy()
         for j in np.flatnonzero(counts > 1):
-            out[j] = ties[j, int(agent.rng.integers(counts[j]))]
+            out[j] = ties[j, int(self.agent.rng.integers(counts[j]))]
         return out
 
     def scores(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``GreedyAgent.scores`` of every row in one compiled call (``grid_kernel.scores_rows``): (B, A) float32."""
-        agent, tables = self.agent, self.tables
+        """``GreedyAgent.scores`` of every row (B, A) float32; zeros for a row without a legal action."""
         rows = np.ascontiguousarray(observations, dtype=np.float32)
-        legal = np.ascontiguousarray(masks, dtype=np.bool_)
-        soft = bool(agent.soft_setup)
-        return grid_kernel.scores_rows(rows, legal, self.score_at, tables.weights(agent), soft, *tables.args)  # type: ignore[no-any-return]
+        return _scores_rows(rows, np.ascontiguousarray(masks, dtype=np.bool_), self.agent.params)  # type: ignore[no-any-return]
 
 
 def batch_twin(agent: GreedyAgent, **options: Any) -> BatchGreedyGrid | None:
-    """The compiled batch policy equal to ``agent`` row by row (None where Numba is missing)."""
-    return BatchGreedyGrid(agent) if getattr(agent, "kernel", False) else None
+    """The compiled batch policy equal to ``agent`` row by row (None without Numba: the agent alone is as fast)."""
+    return BatchGreedyGrid(agent) if NUMBA else None
+
+
+# ----------------------------------------------------------------------------------------------- search
+def _prior_row(obs: Any, legal: Any, n: int, params: Any, stream: Any, k: int, weights: Any) -> int:
+    """Search's prior: ``GreedyAgent.scores`` at ``legal[:n]`` (any order) into ``weights[:n]``."""
+    row = np.zeros(params[0]["a_slot"].shape[0], dtype=np.float32)
+    scores_into(obs, np.sort(legal[:n]), params, row)
+    for j in range(n):
+        weights[j] = row[legal[j]]
+    return legal[0]
+
+
+def _rollout_row(obs: Any, legal: Any, n: int, params: Any, stream: Any, k: int, weights: Any) -> int:
+    """Search's rollout move: ``GreedyAgent.act`` on ``legal[:n]`` (any order), a tie drawn from ``stream[k]``."""
+    ties = np.empty(n + 1, dtype=np.int64)
+    count = best_moves(obs, np.sort(legal[:n]), params, ties)
+    return ties[0] if count == 1 else ties[below(stream, k, count)]
+
+
+def row_functions(rules: Any) -> tuple[Any, Any, np.ndarray]:
+    """(prior, rollout, params) for search (``agents.search.compiled.greedy_row_policy`` compiles them)."""
+    return _prior_row, _rollout_row, params_for(rules)

@@ -2,17 +2,18 @@
 
 | module | what it is |
 | --- | --- |
-| ``engine`` | information-set MCTS in Python (``ISMCTS``), its rollout and prior policies, its setting checks |
+| ``engine`` | information-set MCTS in Python (``ISMCTS``), its determinizations (``Redeal``), its setting checks |
 | ``ismcts`` | the ``ismcts`` agent (``ISMCTSAgent``): the engine (Python or compiled) behind ``agents.make`` |
-| ``compiled`` | the same search compiled with Numba, one driver for every game (and PUCT's compiled driver) |
+| ``compiled`` | the same searches compiled with Numba, one driver for every game (and PUCT's compiled driver) |
 | ``puct`` | PUCT over a policy network's prior (``exit-search``'s search) |
 | ``rollout_search`` | policy-rollout search: each legal move scored by rollouts of a policy |
 | ``row_calls``, ``row_values`` | calling a game's compiled row functions by address; rollout values of rows |
-| ``greedy_grid_rows``, ``greedy_walls_rows`` | the greedy heuristics as compiled row policies for search |
 
+The Python engines and the compiled ones draw from one random stream and are tested equal, move for move
+(``tests/test_search_twins.py``). Greedy's prior and rollout moves are ``agents.greedy``'s own functions.
 ``from agents.search import ISMCTS`` (the engine) still works, as it did when the engine was this module.
 """
 
-from agents.search.engine import ISMCTS, PriorPolicy, RolloutPolicy, check_settings
+from agents.search.engine import ISMCTS, Redeal, RowPolicy, check_settings
 
-__all__ = ["ISMCTS", "PriorPolicy", "RolloutPolicy", "check_settings"]
+__all__ = ["ISMCTS", "Redeal", "RowPolicy", "check_settings"]

@@ -28,10 +28,12 @@ collision (about 2**-128 per pair).
   descends again. The same semantics as ``PUCTSearch`` (FPU: the node's own value; Dirichlet noise at the
   roots; ``value_rows`` ``"mover"`` or ``"all"``).
 
-Randomness: determinizations, untried-action draws and random rollouts come from per-root SplitMix64
-streams (``jericho_env.core.kernels``) seeded from the search's ``np.random.Generator``; the Python
-searches draw from the generator itself, so a seed gives other (equally likely) simulations than theirs.
-The searches only read the states they are given: every simulation plays on a determinized copy.
+Randomness: determinizations, untried-action draws, random rollouts and greedy's tie-breaks come from
+per-root SplitMix64 streams (``jericho_env.core.kernels``) seeded from the search's ``np.random.Generator``.
+The Python searches draw the same numbers in the same order (``agents.search.engine.Redeal``), and both see a
+node's legal actions ascending (a game's ``legal`` kernel may list them in any order: they are sorted here),
+so a seed gives the same simulations in each (``tests/test_search_twins.py``). The searches only read the
+states they are given: every simulation plays on a determinized copy.
 """
 
 from __future__ import annotations
@@ -39,11 +41,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from agents.search import row_calls
+from agents.search.engine import RowPolicy, compiled_kernels
 from agents.search.puct import VALUE_ROWS, Evaluator, SearchResult
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import NO_PARAMS, NUMBA, below, njit, row_seeds
@@ -318,14 +321,16 @@ def _ismcts(
                 if rollout_depth >= 0 and depth >= rollout_depth:
                     cut = True
                     break
-                if policy_rollout:
+                if policy_rollout:  # a policy takes the legal actions in any order
                     call_observe(observe, work, 0, params, player, obs)
                     a = call_policy(rollout_fn, obs, buf, n, pparams, stream, 0, weights)
                 else:
+                    _ascending(buf, n)
                     a = buf[below(stream, 0, n)]
                 call_apply(apply, work, 0, params, a)
                 depth += 1
                 continue
+            _ascending(buf, n)
             if at_root:
                 hi, lo = root_hi, root_lo
                 if use_prior:
@@ -362,6 +367,15 @@ def _ismcts(
             stats[path_edge[i], _VSUM] += ret[path_player[i]]
         done += 1
     return done
+
+
+@njit(cache=True)
+def _ascending(legal: np.ndarray, n: int) -> None:
+    """``legal[:n]`` in ascending order, as the Python rules list legal actions (most games' kernels do already)."""
+    for i in range(1, n):
+        if legal[i] < legal[i - 1]:
+            legal[:n].sort()
+            return
 
 
 @njit(cache=True)
@@ -487,6 +501,7 @@ def _puct_roots(
         player = seats[r]
         call_observe(observe, roots, r, params, player, out_obs[b])
         n = call_legal(legal, roots, r, params, leaf_legal[r])
+        _ascending(leaf_legal[r], n)
         b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs, out_mask,
                       out_mover, out_owner, b)  # fmt: skip
         if value_all:
@@ -673,6 +688,7 @@ def _puct_round(
             _, child = _find(keys, slots, hi, lo)
             if child < 0:
                 n = call_legal(legal, work, r, params, leaf_legal[r])
+                _ascending(leaf_legal[r], n)
                 b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs,
                               out_mask, out_mover, out_owner, b)  # fmt: skip
                 if value_all:
@@ -687,21 +703,6 @@ def _puct_round(
 
 
 # ---------------------------------------------------------------------------------------------- building
-class RowPolicy(NamedTuple):
-    """A compiled policy over observation rows, for the tree's prior and for rollouts (``CompiledISMCTS``).
-
-    Both functions have the signature ``policy_signature(params)``:
-    ``(obs float32[::1], legal int64[::1], n, params, stream uint64[::1], k, weights float64[::1]) -> action``.
-    ``prior`` writes a non-negative weight for each of ``legal[:n]`` into ``weights[:n]`` (the search normalises
-    them); ``rollout`` returns the action to play (one of ``legal[:n]``), drawing any tie-break from
-    ``stream[k]``. ``params`` is the one-element record array both read.
-    """
-
-    prior: Any
-    rollout: Any
-    params: np.ndarray
-
-
 def policy_signature(params: np.ndarray) -> Any:
     """The Numba signature of a ``RowPolicy`` function reading ``params``."""
     from numba import typeof, types
@@ -761,13 +762,10 @@ def _addresses(
 
 ENGINES = ("auto", "python", "compiled")
 
-# per game, where its compiled greedy row policy and its compiled position value are built ("module:function";
-# the function takes (rules, game) and returns a RowPolicy / a value function compiled with value_signature)
-ROW_POLICIES: dict[str, str] = {
-    "grid": "agents.search.greedy_grid_rows:row_policy",
-    "walls": "agents.search.greedy_walls_rows:row_policy",
-}
+# per game, where its compiled position value is built ("module:function"; the function takes (rules, game) and
+# returns a value function compiled with value_signature)
 ROW_VALUES: dict[str, str] = {"grid": "agents.search.row_values:grid_points"}
+_POLICIES: dict[Any, tuple[Any, Any]] = {}
 
 
 def check_engine(engine: str, who: str) -> str:
@@ -786,10 +784,22 @@ def _load(spec: str | None, rules: Rules[Any], game: BatchedGame[Any]) -> Any:
     return getattr(importlib.import_module(module), name)(rules, game)
 
 
-def greedy_row_policy(rules: Rules[Any], game: BatchedGame[Any]) -> RowPolicy | None:
-    """The game's greedy agent as a compiled ``RowPolicy`` (prior: its scores; rollout: its move), or None."""
-    policy: RowPolicy | None = _load(ROW_POLICIES.get(rules.info.game_id), rules, game)
-    return policy
+def greedy_row_policy(rules: Rules[Any]) -> RowPolicy | None:
+    """The game's greedy heuristic as a ``RowPolicy`` (``agents.greedy.row_functions``: prior its scores, rollout
+    its move), or None; compiled for its params (once per record type in a process) where Numba is installed."""
+    from agents.greedy import row_functions
+
+    found = row_functions(rules)
+    if found is None:
+        return None
+    prior, rollout, params = found
+    if not NUMBA:
+        return RowPolicy(prior, rollout, params)
+    key = (prior, rollout, params.dtype)
+    if key not in _POLICIES:
+        sig = policy_signature(params)
+        _POLICIES[key] = tuple(None if f is None else njit(sig, cache=True)(f) for f in (prior, rollout))  # type: ignore[assignment]
+    return RowPolicy(*_POLICIES[key], params)
 
 
 def row_value(rules: Rules[Any], game: BatchedGame[Any]) -> Any:
@@ -824,17 +834,6 @@ def make_puct(
     return CompiledPUCT(
         rules, game, kernels, evaluator, simulations, c_puct, value_rows, rng, dirichlet_alpha, dirichlet_fraction
     )
-
-
-def compiled_kernels(rules: Rules[Any]) -> tuple[BatchedGame[Any], RowKernels] | None:
-    """The game's compiled rules and row kernels, or None (no Numba, or the game has none): search in Python then."""
-    if not NUMBA:
-        return None
-    from jericho_env.registry import batched_game
-
-    game = batched_game(rules)
-    kernels = game.row_kernels() if game.compiled else None
-    return None if kernels is None else (game, kernels)
 
 
 def _check_code(code: int, what: str) -> None:
@@ -898,6 +897,7 @@ class CompiledISMCTS:
         self.last_simulations = 0
         self.last_nodes = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
+        self.last_wins: dict[int, float] = {}  # and their summed returns
 
     def __getstate__(self) -> dict[str, Any]:
         # machine-code addresses belong to this process: another one looks them up again (__setstate__)
@@ -918,11 +918,12 @@ class CompiledISMCTS:
         if k.status(self._root, 0, k.params, np.zeros(info.num_players)) != seat or n == 0:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if n == 1:
-            self.last_simulations, self.last_nodes, self.last_visits = 0, 0, {}
+            self.last_simulations, self.last_nodes, self.last_visits, self.last_wins = 0, 0, {}, {}
             return int(legal[0])
         self.run(seat, started)
         actions, visits, wins, _ = self.tree.children(0)
         self.last_visits = {int(a): int(v) for a, v in zip(actions, visits, strict=True)}
+        self.last_wins = {int(a): float(w) for a, w in zip(actions, wins, strict=True)}
         means = wins / np.maximum(visits, 1)
         best = max(range(len(actions)), key=lambda j: (visits[j], means[j]))
         return int(actions[best])

@@ -2,12 +2,20 @@
 
 One tree per move, its nodes the information states of the player to move there: a node is keyed
 by that player's seat and observation, so positions its player cannot tell apart share a node.
-Each simulation draws a determinization of the searching seat's information state
-(``Rules.determinize``), walks down the tree choosing, among the actions legal in that
-determinization, the one with the best UCB score (availability counts: an action's exploration
-term uses how often it was available, not how often its node was visited), adds one node, plays
-the rest of the game with the rollout policy, and credits every node on the path with the return
-of the player who moved there. The move played is the most visited root action.
+Each simulation draws a determinization of the searching seat's information state (``Redeal``),
+walks down the tree choosing, among the actions legal in that determinization (ascending), the one
+with the best UCB score (availability counts: an action's exploration term uses how often it was
+available, not how often its node was visited), adds one node, plays the rest of the game with the
+rollout policy, and credits every node on the path with the return of the player who moved there.
+The move played is the most visited root action.
+
+This is the readable search; ``agents.search.compiled`` runs the same one compiled. The two are held
+equal, not merely alike: they draw every random number (determinizations, untried actions, random
+rollouts, greedy's tie-breaks) from one SplitMix64 stream seeded from the search's generator, in the same
+order, and call the same greedy functions (``RowPolicy``), so a seed gives the same moves in each
+(``tests/test_search_twins.py`` plays real games of every game through both). Keeping the Python engine
+as a twin tested equal, rather than as a reference inside the tests, keeps ``engine="python"`` (and search
+where Numba or a game's kernels are missing) working for the price of a few lines here.
 
 The search only ever reads the state it is given and copies of it: it never changes it.
 """
@@ -17,17 +25,75 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from jericho_env.core.kernels import NUMBA, below, next_u64, row_seeds
+from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.core.rules import Rules
 from jericho_env.core.validate import require_generator
 
-RolloutPolicy = Callable[[Any, int, list[int]], int]  # (state, player, legal actions) -> action
-# (state, player, legal actions) -> a non-negative weight per legal action (normalised by the search)
-PriorPolicy = Callable[[Any, int, list[int]], dict[int, float]]
+
+class RowPolicy(NamedTuple):
+    """A policy over observation rows, for the tree's prior and for rollouts (``agents.greedy.row_functions``).
+
+    Both functions take ``(obs float32[::1], legal int64[::1], n, params, stream uint64[::1], k, weights
+    float64[::1]) -> action``: ``prior`` writes a non-negative weight for each of ``legal[:n]`` into
+    ``weights[:n]`` (the search normalises them; None for a policy without one); ``rollout`` returns the
+    action to play (one of ``legal[:n]``), drawing any tie-break from ``stream[k]``. ``params`` is the
+    one-element record array both read. The compiled search calls them compiled (``policy_signature``).
+    """
+
+    prior: Any
+    rollout: Any
+    params: np.ndarray
+
+
+def compiled_kernels(rules: Rules[Any]) -> tuple[Any, Any] | None:
+    """The game's compiled rules and row kernels, or None (no Numba, or the game has none): search in Python then."""
+    if not NUMBA:
+        return None
+    from jericho_env.registry import batched_game
+
+    game = batched_game(rules)
+    kernels = game.row_kernels() if game.compiled else None
+    return None if kernels is None else (game, kernels)
+
+
+class Redeal:
+    """Determinizations of root positions, drawn from one SplitMix64 stream per root as the compiled search draws.
+
+    With the game's row kernels (``compiled_kernels``, or ``found``: a ``(game, kernels)`` pair) each root is a
+    batched row and a draw is the kernels' ``determinize`` of it from ``stream[k]``, made a Python state again:
+    the very determinization the compiled search draws from that stream. Without them, ``Rules.determinize``
+    with a generator seeded from the stream's next number.
+    """
+
+    def __init__(self, rules: Rules[Any], found: tuple[Any, Any] | None = None) -> None:
+        self.rules = rules
+        self.found = found if found is not None else compiled_kernels(rules)
+        self.roots: Any = None
+
+    def set_roots(self, states: Sequence[Any]) -> None:
+        """The positions the next draws redeal (root ``k`` is ``states[k]``)."""
+        if self.found is None:
+            self.roots = list(states)
+            return
+        game = self.found[0]
+        self.roots, self.work = game.new_states(len(states)), game.new_states(len(states))
+        for k, state in enumerate(states):
+            game.to_batched(state, self.roots, k)
+
+    def draw(self, k: int, seat: int, stream: np.ndarray) -> Any:
+        """Root ``k`` with what ``seat`` cannot see redealt, from ``stream[k]``."""
+        if self.found is None:
+            return self.rules.determinize(self.roots[k], seat, np.random.default_rng(int(next_u64(stream, k))))
+        game, kern = self.found
+        if not kern.determinize(self.roots, k, kern.params, seat, self.work, k, stream, k):
+            raise NoConsistentDealError("no deal of the unseen cards meets what the searching seat saw")
+        return game.from_batched(self.work, k)
 
 
 def _is_int(v: Any) -> bool:
@@ -89,12 +155,13 @@ class ISMCTS:
         rules: Rules[Any],
         simulations: int | None = 300,
         time_limit: float | None = None,
-        rollout: RolloutPolicy | None = None,
+        rollout: RowPolicy | None = None,
         uct_c: float = 0.7,
         rng: np.random.Generator | None = None,
         rollout_depth: int | None = None,
         evaluate: Callable[[Any], list[float]] | None = None,
-        prior: PriorPolicy | None = None,
+        prior: RowPolicy | None = None,
+        found: tuple[Any, Any] | None = None,
     ) -> None:
         simulations, time_limit, uct_c, rollout_depth = check_settings(
             "ISMCTS", simulations, time_limit, uct_c, rollout_depth
@@ -106,7 +173,8 @@ class ISMCTS:
         self.time_limit = time_limit
         self.uct_c = uct_c
         self.rng = require_generator(rng) if rng is not None else np.random.default_rng()
-        self.rollout = rollout if rollout is not None else self._random_rollout
+        self.rollout = rollout  # None: uniformly random
+        self.redeal = Redeal(rules, found)
         if (rollout_depth is None) != (evaluate is None):
             raise ValueError("ISMCTS: rollout_depth and evaluate go together (cut rollouts short, then evaluate)")
         self.rollout_depth = rollout_depth
@@ -117,9 +185,7 @@ class ISMCTS:
         self.last_simulations = 0
         self.last_nodes = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
-
-    def _random_rollout(self, state: Any, player: int, legal: list[int]) -> int:
-        return legal[int(self.rng.integers(len(legal)))]
+        self.last_wins: dict[int, float] = {}  # and their summed returns
 
     def _key(self, state: Any, player: int) -> tuple[int, bytes]:
         raw = self.rules.observe(state, player).tobytes()
@@ -139,28 +205,32 @@ class ISMCTS:
         if rules.current_player(state) != seat or not legal:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if len(legal) == 1:
-            self.last_simulations, self.last_nodes, self.last_visits = 0, 0, {}
+            self.last_simulations, self.last_nodes, self.last_visits, self.last_wins = 0, 0, {}, {}
             return legal[0]
         tree: dict[tuple[int, bytes], _Node] = {}
         root_key = self._key(state, seat)
         deadline = None if self.time_limit is None else started + self.time_limit
         done = 0
         first = time.perf_counter()
-        while True:
-            if self.simulations is not None and done >= self.simulations:
-                break
-            if deadline is not None and done:
-                now = time.perf_counter()
-                if now + (now - first) / done >= deadline:
-                    break
-            self._simulate(rules.determinize(state, seat, self.rng), root_key, tree)
-            done += 1
+        stream = row_seeds(self.rng, 1)
+        self.redeal.set_roots([state])
+        with np.errstate(over="ignore"):  # the stream's arithmetic wraps, as compiled, where Numba is missing
+            while self.simulations is None or done < self.simulations:
+                if deadline is not None and done:
+                    now = time.perf_counter()
+                    if now + (now - first) / done >= deadline:
+                        break
+                self._simulate(self.redeal.draw(0, seat, stream), root_key, tree, stream)
+                done += 1
         self.last_simulations, self.last_nodes = done, len(tree)
         root = tree[root_key]
         self.last_visits = {a: int(root.visits.get(a, 0)) for a in legal}
+        self.last_wins = {a: float(root.wins.get(a, 0.0)) for a in legal}
         return max(legal, key=lambda a: (root.visits.get(a, 0), root.wins.get(a, 0.0) / max(1, root.visits.get(a, 0))))
 
-    def _simulate(self, s: Any, root_key: tuple[int, bytes], tree: dict[tuple[int, bytes], _Node]) -> None:
+    def _simulate(
+        self, s: Any, root_key: tuple[int, bytes], tree: dict[tuple[int, bytes], _Node], stream: np.ndarray
+    ) -> None:
         rules = self.rules
         path: list[tuple[_Node, int, int]] = []
         key: tuple[int, bytes] | None = root_key
@@ -174,7 +244,11 @@ class ISMCTS:
                 if self.rollout_depth is not None and depth >= self.rollout_depth:
                     cut = True
                     break
-                rules.apply(s, self.rollout(s, player, legal))
+                if self.rollout is None:
+                    action = legal[below(stream, 0, len(legal))]
+                else:
+                    action = int(self._policy(self.rollout.rollout, s, player, legal, stream)[0])
+                rules.apply(s, action)
                 depth += 1
                 continue
             if key is None:
@@ -183,7 +257,13 @@ class ISMCTS:
             if node is None:
                 node = tree[key] = _Node()
                 expanded = True
-            action = self._select(node, legal) if self.prior is None else self._select_prior(node, s, player, legal)
+                if self.prior is not None:  # the prior policy's weights over the node's legal actions, normalised
+                    weights = self._policy(self.prior.prior, s, player, legal, stream)[1]
+                    total = 0.0
+                    for w in weights:  # summed in order, as compiled (Python's sum() compensates)
+                        total += w
+                    node.prior = {a: w / (total or 1.0) for a, w in zip(legal, weights, strict=True)}
+            action = self._select(node, legal, stream) if self.prior is None else self._select_prior(node, legal)
             path.append((node, action, player))
             rules.apply(s, action)
             key = None
@@ -192,16 +272,17 @@ class ISMCTS:
             node.visits[action] = node.visits.get(action, 0) + 1
             node.wins[action] = node.wins.get(action, 0.0) + returns[player]
 
-    def _select_prior(self, node: _Node, state: Any, player: int, legal: list[int]) -> int:
+    def _policy(self, fn: Any, s: Any, player: int, legal: list[int], stream: np.ndarray) -> tuple[int, list[float]]:
+        """A ``RowPolicy`` function on the player's observation: (its action, its weights over ``legal``)."""
+        assert self.rollout is not None or self.prior is not None
+        params = (self.prior or self.rollout).params  # type: ignore[union-attr]
+        weights, obs = np.zeros(len(legal)), self.rules.observe(s, player)
+        action = fn(obs, np.array(legal, dtype=np.int64), len(legal), params, stream, 0, weights)
+        return action, weights.tolist()
+
+    def _select_prior(self, node: _Node, legal: list[int]) -> int:
         """PUCT with the prior policy's weights: ``Q + c * P * sqrt(availability) / (1 + visits)``."""
-        assert self.prior is not None
-        prior = node.prior
-        if any(a not in prior for a in legal):  # new actions in this determinization: weigh them here
-            weights = self.prior(state, player, legal)
-            total = sum(weights.get(a, 0.0) for a in legal) or 1.0
-            for a in legal:
-                prior.setdefault(a, weights.get(a, 0.0) / total)
-        avail, visits, wins, c = node.avail, node.visits, node.wins, self.uct_c
+        prior, avail, visits, wins, c = node.prior, node.avail, node.visits, node.wins, self.uct_c
         best, best_score = legal[0], -math.inf
         for a in legal:
             avail[a] = avail.get(a, 0) + 1
@@ -212,14 +293,14 @@ class ISMCTS:
                 best, best_score = a, score
         return best
 
-    def _select(self, node: _Node, legal: list[int]) -> int:
+    def _select(self, node: _Node, legal: list[int], stream: np.ndarray) -> int:
         """An untried legal action at random, else the best UCB score among the legal ones."""
         avail, visits = node.avail, node.visits
         for a in legal:
             avail[a] = avail.get(a, 0) + 1
         untried = [a for a in legal if a not in visits]
         if untried:
-            return untried[int(self.rng.integers(len(untried)))]
+            return untried[below(stream, 0, len(untried))]
         c, wins = self.uct_c, node.wins
         best, best_score = legal[0], -math.inf
         for a in legal:

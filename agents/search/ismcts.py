@@ -16,15 +16,16 @@ checked when the agent is made (``agents.search.engine.check_settings``): ``simu
 ``nan``, ``inf``, bools and text raise ``ValueError`` naming the argument, so ``act`` always returns.
 
 Engines: ``engine="compiled"`` runs the same search compiled (``agents.search.compiled.CompiledISMCTS``: the
-tree, determinizations, rollouts and, for grid and walls, greedy's prior and rollout moves in Numba);
-``"python"`` runs ``agents.search.engine.ISMCTS``, the readable reference; ``"auto"`` (the default) takes the
-compiled one where Numba, the game's row kernels and what the settings need (a compiled greedy policy, a
-compiled position value) are there, else Python. The two draw their random numbers differently, so a seed
-gives other moves; they search the same way.
+tree, determinizations, rollouts and greedy's prior and rollout moves in Numba); ``"python"`` runs
+``agents.search.engine.ISMCTS``, the readable one; ``"auto"`` (the default) takes the compiled one where
+Numba, the game's row kernels and what the settings need (a compiled position value) are there, else Python.
+The two draw their random numbers from one stream and call the same greedy functions, so a seed gives the
+same moves in each.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -33,7 +34,7 @@ import numpy as np
 import jericho_env
 from agents.base import BaseAgent
 from agents.search.compiled import check_engine
-from agents.search.engine import ISMCTS, PriorPolicy, RolloutPolicy, check_settings
+from agents.search.engine import ISMCTS, RowPolicy, check_settings
 
 ROLLOUTS = ("random", "greedy")
 BACKENDS = ("jericho", "openspiel")
@@ -110,46 +111,48 @@ class ISMCTSAgent(BaseAgent):
                 self.rules, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_name
             )
             return
-        compiled = self._compiled_search()
+        policy = self._greedy_policy()
+        prior = policy if self.prior_name == "greedy" else None
+        rollout = policy if self.rollout_name == "greedy" else None
+        compiled = self._compiled_search(prior, rollout)
         if compiled is not None:
             self.search: Any = compiled
             self.engine_used = "compiled"
             return
         self.engine_used = "python"
-        rollout: RolloutPolicy | None = None
-        if self.rollout_name == "greedy":
-            rollout = self._greedy_rollout(self.game_id)
         evaluate = EVALUATORS[self.game_id] if self.rollout_depth is not None else None
-        prior = self._greedy_prior() if self.prior_name == "greedy" else None
         self.search = ISMCTS(
-            self.rules,
-            self.simulations,
-            self.time_limit,
-            rollout,
-            self.uct_c,
-            self.rng,
-            self.rollout_depth,
-            evaluate,
+            self.rules, self.simulations, self.time_limit, rollout, self.uct_c, self.rng, self.rollout_depth, evaluate,
             prior,
-        )
+        )  # fmt: skip
 
-    def _compiled_search(self) -> Any:
+    def _greedy_policy(self) -> RowPolicy | None:
+        """The game's greedy heuristic for the tree's prior (its scores) and the rollouts (its move), if asked for."""
+        if "greedy" not in (self.rollout_name, self.prior_name):
+            return None
+        from agents.greedy import make_greedy
+        from agents.search.compiled import greedy_row_policy
+
+        policy = greedy_row_policy(self.rules)
+        if policy is None:
+            make_greedy(self.game_id)  # its error names the games greedy plays
+        assert policy is not None
+        if self.prior_name == "greedy" and policy.prior is None:
+            raise ValueError(f"ismcts: prior=greedy needs a greedy agent with scores(), which {self.game_id} lacks")
+        return policy
+
+    def _compiled_search(self, prior: RowPolicy | None, rollout: RowPolicy | None) -> Any:
         """``CompiledISMCTS`` with these settings, or None (``engine="auto"``) when a piece it needs is missing."""
         if self.engine == "python":
             return None
         from agents.search import compiled as cs
 
         found = cs.compiled_kernels(self.rules)
-        policy = value = None
+        value = None
         why = None
         if found is None:
             why = "the game has no compiled row kernels (or Numba is not installed)"
-        elif "greedy" in (self.rollout_name, self.prior_name):
-            policy = cs.greedy_row_policy(self.rules, found[0])
-            if policy is None:
-                why = "its greedy agent has no compiled row policy"
-        if why is None and self.rollout_depth is not None:
-            assert found is not None
+        elif self.rollout_depth is not None:
             value = cs.row_value(self.rules, found[0])
             if value is None:
                 why = "its position evaluation has no compiled version"
@@ -160,47 +163,9 @@ class ISMCTSAgent(BaseAgent):
         assert found is not None
         game, kernels = found
         return cs.CompiledISMCTS(
-            self.rules,
-            game,
-            kernels,
-            self.simulations,
-            self.time_limit,
-            self.uct_c,
-            self.rng,
-            self.rollout_depth,
-            value,
-            policy if self.prior_name == "greedy" else None,
-            policy if self.rollout_name == "greedy" else None,
-        )
-
-    def _greedy_prior(self) -> PriorPolicy:
-        """The greedy agent's scores (``exp(score - best)``) as the tree's prior over the legal actions."""
-        from agents.greedy import make_greedy
-
-        greedy: Any = make_greedy(self.game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
-        if not hasattr(greedy, "scores"):
-            raise ValueError(f"ismcts: prior=greedy needs a greedy agent with scores(), which {self.game_id} lacks")
-        rules = self.rules
-
-        def prior(state: Any, player: int, legal: list[int]) -> dict[int, float]:
-            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
-            w = greedy.scores(obs)
-            return {a: float(w[a]) for a in legal}
-
-        return prior
-
-    def _greedy_rollout(self, game_id: str) -> RolloutPolicy:
-        """The game's greedy agent as the rollout policy, reading each rollout state's observation and mask."""
-        from agents.greedy import make_greedy
-
-        greedy = make_greedy(game_id, seed=int(self.rng.integers(2**62)), **self.game_options)
-        rules = self.rules
-
-        def policy(state: Any, player: int, legal: list[int]) -> int:
-            obs = {"observation": rules.observe(state, player), "action_mask": rules.legal_mask(state)}
-            return greedy.act(obs)
-
-        return policy
+            self.rules, game, kernels, self.simulations, self.time_limit, self.uct_c, self.rng, self.rollout_depth,
+            value, prior, rollout,
+        )  # fmt: skip
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search's generator; forget any view."""
@@ -237,9 +202,11 @@ class ISMCTSAgent(BaseAgent):
 
 
 def grid_points(state: Any) -> list[float]:
-    """A grid position's value to each seat: ``tanh`` of its lead in captured points over 20."""
-    lead = (state.points[0] - state.points[1]) / 20.0
-    v = float(np.tanh(lead))
+    """A grid position's value to each seat: ``tanh`` of its lead in captured points over 20.
+
+    ``math.tanh`` is the C library's, as the compiled value's (``agents.search.row_values``): the same bits.
+    """
+    v = math.tanh((state.points[0] - state.points[1]) / 20.0)
     return [v, -v]
 
 

@@ -21,6 +21,10 @@ observation (one row each; the non-movers' masks are empty) and each seat gets i
 evaluator sees one batch per round: the leaves of every tree (self-play plays many games at once and
 evaluates them in one forward pass). The search only ever reads the states it is given and copies of
 them: what a seat cannot see enters only through ``determinize``.
+
+``agents.search.compiled.CompiledPUCT`` runs the same search compiled. Both draw each root's determinizations
+from its own stream of one ``row_seeds`` draw (``agents.search.engine.Redeal``) and the Dirichlet noise from the
+generator after it, so a seed gives the same visits and values in each (``tests/test_search_twins.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.search.engine import Redeal
+from jericho_env.core.kernels import row_seeds
 from jericho_env.core.rules import Rules
 
 # (observations (B, D) float32, masks (B, A) bool, movers (B,) bool) -> (priors (B, A), values (B,));
@@ -112,6 +118,7 @@ class PUCTSearch:
         rng: np.random.Generator | None = None,
         dirichlet_alpha: float = 0.0,
         dirichlet_fraction: float = 0.0,
+        found: tuple[Any, Any] | None = None,
     ) -> None:
         if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
             raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
@@ -133,6 +140,7 @@ class PUCTSearch:
         self.dirichlet_fraction = float(dirichlet_fraction)
         self._digest = rules.info.observation_size > 512
         self.evaluations = 0  # rows the evaluator was asked for (for profiling)
+        self.redeal = Redeal(rules, found)  # ``found``: the (game, kernels) to redeal with, as CompiledPUCT's
 
     # ------------------------------------------------------------------ public
     def search(self, views: Sequence[Any], seats: Sequence[int]) -> list[SearchResult]:
@@ -147,14 +155,17 @@ class PUCTSearch:
             if rules.current_player(views[k]) != seats[k]:
                 raise ValueError(f"position {k}: seat {seats[k]} is not to move")
         trees: list[dict[tuple[int, bytes], _Node]] = [{} for _ in k_all]
+        stream = row_seeds(self.rng, len(views))
+        self.redeal.set_roots(views)
         roots = self._expand_roots(views, seats, trees)
-        for _ in range(self.simulations):
-            sims = [self._descend(views[k], seats[k], roots[k], trees[k]) if len(roots[k].legal) > 1 else None
-                    for k in k_all]  # fmt: skip
-            live = [k for k in k_all if sims[k] is not None]
-            if not live:
-                break
-            self._finish([sims[k] for k in live], [trees[k] for k in live])  # type: ignore[misc]
+        with np.errstate(over="ignore"):  # the stream's arithmetic wraps, as compiled, where Numba is missing
+            for _ in range(self.simulations):
+                sims = [self._descend(k, seats[k], roots[k], trees[k], stream) if len(roots[k].legal) > 1 else None
+                        for k in k_all]  # fmt: skip
+                live = [k for k in k_all if sims[k] is not None]
+                if not live:
+                    break
+                self._finish([sims[k] for k in live], [trees[k] for k in live])  # type: ignore[misc]
         return [self._result(root) for root in roots]
 
     # ------------------------------------------------------------------ the tree
@@ -183,10 +194,10 @@ class PUCTSearch:
             roots.append(node)
         return roots
 
-    def _descend(self, view: Any, seat: int, root: _Node, tree: dict[tuple[int, bytes], _Node]) -> _Sim:
-        """Walk a new determinization down the tree until a new node or the end."""
+    def _descend(self, k: int, seat: int, root: _Node, tree: dict[tuple[int, bytes], _Node], stream: Any) -> _Sim:
+        """Walk a new determinization of root ``k`` down the tree until a new node or the end."""
         rules = self.rules
-        s = rules.determinize(view, seat, self.rng)
+        s = self.redeal.draw(k, seat, stream)
         sim = _Sim(s, [])
         node, player, c = root, seat, self.c_puct
         while True:

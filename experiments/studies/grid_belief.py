@@ -2,7 +2,7 @@
 
 Grid's dmc network reads the unseen cards (not in its hand, the capture piles, on the table or discarded) in two
 places: the frontier features (``agents.nets.frontier_kernel``: the chance that the opponent fits a cell) and
-greedy's scores, its prior (``agents.greedy.grid_kernel``: the danger a placement leaves, from how many unseen
+greedy's scores, its prior (``agents.greedy.grid``: the danger a placement leaves, from how many unseen
 cards fit each cell). Both treat the opponent's hand as a uniform draw from the unseen cards. This study narrows
 that set for the network's own seat, without retraining it: a **candidate set** of unseen cards is kept unseen
 and every other unseen card is shown to those two readers as discarded (the network's state, ``S``, keeps the
