@@ -42,22 +42,6 @@ Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # agents.prior.PriorHint,
 AgentBatchPolicy = RowByRowPolicy
 
 
-class _SmallBatchFallback:
-    """A vectorised policy that hands batches of one or two rows to the per-row agent (cheaper there)."""
-
-    uses_observation = True
-
-    def __init__(self, vectorised: Any, agent: Any) -> None:
-        self.vectorised = vectorised
-        self.rows = AgentBatchPolicy(agent)
-        self.name = vectorised.name
-
-    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        if len(masks) <= 2:
-            return self.rows(observations, masks)
-        return np.asarray(self.vectorised(observations, masks), dtype=np.int64)
-
-
 def make_batch_policy(name: str, game_id: str, seed: int | None = None, **options: Any) -> Any:
     """The batch policy of the registered agent ``name`` (``agents.make``'s names and arguments)."""
     import agents
@@ -70,8 +54,6 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **option
         from agents.greedy import batch_twin
 
         twin = batch_twin(agent, game_id, **options)
-        if getattr(twin, "_kernel", True) is None:  # walls in numpy: the agent is cheaper on one or two rows
-            return _SmallBatchFallback(twin, agent)
         if twin is not None:
             return twin
     return agent_batch_policy(agent, game_id, seed, name, options)
