@@ -26,8 +26,6 @@ Examples:
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
     python -m experiments.dmc castles --teacher A/final.zip+B/final.zip+C/final.zip --positions 3000000
                                                         # one network learns three networks' mean Q
-    python -m experiments.dmc castles --init A/final.zip --teacher A/final.zip --teacher-search ""
-                                                        # one network learns its own search's values
 """
 
 from __future__ import annotations
@@ -113,16 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
     add("--teacher-level", "with --teacher: the weight of each position's mean error over its legal actions (the "
         "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
         "squared error", type=positive_float)  # fmt: skip
-    add("--teacher-search", "with --teacher: the teacher is dmc-search over those networks (information-set PUCT; "
-        "castles): each position learns, for every legal action, the search's mean value under it with the "
-        "networks' Q counted as prior_visits visits (default 100; 0: the search's mean alone). SETTINGS: "
-        "dmc-search's comma-separated key=value plus prior_visits (simulations=200,prior_visits=30); '' for the "
-        "defaults. grid: the policy rollouts over those networks (search=rollouts, with simulations rollouts per "
-        "action, top the network's most probable actions rolled out and rollout_agent who plays them, e.g. "
-        "search=rollouts,simulations=8,top=8 or search=rollouts,rollout_agent=greedy): "
-        "every action rolled out learns its rollouts' mean return, the networks' Q counted as prior_visits "
-        "rollouts (default: as many as the action's own, so the values rank the actions as the search plays)",
-        metavar="SETTINGS")  # fmt: skip
     p.add_argument("--observation", type=int, default=None, metavar="VERSION",
                    help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
@@ -171,7 +159,9 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
     saved.setdefault("anneal", 1.0)
     saved.setdefault("teacher", None)  # from outcomes, not a teacher's values
     saved.setdefault("teacher_level", 0.1)  # (used only with a teacher, which such runs do not have)
-    saved.setdefault("teacher_search", None)  # a teacher's networks, not their search
+    if saved.pop("teacher_search", None) is not None:  # a teacher's search: retired (docs/history/)
+        raise ValueError(f"--resume {folder!r}: the run learns a search's values (--teacher-search), which this "
+                         "version no longer has")  # fmt: skip
     backend = {"backend": saved.pop("backend")} if "backend" in saved else {}  # Ray runs record theirs
     options, _ = saved.pop("options", {}), saved.pop("game", None)
     known = {f.name for f in dataclasses.fields(dmc.DmcConfig)} - {"game", "options"}

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -63,7 +62,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         # the level of the teacher's Q weighs a tenth of the differences between actions: in castles above the
         # plain squared error from a fresh network and from one of the teacher's (docs/dmc.md)
         "teacher_level": 0.1,
-        "teacher_search": None,
     },
     # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed; the learning rate falling
     # to 5e-5 over the last fifth of the budget: above a constant one (docs/dmc.md)
@@ -127,7 +125,6 @@ class DmcConfig:
     anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
     teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
     teacher_level: float = 0.1  # the weight of the level of the teacher's Q against the differences between actions
-    teacher_search: str | None = None  # dmc-search settings: the teacher is its networks' search (grid: rollouts)
 
 
 def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
@@ -164,55 +161,7 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--anneal must be in (0, 1], got {cfg.anneal}")
     if cfg.batch_size > cfg.buffer:
         raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
-    if cfg.teacher_search is not None:
-        if not cfg.teacher:
-            raise ValueError("--teacher-search needs --teacher (the networks the search runs on)")
-        search_settings(cfg)  # a bad setting fails here, in one line
     return cfg
-
-
-def search_settings(cfg: DmcConfig) -> tuple[dict[str, Any], float | None]:
-    """``cfg.teacher_search`` as ``dmc-search``'s arguments (``agents.registry.parse_search_settings``) and the
-    teacher's ``prior_visits`` (None where not given: ``agents.dmc_search.SearchTeacher``'s or
-    ``RolloutTeacher``'s default); ``path`` is not a setting here (the networks are ``--teacher``'s), nor
-    ``search`` but in grid, whose teacher is ``search=rollouts``."""
-    from agents.registry import parse_search_settings
-
-    items = [item for item in (cfg.teacher_search or "").split(",") if item.strip()]
-    prior_visits: float | None = None  # not given: the teacher's default
-    rest = []
-    for item in items:
-        key, _, value = item.partition("=")
-        if key.strip() != "prior_visits":
-            rest.append(item)
-            continue
-        try:
-            prior_visits = float(value)
-        except ValueError:
-            prior_visits = math.nan
-        if not 0 <= prior_visits < math.inf:
-            raise ValueError(f"--teacher-search: prior_visits must be a finite number >= 0, got {value.strip()!r}")
-    try:
-        settings = parse_search_settings(",".join(rest), "dmc-search") if rest else {}
-    except ValueError as e:
-        raise ValueError(f"--teacher-search: {e}") from None
-    if "path" in settings or ("search" in settings and cfg.game != "grid"):
-        key = "path" if "path" in settings else "search"
-        raise ValueError(f"--teacher-search: {key} is not a setting here (the networks are --teacher's; castles' "
-                         "search is PUCT, grid's the rollouts); give simulations, c_puct, temperature, "
-                         "prior_temperature or prior_visits")  # fmt: skip
-    if cfg.game == "grid":  # a pair network learns rows of (position, action): the rollouts' mean of each
-        if settings.get("search") != "rollouts":
-            raise ValueError("--teacher-search: grid's search teacher is the policy rollouts: give search=rollouts "
-                             "and optionally simulations (rollouts per action), top (the actions rolled out), "
-                             "rollout_agent (who plays them) or prior_visits")  # fmt: skip
-        if "c_puct" in settings:
-            raise ValueError("--teacher-search: c_puct is PUCT's; grid's teacher is search=rollouts")
-    else:
-        for key in ("top", "rollout_agent"):
-            if key in settings:
-                raise ValueError(f"--teacher-search: {key} is search=rollouts' (grid's teacher); this search is PUCT")
-    return settings, prior_visits
 
 
 def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
@@ -385,25 +334,14 @@ def check_init(cfg: DmcConfig) -> None:
 
 
 def teacher_plan(cfg: DmcConfig) -> Any:
-    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), or with
-    ``cfg.teacher_search`` their search (``agents.dmc_search.SearchTeacher``), None without one; ``ValueError``
-    naming what is wrong (a missing file, another game's network, a game the search does not play, ...)."""
+    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), None
+    without one; ``ValueError`` naming what is wrong (a missing file, another game's network, ...)."""
     if not cfg.teacher:
         return None
     from agents.checkpoint import CheckpointError
     from agents.dmc import DmcAgent
 
     try:
-        if cfg.teacher_search is not None:
-            from agents.dmc_search import DmcSearchAgent, SearchTeacher
-
-            settings, prior_visits = search_settings(cfg)
-            agent = DmcSearchAgent(cfg.game, path=cfg.teacher, seed=cfg.seed, **settings, **cfg.options)
-            if cfg.game == "grid":  # prior_visits: the rollouts per action unless given
-                from agents.dmc_search import RolloutTeacher
-
-                return RolloutTeacher(agent, prior_visits)
-            return SearchTeacher(agent, prior_visits)
         return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
     except (CheckpointError, OSError, ValueError) as e:
         raise ValueError(f"--teacher {cfg.teacher!r}: {e}") from None

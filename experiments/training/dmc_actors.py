@@ -26,15 +26,12 @@ With a ``teacher`` (a plan that gives Q of every action: one dmc network, or the
 actors play as before (epsilon-greedy on the learner's snapshot, so the positions are the learner's own, as
 DAgger gathers them) but each decision learns the teacher's Q of every legal action instead of an outcome:
 the buffer keeps the teacher's Q row and the legal actions, and the position is labelled when it is added
-(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply. A teacher with
-``uses_views`` (a search: ``agents.dmc_search.SearchTeacher``) is handed each decision's information view for
-its mover first (``rules.determinize`` of the game's state: what that seat may know, the rest redealt).
+(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply.
 Grid's pair network stores one (state, action) row per position, not a row of every action: there each
 decision stores the action taken, labelled with the teacher's Q of it, and, where the teacher prefers another
 legal action, that action as a second row labelled with its Q (the student's overrated moves are corrected
 where it plays them, its underrated ones where the teacher would play them); the teacher is one grid network
-or the mean of several, or a rollout search (``agents.dmc_search.RolloutTeacher``: every action it rolled
-out stored as a row labelled with its value, the action taken only where it was rolled out).
+or the mean of several.
 
 ``ReplayBuffer`` is a ring of the latest ``capacity`` positions (observation as float16: every observation
 value is in [0, 1], most are 0 or 1, so the error is under 0.05%; the action; the target, NaN until the
@@ -217,11 +214,6 @@ class Actors:
                 stored = plan.stored(obs, np.arange(len(games)), chosen)
                 self.positions += len(games)
                 if self.teacher is not None:  # labelled now: nothing waits for the game's end
-                    if getattr(self.teacher, "uses_views", False):  # a search: each mover's information view
-                        self.teacher.observe_views([
-                            env.rules.determinize(env.get_state(g), int(self.player[g]), self.rng)
-                            for g in games.tolist()
-                        ])  # fmt: skip
                     if getattr(self.buffer, "taught", None) is None:  # grid's pair networks (module docstring)
                         self._add_pairs_taught(plan, obs, legal, stored, chosen)
                     else:
@@ -244,14 +236,6 @@ class Actors:
         the teacher's Q of it, and the teacher's best action too (another row) where it is not the chosen one."""
         from agents.dmc import legal_q
 
-        if hasattr(self.teacher, "rollout_values"):  # a rollout search: every action it rolled out, its mean
-            values = self.teacher.rollout_values(obs, legal)
-            rows = np.repeat(np.arange(len(chosen)), [len(a) for a, _ in values])
-            if len(rows):
-                acts = np.concatenate([a for a, _ in values])
-                extra = plan.stored(obs, rows, acts)
-                self.buffer.label(self.buffer.add(extra, acts), np.concatenate([v for _, v in values]))
-            return
         q = legal_q(self.teacher, obs, legal)
         rows = np.arange(len(chosen))
         self.buffer.label(self.buffer.add(stored, chosen), q[rows, chosen])
