@@ -222,11 +222,9 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
     return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
 
-# top: search=rollouts' count of the network's most probable actions rolled out; rollout_agent: the agent that
-# plays search=rollouts' games in the network's place
+# top: search=rollouts' count of the network's most probable actions rolled out
 EXIT_SEARCH_SETTINGS = {
     "path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float, "top": int,
-    "rollout_agent": str,
 }  # fmt: skip
 # the agents that take comma-separated key=value settings after "=", and those settings
 SEARCH_SETTINGS: dict[str, dict[str, type]] = {

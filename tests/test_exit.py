@@ -421,30 +421,37 @@ def test_rollout_search_prefers_what_its_rollouts_win() -> None:
     assert np.all(np.diff(res.improved[order]) <= 1e-12)  # the improved policy ranks actions as Q does
 
 
-def test_rollout_search_games_are_played_by_the_player_given() -> None:
-    """``player``: the batch policy given plays every rollout move, the network none (this evaluator has no
-    network to play them), and the values are those the same moves give when the search's own mover is them."""
+def test_rollout_search_plays_a_fixed_agent_in_the_other_seats() -> None:
+    """``fixed``: the batch policy given plays every seat but the searching one in the rollouts, the network the
+    searching seat's moves; a fixed agent that plays as the network does gives the network's own values."""
     from agents.search.rollout_search import PolicyRolloutSearch
 
     rules = JerichoEnv("castles").rules
-    asked: list[int] = []
+    asked = {"fixed": 0, "network": 0}
 
-    def last_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        asked.append(len(masks))
-        return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).astype(np.int64)
+    def moves(who: str, last: bool) -> Any:
+        def play(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            asked[who] += len(masks)
+            first = np.argmax(masks[:, ::-1] if last else masks, axis=1)
+            return (masks.shape[1] - 1 - first if last else first).astype(np.int64)
+
+        return play
+
+    def search(fixed: Any) -> Any:
+        s = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0), fixed=fixed)
+        s._moves = moves("network", last=False)  # type: ignore[method-assign]
+        return s
 
     states = [_mid_game("castles", {}, k, seed=3 + k).state for k in (5, 8)]
     movers = [rules.current_player(s) for s in states]
-    given = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0), player=last_legal)
+    given = search(moves("fixed", last=True))
     results = given.search(states, movers)
-    assert sum(asked) == given.rows_played > 0
-    patched = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
-    patched._moves = last_legal  # type: ignore[method-assign]
-    for a, b in zip(results, patched.search(states, movers), strict=True):
+    assert asked["fixed"] > 0 and asked["network"] > 0 and sum(asked.values()) == given.rows_played
+    alone = search(None).search(states, movers)
+    assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, alone, strict=True))
+    same = search(moves("fixed", last=False)).search(states, movers)
+    for a, b in zip(same, alone, strict=True):
         assert len(a.legal) > 1 and a.q.tolist() == b.q.tolist() and a.best() == b.best()
-    first = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
-    first._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
-    assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, first.search(states, movers), strict=True))
 
 
 def test_rollout_search_top_rolls_out_the_priors_most_probable_actions_alone() -> None:
