@@ -20,7 +20,7 @@ Examples:
     python -m experiments.dmc castles
     python -m experiments.dmc grid --positions 200000 --eval-every 100000 --out runs/dmc/grid-try
     python -m experiments.dmc castles --resume runs/dmc/castles-20261204-030000
-    python -m experiments.dmc castles --observation 1   # the belief features, where the game has them
+    python -m experiments.dmc castles --option obs_version=1   # the belief features, where the game has them
     python -m experiments.dmc grid --init runs/dmc/grid-TIME/final.zip --versus greedy,ppo   # on from a network,
                                                         # half its games against greedy, half against the shipped ppo
     python -m experiments.dmc castles --backend ray --actors 2   # the actors as Ray actors (docs/ray.md)
@@ -49,9 +49,6 @@ from experiments.cli import (
 )
 from experiments.training import dmc, dmc_ray
 from jericho_env.registry import known_game_ids
-
-# the game option that selects the observation version, where a game has one (the belief features, issue 44)
-OBSERVATION_OPTION = "obs_version"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,9 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
     add("--prior", "greedy-scores: greedy's score of every action as an input and a residual of Q, so that "
         "self-play starts from greedy's play (grid and walls); none: the observation alone",
         choices=("none", "greedy-scores"))  # fmt: skip
-    add("--target", "what Q learns: return (the seat's final return, +-1) or margin (its final potential: grid's "
-        "points lead / 100, walls' lead in cards won over the best other seat / 20; a less noisy target; grid "
-        "and walls)", choices=("return", "margin"))  # fmt: skip
     add("--versus-greedy", "share of the games with one learning seat against a fixed agent in every other seat "
         "(greedy, or one of --versus drawn for each game; the rest: self-play, every seat learning)",
         type=fraction)  # fmt: skip
@@ -102,17 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("--eval-deals", "seat-swapped deals per evaluation", type=positive_int)
     add("--checkpoint-seconds", "seconds between checkpoints (latest.zip, training.json)", type=positive_float)
     add("--init", "a dmc checkpoint (final.zip, checkpoints/pos_N.zip) whose network this new run starts from; the "
-        "same game, options and layers (grid: also of an earlier observation version, the new inputs' weights "
-        "0); optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
+        "same game, options and layers; optimizer and counters start afresh", metavar="CHECKPOINT")  # fmt: skip
     add("--teacher", "dmc checkpoints, A.zip or A.zip+B.zip+C.zip: every position learns their mean Q of every "
         "legal action instead of the game's outcome (distillation into one network; the positions are still this "
-        "run's own games; --target and --lam do not apply; grid: the action taken and the teacher's best learn their "
+        "run's own games; --lam does not apply; grid: the action taken and the teacher's best learn their "
         "mean Q)", metavar="CHECKPOINTS")  # fmt: skip
     add("--teacher-level", "with --teacher: the weight of each position's mean error over its legal actions (the "
         "level of Q) against the errors in the differences between them (which decide the move); 1: the plain "
         "squared error", type=positive_float)  # fmt: skip
-    p.add_argument("--observation", type=int, default=None, metavar="VERSION",
-                   help=f"observation version (game option {OBSERVATION_OPTION}; default: the game's, 0)")  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/dmc/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER",
@@ -123,17 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def game_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--option`` pairs, with ``--observation`` as the game's observation-version option (checked by the game)."""
-    from jericho_env.registry import make_rules, rules_class
+    """``--option`` pairs, checked by the game."""
+    from jericho_env.registry import make_rules
 
     options = dict(args.option)
-    if args.observation is not None:
-        names = {o.name for o in rules_class(args.game).OPTIONS}
-        if OBSERVATION_OPTION not in names:
-            if args.observation != 0:
-                raise ValueError(f"--observation {args.observation}: {args.game} has only observation version 0")
-        else:
-            options[OBSERVATION_OPTION] = args.observation
     make_rules(args.game, **options)  # bad options fail here, naming what is allowed
     return options
 
@@ -150,7 +134,9 @@ def resumed_config(folder: str, game: str, positions: int | None) -> tuple[dmc.D
         raise ValueError(f"--resume {folder!r} is not a {game!r} dmc run (its config.json says otherwise)")
     saved = dict(saved)
     saved.setdefault("prior", "none")  # runs from before --prior had none
-    saved.setdefault("target", "return")  # and learned the return
+    if saved.pop("target", "return") != "return":  # the margin target: retired (docs/history/)
+        raise ValueError(f"--resume {folder!r}: the run learns the margin (--target margin), which this version "
+                         "no longer has")  # fmt: skip
     saved.setdefault("versus_greedy", 0.0)  # in self-play alone
     saved.setdefault("lam", 1.0)  # with Monte-Carlo targets
     saved.setdefault("versus", "greedy")  # against greedy alone
@@ -224,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             ran_on = read_json(folder / "config.json", "config.json").get("backend", "local")  # Ray runs: ray
             if args.backend not in (None, ran_on):
                 differ.append(f"--backend {args.backend} (the run's: {ran_on})")
-            if differ or args.option or args.observation is not None:
+            if differ or args.option:
                 raise ValueError(
                     f"--resume continues the run as configured; these differ: {', '.join(differ) or 'options'}"
                 )

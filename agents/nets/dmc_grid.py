@@ -180,42 +180,24 @@ class GridQPlan:
         self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray, np.ndarray | None] | None = None
 
     def _encoded(
-        self,
-        obs: np.ndarray,
-        masks: np.ndarray | None = None,
-        frontier_obs: np.ndarray | None = None,
-        prior_obs: np.ndarray | None = None,
+        self, obs: np.ndarray, masks: np.ndarray | None = None
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray | None]:
-        """(frontier, ``S``, the prior's scores) of ``obs``; ``masks`` None: those ``best`` computed last on ``obs``.
-
-        ``frontier_obs`` / ``prior_obs`` (same shape as ``obs``): the rows the frontier features (and ``S``'s
-        summary of them) / the prior's scores are computed from instead of ``obs`` (``pair_values``).
-        """
+        """(frontier, ``S``, the prior's scores) of ``obs``; ``masks`` None: those ``best`` computed last on ``obs``."""
         if masks is None:
             if self._last is None or self._last[0] is not obs:
                 raise RuntimeError("GridQPlan.stored needs best() on the same observations first")
             return self._last[1], self._last[2], self._last[3]
-        front = self.encoder.frontier(obs if frontier_obs is None else frontier_obs)
+        front = self.encoder.frontier(obs)
         state = self.encoder.state(obs, front)
         scores = None
         if self.hinter is not None:
-            scores = self.hinter(np.ascontiguousarray(obs if prior_obs is None else prior_obs, np.float32), masks)
+            scores = self.hinter(np.ascontiguousarray(obs, np.float32), masks)
         self._last = (obs, front, state, scores)
         return front, state, scores
 
-    def pair_values(
-        self,
-        obs: np.ndarray,
-        masks: np.ndarray,
-        frontier_obs: np.ndarray | None = None,
-        prior_obs: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(row, action, Q) of every legal pair of the rows.
-
-        ``frontier_obs`` / ``prior_obs``: other rows for the frontier features / the prior's scores (a study's
-        narrowed views of the unseen cards, ``experiments.studies.grid_belief``); None: ``obs`` itself.
-        """
-        front, h, scores = self._encoded(obs, masks, frontier_obs, prior_obs)
+    def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, action, Q) of every legal pair of the rows."""
+        front, h, scores = self._encoded(obs, masks)
         for w, b in self.trunk:
             h = np.maximum(h @ w + b, 0)
         h = h @ self.join_state[0] + self.join_state[1]

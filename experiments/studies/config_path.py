@@ -187,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: trace a tiny run and print its path."""
     p = argparse.ArgumentParser(prog="python -m experiments.studies.config_path", description=__doc__.splitlines()[0])
     p.add_argument("game", nargs="?", default="castles", help="the game to train (default castles)")
-    p.add_argument("--command", choices=("train", "dmc"), default="train",
-                   help="whose run to trace: experiments.train's (PPO) or experiments.dmc's (Deep Monte-Carlo)")
+    p.add_argument(
+        "--command",
+        choices=("train", "dmc"),
+        default="train",
+        help="whose run to trace: experiments.train's (PPO) or experiments.dmc's (Deep Monte-Carlo)",
+    )
     p.add_argument("--stays", action="store_true", help="print every stay with the functions first called there")
     p.add_argument("--engine", action="store_true", help="count the rules' and kernels' files too")
     p.add_argument("--setup-only", action="store_true", help="the set-up and saves alone (no games, no updates)")

@@ -49,7 +49,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "net": "512,512,256",
         "features": "game",
         "prior": "none",
-        "target": "return",
         "versus_greedy": 0.0,
         "versus": "greedy",
         "lam": 1.0,
@@ -112,7 +111,6 @@ class DmcConfig:
     net: str
     features: str
     prior: str
-    target: str
     versus_greedy: float
     versus: str  # the fixed agents of the versus_greedy share, comma-separated registered names
     lam: float
@@ -131,7 +129,6 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
     """The game's preset with the ``given`` values that are not None on top; values checked."""
     from agents.nets.dmc import ACTION_FEATURE_KINDS, PRIOR_KINDS, parse_hidden
     from agents.prior import SCORE_GAMES
-    from experiments.training.dmc_actors import TARGETS, has_margin
 
     values = {**PRESETS["default"], **PRESETS.get(game, {})}
     values.update({k: v for k, v in given.items() if v is not None})
@@ -143,10 +140,6 @@ def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) 
         raise ValueError(f"--prior takes one of {', '.join(PRIOR_KINDS)}, got {cfg.prior!r}")
     if cfg.prior != "none" and game not in SCORE_GAMES:
         raise ValueError(f"--prior {cfg.prior} is for {', '.join(SCORE_GAMES)} only, not {game!r}")
-    if cfg.target not in TARGETS:
-        raise ValueError(f"--target takes one of {', '.join(TARGETS)}, got {cfg.target!r}")
-    if cfg.target == "margin" and not has_margin(game):
-        raise ValueError(f"--target margin needs a game whose rules define a potential (grid, walls), not {game!r}")
     if not 0 <= cfg.versus_greedy <= 1:
         raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
     cfg.versus = ",".join(versus_agents(cfg.versus, game, options or {}))
@@ -172,7 +165,6 @@ def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
     """
     import agents
     from agents.registry import AGENT_NAMES, available
-    from experiments.training.dmc_actors import fixed_policy
 
     listed = [n.strip() for n in str(names).split(",") if n.strip()]
     unknown = [n for n in listed if n not in AGENT_NAMES]
@@ -183,11 +175,7 @@ def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
     if missing:
         raise ValueError(f"--versus: {', '.join(missing)} does not play {game!r}")
     for name in dict.fromkeys(listed):
-        try:
-            agent = agents.make(name, game, **options)
-        except ValueError:  # a network of an earlier observation version that fits (``fixed_policy``), or the
-            fixed_policy(name, game, 0, options)  # zoo's error where no network is shipped for these options
-            continue
+        agent = agents.make(name, game, **options)  # the zoo's error where no network is shipped for these options
         if callable(getattr(agent, "observe_view", None)):
             raise ValueError(f"--versus: {name} searches the information views, which the actors do not give; "
                              "choose agents that read the observation (random, greedy, ppo, exit, dmc)")  # fmt: skip
@@ -247,25 +235,16 @@ def start_from(network: Any, cfg: DmcConfig) -> None:
     """Copy the network of the dmc checkpoint ``cfg.init`` into ``network`` (the run's own architecture).
 
     The checkpoint must be for the run's game and options and have the same layers (``--net``,
-    ``--features``, ``--prior``); the optimizer and counters start afresh. In grid a network of a lower
-    observation version (``--observation``) starts a run of a higher one: the inputs they share keep their
-    weights and the new ones (the later version's fields) start at zero, so the run starts from the
-    network's own play (``widened_inputs``).
+    ``--features``, ``--prior``); the optimizer and counters start afresh.
     """
     from agents.checkpoint import CheckpointError
     from agents.dmc import load_dmc
 
     try:
         source, _, _ = load_dmc(cfg.init, cfg.game, cfg.options)
-    except CheckpointError as e:
-        source = older_observation(cfg)
-        if source is None:
-            raise ValueError(f"--init {cfg.init!r}: {e}") from None
-    except FileNotFoundError as e:
+    except (CheckpointError, FileNotFoundError) as e:
         raise ValueError(f"--init {cfg.init!r}: {e}") from None
     mine, theirs = network.state_dict(), source.state_dict()
-    if cfg.game == "grid" and source.encoder.keep.shape != network.encoder.keep.shape:
-        theirs = widened_inputs(source, network)
     differ = sorted(k for k in set(mine) | set(theirs) if k not in mine or k not in theirs
                     or mine[k].shape != theirs[k].shape)  # fmt: skip
     if differ:
@@ -274,55 +253,6 @@ def start_from(network: Any, cfg: DmcConfig) -> None:
             f"--prior {cfg.prior}); layers that differ: {', '.join(differ[:4])}"
         )
     network.load_state_dict(theirs)
-
-
-def older_observation(cfg: DmcConfig) -> Any:
-    """The network of ``cfg.init`` when it is grid's, for the run's options but a lower observation version;
-    else None (the checkpoint does not fit the run)."""
-    from agents.checkpoint import CheckpointError, check_game
-    from agents.dmc import load_dmc, read_dmc_meta
-    from jericho_env.registry import make_rules
-
-    if cfg.game != "grid":
-        return None
-    try:
-        meta = read_dmc_meta(cfg.init)
-        theirs = int(meta["observation_version"])
-        if theirs >= make_rules(cfg.game, **cfg.options).observation_version:
-            return None
-        check_game(meta, cfg.game, {**cfg.options, "obs_version": theirs}, f"checkpoint {str(cfg.init)!r}")
-        return load_dmc(cfg.init, cfg.game, {**cfg.options, "obs_version": theirs})[0]
-    except (CheckpointError, KeyError, TypeError, ValueError):
-        return None
-
-
-def widened_inputs(source: Any, network: Any) -> dict[str, Any]:
-    """``source``'s weights (grid, an earlier observation version) for ``network``, whose state ``S`` has more
-    inputs: each shared observation value and the frontier summary keep their trunk weights, the new inputs 0."""
-    import torch
-
-    def named(encoder: Any) -> dict[tuple[str, int], int]:
-        """(field, offset in the field) -> the state's column, for the observation values of ``S``."""
-        layout = dict(encoder.layout.slices)
-        where = {}
-        for column, index in enumerate(encoder.keep.tolist()):
-            field = next(n for n, sl in layout.items() if sl.start <= index < sl.stop)
-            where[(field, index - layout[field].start)] = column
-        return where
-
-    old, new = named(source.encoder), named(network.encoder)
-    if not set(old) <= set(new):
-        raise ValueError("--init: the network reads observation values this run's observation does not have")
-    theirs = dict(source.state_dict())
-    first = next(k for k in theirs if k.startswith("trunk.") and k.endswith(".weight"))
-    w = theirs[first]
-    wide = torch.zeros((w.shape[0], network.encoder.state_size), dtype=w.dtype)
-    for key, column in old.items():
-        wide[:, new[key]] = w[:, column]
-    summary = 2 * source.encoder.cell_features  # the frontier's mean and maximum end ``S``
-    wide[:, -summary:] = w[:, -summary:]
-    theirs[first] = wide
-    return theirs
 
 
 def check_init(cfg: DmcConfig) -> None:
@@ -425,7 +355,6 @@ def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
         cfg.epsilon,
         buffer,
         seed,
-        cfg.target,
         cfg.versus_greedy,
         cfg.lam,
         versus,

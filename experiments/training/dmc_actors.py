@@ -5,13 +5,10 @@ network snapshot (``agents.nets.dmc.QPlan``): the legal action of highest Q, or 
 ``epsilon`` a uniformly random legal action. Every decision (a position with two legal actions or more;
 forced moves teach nothing) goes into the ``ReplayBuffer`` at once, with its target unknown; when the game
 ends, each of its positions gets the final return of the seat that moved there (DouZero's Monte-Carlo
-target: no bootstrapping, no discount). With ``target="margin"`` the target is instead the seat's
-potential of the final state (``rules.potential``; grid: the points lead / 100, walls: the lead in cards
-won over the best other seat / 20, both clipped to [-1, 1]): the margin the win or loss was decided by, a
-target with less noise than the sign of it.
+target: no bootstrapping, no discount).
 
 With ``lam`` < 1 the target is the seat's lambda-return instead (Peng's Q(lambda), no discount, no
-rewards before the end): at the seat's last decision the final return (or margin), and at each earlier
+rewards before the end): at the seat's last decision the final return, and at each earlier
 decision ``(1 - lam) * V(next) + lam * G(next)``, where ``next`` is the same seat's next decision,
 ``V`` the snapshot's highest Q there (recorded as the move was chosen) and ``G`` that decision's target.
 ``lam = 1`` is the Monte-Carlo target; smaller values trade the outcome's noise for the network's bias.
@@ -26,7 +23,7 @@ With a ``teacher`` (a plan that gives Q of every action: one dmc network, or the
 actors play as before (epsilon-greedy on the learner's snapshot, so the positions are the learner's own, as
 DAgger gathers them) but each decision learns the teacher's Q of every legal action instead of an outcome:
 the buffer keeps the teacher's Q row and the legal actions, and the position is labelled when it is added
-(its target the teacher's Q of the action taken). ``target`` and ``lam`` do not apply.
+(its target the teacher's Q of the action taken). ``lam`` does not apply.
 Grid's pair network stores one (state, action) row per position, not a row of every action: there each
 decision stores the action taken, labelled with the teacher's Q of it, and, where the teacher prefers another
 legal action, that action as a second row labelled with its Q (the student's overrated moves are corrected
@@ -46,16 +43,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-TARGETS = ("return", "margin")  # what a position learns: the seat's final return, or its final potential
-
-
-def has_margin(game_id: str) -> bool:
-    """Whether ``game_id``'s rules define a potential (a margin target), rather than the default 0."""
-    from jericho_env.core.rules import Rules
-    from jericho_env.registry import rules_class
-
-    return rules_class(game_id).potential is not Rules.potential
 
 
 class ReplayBuffer:
@@ -137,7 +124,6 @@ class Actors:
         epsilon: float,
         buffer: ReplayBuffer,
         seed: Any,
-        target: str = "return",
         versus_greedy: float = 0.0,
         lam: float = 1.0,
         versus: tuple[str, ...] = ("greedy",),
@@ -145,11 +131,7 @@ class Actors:
     ) -> None:
         import jericho_env
 
-        if target not in TARGETS:
-            raise ValueError(f"the target must be one of {', '.join(TARGETS)}, got {target!r}")
-        self.target = target
-        margin = target == "margin"
-        self.env = jericho_env.make_batched(game_id, num_envs, copy=False, check=False, potentials=margin, **options)
+        self.env = jericho_env.make_batched(game_id, num_envs, copy=False, check=False, **options)
         self.epsilon = float(epsilon)
         self.buffer = buffer
         self.rng = np.random.default_rng(seed)
@@ -261,11 +243,10 @@ class Actors:
             valid = np.arange(width)[None, :] < counts[:, None]
             serials = self.pending[games, :width][valid]
             seats = self.seats[games, :width]
-            final = self.env.final_potentials if self.target == "margin" else rewards
             if self.values is None:
-                targets = np.take_along_axis(final[games], seats, axis=1)[valid]
+                targets = np.take_along_axis(rewards[games], seats, axis=1)[valid]
             else:
-                targets = lambda_returns(final[games], seats, self.values[games, :width], valid, self.lam)[valid]
+                targets = lambda_returns(rewards[games], seats, self.values[games, :width], valid, self.lam)[valid]
             self.buffer.label(serials, targets.astype(np.float32))
         self.count[games] = 0
         if self.fixed:
@@ -275,44 +256,10 @@ class Actors:
 
 
 def fixed_policy(name: str, game_id: str, seed: int, options: dict[str, Any]) -> Any:
-    """The batch policy of the fixed agent ``name`` for games under ``options``.
-
-    A network that reads an earlier observation version (the shipped ``ppo`` reads version 0) plays a run of
-    a later one when every field of its version sits at the same place in the later one (grid's version 1
-    adds its fields after version 0's): it is handed the leading part of each observation, which is its own.
-    """
+    """The batch policy of the fixed agent ``name`` for games under ``options``."""
     from agents.batch import make_batch_policy
 
-    try:
-        return make_batch_policy(name, game_id, seed=seed, **options)
-    except ValueError as error:
-        size = leading_size(game_id, options, 0)
-        if size is None:
-            raise
-        try:
-            policy = make_batch_policy(name, game_id, seed=seed, **{**options, "obs_version": 0})
-        except ValueError:
-            raise error from None
-
-        def leading(obs: np.ndarray, masks: np.ndarray) -> Any:
-            return policy(np.ascontiguousarray(obs[:, :size]), masks)
-
-        return leading
-
-
-def leading_size(game_id: str, options: dict[str, Any], version: int) -> int | None:
-    """The length of observation ``version``'s fields when each sits at the same place in the observation of
-    ``options`` (a later version that appends its own), else None; ``version`` no earlier than ``options``'
-    gives None too."""
-    from jericho_env.registry import make_rules
-
-    ours = make_rules(game_id, **options)
-    if version >= ours.observation_version:
-        return None
-    theirs = make_rules(game_id, **{**options, "obs_version": version}).layout.slices
-    if any(ours.layout.slices.get(field) != where for field, where in theirs.items()):
-        return None
-    return max(where.stop for where in theirs.values())
+    return make_batch_policy(name, game_id, seed=seed, **options)
 
 
 def lambda_returns(
@@ -320,7 +267,7 @@ def lambda_returns(
 ) -> np.ndarray:
     """The lambda-return of every recorded position (G, T) of finished games (module docstring).
 
-    ``final`` (G, P): each seat's final return or margin; ``seats``, ``values``, ``valid`` (G, T): who moved
+    ``final`` (G, P): each seat's final return; ``seats``, ``values``, ``valid`` (G, T): who moved
     at each recorded position, the snapshot's value there, and which entries are positions.
     """
     g = np.arange(len(final))
