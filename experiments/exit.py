@@ -135,13 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--final-deals", "deals per pair in the final table", type=positive_int)
     add("--final-simulations", "ismcts and exit-search budget in the final table", type=positive_int)
     add("--workers", "processes for the games and the tables", type=positive_int)
-    add("--expert", "who plays the games and gives the targets: puct, rollouts (the network in search) or ismcts",
+    add("--expert", "who plays the games and gives the targets, the network in search: puct or rollouts",
         choices=presets.EXIT_EXPERTS)  # fmt: skip
-    add("--expert-simulations", "ismcts expert: its budget (default: ismcts's); rollouts expert: games per action "
-        "(default 16)", type=positive_int)  # fmt: skip
+    add("--expert-simulations", "rollouts expert: games per action (default 16)", type=positive_int)
     add("--expert-temperature", "rollouts expert: its policy softmax(log prior + Q / this)", type=finite_float)
-    add("--target", "the policy target: the expert's distribution (policy), its chosen move (move), or "
-        "(rollouts expert) its improved logits by squared error (advantage)",
+    add("--target", "the policy target: the expert's distribution (policy), or (rollouts expert) its improved "
+        "logits by squared error (advantage)",
         choices=presets.EXIT_TARGETS)  # fmt: skip
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")

@@ -146,21 +146,6 @@ def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str,
     assert agent.meta["training"]["algorithm"] == "exit"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("expert", ["rollouts", "ismcts"])
-def test_the_loop_runs_with_other_experts_and_move_targets(expert: str, tmp_path: Path) -> None:
-    ppo = fresh_network("castles", {}, "prior", tmp_path)
-    out = tmp_path / "run"
-    argv = ["castles", "--start", "prior", "--ppo", str(ppo), "--out", str(out), *TINY]
-    argv += ["--expert", expert, "--expert-simulations", "3", "--target", "move"]
-    assert exit_cli.main(argv) == 0
-    config = json.loads((out / "config.json").read_text())
-    assert (config["expert"], config["expert_simulations"], config["target"]) == (expert, 3, "move")
-    buffer = np.load(out / "buffer_1.npz", allow_pickle=False)
-    targets = buffer["targets"][buffer["policy"]]
-    assert len(targets) and np.all(targets.max(axis=1) == 1.0)  # one-hot: the expert's chosen moves
-
-
 def test_advantage_targets_are_the_improved_logits_centred_over_the_legal_actions() -> None:
     from agents.search.rollout_search import RolloutResult
     from experiments.training.exit_play import advantage_target
@@ -277,27 +262,6 @@ def test_local_workers_give_the_rows_of_one_process(networks: dict[str, Path]) -
     for field in ("features", "masks", "targets", "values", "policy"):
         assert np.array_equal(getattr(one, field), getattr(two, field))
     assert one.games == 5 and len(one) > 5
-
-
-@pytest.mark.parametrize(("game", "options"), GAMES)
-def test_the_ismcts_expert_gives_rows_over_legal_moves_the_same_on_any_worker_count(
-    game: str, options: dict[str, Any], networks: dict[str, Path]
-) -> None:
-    search = SearchSettings(6, 1.5, 0.5, 0.25, 2, "mover", expert="ismcts", expert_simulations=8)
-    payload = {"game_id": game, "options": options, "search": search.__dict__,
-               "network": network_payload(networks[game])}  # fmt: skip
-    tasks = [[21], [22, 23]]
-    one = generate(payload, tasks, exit_cli.LOCAL, workers=1)
-    two = generate(payload, tasks, exit_cli.LOCAL, workers=2)
-    for field in ("features", "masks", "targets", "values", "policy"):
-        assert np.array_equal(getattr(one, field), getattr(two, field))
-    movers = one.policy
-    assert one.games == 3 and movers.sum() == one.moves
-    t = one.targets[movers]
-    assert np.allclose(t.sum(axis=1), 1.0) and not (t[~one.masks[movers]] > 0).any()
-    searched = (one.masks[movers].sum(axis=1) > 1) & (t.max(axis=1) < 1.0)
-    assert searched.any()  # the visits of a search, not one-hot moves
-    assert np.all(np.abs(one.values) <= 1.0) and (one.values != 0).any()
 
 
 @pytest.mark.ray
