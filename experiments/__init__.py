@@ -21,7 +21,6 @@ EXPERIMENTS_MOVED: dict[str, str] = {
     "experiments.search_bench": "experiments.studies.search_bench",
     "experiments.tournament_bench": "experiments.studies.tournament_bench",
     "experiments.bench_training": "experiments.studies.bench_training",
-    "experiments.imitate": "experiments.studies.imitate",
     "experiments.model": "experiments.training.model",
     "experiments.pool": "experiments.training.pool",
     "experiments.selfplay": "experiments.training.selfplay",

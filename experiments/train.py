@@ -91,9 +91,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
     snapshots = run.snapshot_paths()
     pool = opponent_pool(cfg.game, cfg.pool.split(","), cfg.seed * 100, cfg.options, cfg.prior, snapshots, trust)
-    vec = make_vec_env(
-        cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options, cfg.seed + 7919
-    )
+    vec = make_vec_env(cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.options, cfg.seed + 7919)
     if checkpoint is None:
         model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
         save_checkpoint(model, initial)  # the starting policy joins the final tournament as "untrained"

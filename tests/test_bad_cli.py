@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from experiments import evaluate, teams, train
-from experiments.studies import imitate
 
 
 def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -246,10 +245,3 @@ def test_teams_out_is_checked_before_any_game(tmp_path: Path, capsys: pytest.Cap
     a_file.write_text("x")
     argv = ["walls", "ismcts", "random", "--deals", "50", "--out", str(a_file)]
     assert f"--out {str(a_file)!r} is a file" in refused(teams.main, argv, capsys)
-
-
-def test_imitate_out_is_checked_before_any_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a_file = tmp_path / "file"
-    a_file.write_text("x")
-    line = refused(imitate.main, ["castles", "--games", "50", "--out", str(a_file), "--quiet"], capsys)
-    assert "is a file" in line

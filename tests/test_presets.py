@@ -149,7 +149,7 @@ def test_a_config_json_of_the_single_agent_route_resumes_on_the_batched_env(caps
     old = {"game": "castles", "options": {"ranks": 5}, "vec": "dummy", "timesteps": 10}
     options, settings = presets.saved_settings(old, "--resume: runs/x")
     assert options == {"ranks": 5} and settings == {"timesteps": 10}
-    assert "trains on the batched self-play env only (vec selfplay)" in capsys.readouterr().out
+    assert "trains with vec selfplay only" in capsys.readouterr().out
     assert presets.saved_settings({**old, "vec": "selfplay"}, "x")[1] == {"timesteps": 10}
     assert not capsys.readouterr().out
     with pytest.raises(ValueError, match=r"runs/x/config.json has unknown field\(s\) shiny"):

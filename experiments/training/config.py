@@ -49,7 +49,6 @@ class TrainConfig:
     gamma: float  # discount (rewards come only at the end of a game)
     gae_lambda: float  # GAE's lambda
     ent_coef: float = flag("entropy bonus, >= 0", cli.nonnegative_float)
-    shaping: float = flag("weight of the shaping reward (the game's potential)", cli.nonnegative_float)
     prior: str = flag("the prior the policy starts from (agents.prior; none: from scratch)", choices=PRIORS)
     prior_weight: float = flag("initial logit bonus of the prior's move (trained with the rest)", cli.finite_float)
     init: str | None = flag("a checkpoint whose policy weights start the run (same game, --policy)", metavar="CKPT")

@@ -41,7 +41,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "gamma": 0.997,
         "gae_lambda": 0.95,
         "ent_coef": 0.01,
-        "shaping": 0.0,
         "prior": "none",
         "prior_weight": 5.0,
         "init": None,
@@ -93,7 +92,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 LR_SCHEDULES = ("constant", "linear")
 # settings that config.json of older runs may hold and this version no longer has
-RETIRED = {"vec": "selfplay"}  # issue 35: the batched self-play env is the only training route
+RETIRED = {"vec": "selfplay", "shaping": 0.0}
 
 
 def preset(game_id: str) -> dict[str, Any]:
@@ -155,7 +154,7 @@ def saved_settings(config: Mapping[str, Any], where: str) -> tuple[dict[str, Any
     config = dict(config)
     for key, only in RETIRED.items():
         if key in config and config.pop(key) != only:
-            print(f"{where}: this version trains on the batched self-play env only ({key} {only})")
+            print(f"{where}: this version trains with {key} {only} only (docs/history/retired.md)")
     known = {"game", "options", *PRESETS["default"]}
     unknown = sorted(set(config) - known)
     if unknown:
@@ -188,7 +187,6 @@ NUMBERS: dict[str, tuple[bool, Callable[[float], bool], str]] = {
     "gamma": (False, lambda v: 0 < v <= 1, "a number in (0, 1]"),
     "gae_lambda": (False, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
     "ent_coef": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
-    "shaping": (False, lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "prior_weight": (False, math.isfinite, "a finite number"),
 }
 
@@ -303,11 +301,11 @@ EXIT: dict[str, dict[str, Any]] = {
         "final_deals": 250,  # deals per pair in the final table
         "final_simulations": None,  # exit-search and ismcts in the final table (None: ismcts's default budget)
         "workers": 2,
-        "expert": "puct",  # who plays the games and gives the targets: "puct", "rollouts" (the network in
-        # search: PUCT, or its own games played on from every action), "ismcts" (the game's ismcts, no network)
-        "expert_simulations": None,  # "ismcts": its budget (None: its default); "rollouts": games per action (16)
+        "expert": "puct",  # who plays the games and gives the targets, the network in search: "puct", or
+        # "rollouts" (its own games played on from every action)
+        "expert_simulations": None,  # "rollouts": games per action (None: 16)
         "expert_temperature": 0.1,  # "rollouts": its policy softmax(log prior + Q / this)
-        "target": "policy",  # what the network learns at a decision: the expert's distribution, its "move", or
+        "target": "policy",  # what the network learns at a decision: the expert's distribution, or
         # ("advantage", rollouts only) its logits regressed on log prior + centred Q / expert_temperature
     },
     "grid": {},
@@ -315,8 +313,8 @@ EXIT: dict[str, dict[str, Any]] = {
     "castles": {},
 }
 EXIT_STARTS = ("ppo", "prior", "scratch")
-EXIT_EXPERTS = ("puct", "rollouts", "ismcts")
-EXIT_TARGETS = ("policy", "move", "advantage")
+EXIT_EXPERTS = ("puct", "rollouts")
+EXIT_TARGETS = ("policy", "advantage")
 
 
 def exit_preset(game_id: str) -> dict[str, Any]:

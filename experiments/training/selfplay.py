@@ -1,6 +1,6 @@
 """The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
 
-``make_vec_env(game_id, n_envs, pool, prior, seed, shards, shaping, options, hint_seed)`` plays ``n_envs``
+``make_vec_env(game_id, n_envs, pool, prior, seed, shards, options, hint_seed)`` plays ``n_envs``
 games in lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
 drawn per game from the opponent pool (``experiments.training.pool.OpponentPool``): each opponent policy is asked
 once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
@@ -8,8 +8,7 @@ forward pass). With ``shards`` > 1 the games are split over worker processes (``
 building its own opponents and hint (``pool.policies(k)``, the prior's hint for shard ``k``), and the training
 process plays none: it computes one shard's moves while the others play
 (``experiments.training.model.pipeline_rollouts``). The hint of the learner's ``prior``
-(``agents.prior.prior_hint``, seeded from ``hint_seed``) is appended to its observations; ``shaping`` weighs the
-potential-based shaping reward (``Rules.potential``).
+(``agents.prior.prior_hint``, seeded from ``hint_seed``) is appended to its observations.
 
 ``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
@@ -33,7 +32,6 @@ def make_vec_env(
     prior: str = "none",
     seed: int = 0,
     shards: int = 1,
-    shaping: float = 0.0,
     options: dict[str, Any] | None = None,
     hint_seed: int | None = None,
 ) -> Any:
@@ -50,7 +48,7 @@ def make_vec_env(
 
     options = dict(options or {})
     if shards == 1:
-        return _shard(game_id, pool, prior, hint_seed, seed, shaping, options, 0, n_envs)
+        return _shard(game_id, pool, prior, hint_seed, seed, options, 0, n_envs)
     sizes = shard_sizes(n_envs, shards)
     offsets = [sum(sizes[:k]) for k in range(shards)]
 
@@ -62,7 +60,7 @@ def make_vec_env(
         # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
         # cores the other shards and the learner need
         threadpool_limits(1, user_api="blas")
-        return _shard(game_id, pool, prior, hint_seed, seed + offsets[k], shaping, options, k, sizes[k])
+        return _shard(game_id, pool, prior, hint_seed, seed + offsets[k], options, k, sizes[k])
 
     # every shard in a worker, none here: the learner computes one shard's moves while the others play
     # (experiments.training.model.pipeline_rollouts)
@@ -75,7 +73,6 @@ def _shard(
     prior: str,
     hint_seed: int | None,
     seed: int,
-    shaping: float,
     options: dict[str, Any],
     k: int,
     n: int,
@@ -89,9 +86,7 @@ def _shard(
     stream = None if hint_seed is None else hint_seed + SHARD_SEED_STRIDE * k
     hint = prior_hint(prior, game_id, seed=stream, **options)
     size = hint.size if hint is not None else 0
-    return SelfPlayVecEnv(
-        game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, shaping=shaping, **options
-    )
+    return SelfPlayVecEnv(game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, **options)
 
 
 def evaluate(
