@@ -26,7 +26,7 @@ A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhe
 The API: ``save_checkpoint(model, path, meta)`` (written to a temporary file, then renamed, so a
 kill never leaves half a file), ``load_policy(path, trust=False)``, ``read_meta(path)`` and
 ``check_game(meta, game_id, options)``; resuming a training run from one is the trainer's
-(``experiments.training.model.load_model_for_resume``).
+(``experiments.training.ppo.model.load_model_for_resume``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ seat with the current network (the legal action of highest Q, a random legal one
 ``--epsilon``); each decision is labelled with its seat's final return and joins a replay buffer of the
 latest ``--buffer`` positions; a learner regresses Q(s, a) on them (squared error). The network scores
 every action in one pass: an MLP over the observation and one embedding per action id plus a projection
-of the action's features (``agents.nets.dmc``). The algorithm: ``experiments.training.dmc``.
+of the action's features (``agents.nets.dmc``). The algorithm: ``experiments.training.dmc.learner``.
 
 The run folder holds ``config.json``, ``checkpoints/latest.zip`` (network, optimizer and every counter,
 written every ``--checkpoint-seconds`` and at each evaluation: a kill loses at most that much),
@@ -13,8 +13,8 @@ written every ``--checkpoint-seconds`` and at each evaluation: a kill loses at m
 learned, per-second rates, actor and learner time, evaluations against greedy) and ``final.zip``.
 ``agents.make("dmc", GAME, path=RUN/final.zip)`` plays it, as does ``--agents dmc=RUN/final.zip`` in
 ``experiments.evaluate``. Every value not given comes from the game's preset
-(``experiments.training.dmc.PRESETS``). ``--backend ray`` runs the actors as ``--actors`` Ray actors, on a
-local Ray or a cluster, the learner staying here (``experiments.training.dmc_ray``, docs/ray.md).
+(``experiments.training.dmc.learner.PRESETS``). ``--backend ray`` runs the actors as ``--actors`` Ray actors, on a
+local Ray or a cluster, the learner staying here (``experiments.training.dmc.ray_actors``, docs/ray.md).
 
 Examples:
     python -m experiments.dmc castles
@@ -47,7 +47,8 @@ from experiments.cli import (
     run_cli,
     training_seed,
 )
-from experiments.training import dmc, dmc_ray
+from experiments.training.dmc import learner as dmc
+from experiments.training.dmc import ray_actors as dmc_ray
 from jericho_env.registry import known_game_ids
 
 

@@ -8,7 +8,7 @@ al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
    (``--workers``) or Ray tasks (``--backend ray``: the same seed gives the same rows);
 2. **learn**: the rows (observation, mask, the search's visit distribution, the game's outcome) join a
    replay buffer of the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps of
-   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit_learn``);
+   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit.learn``);
 3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
    iteration's network, greedy and the default PPO run, with the tournament code.
 
@@ -244,7 +244,7 @@ class ExitRun:
     def restore(self) -> tuple[Any, Any, Any]:
         """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
         from agents.checkpoint import PolicySpec, _weights, load_policy, resolve_path
-        from experiments.training.exit_learn import ReplayBuffer
+        from experiments.training.exit.learn import ReplayBuffer
         from experiments.training.run_folder import read_json
 
         state = read_json(self.folder / "exit.json", "--resume: the run's state")
@@ -280,9 +280,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     """Run (or continue) the iterations in ``folder``; returns the final network's path."""
     import torch
 
-    from experiments.training import exit_play
-    from experiments.training.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
-    from experiments.training.exit_play import SearchSettings, network_payload
+    from experiments.training.exit import play as exit_play
+    from experiments.training.exit.learn import LearnSettings, ReplayBuffer, learn, make_optimizer
+    from experiments.training.exit.play import SearchSettings, network_payload
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)

@@ -8,9 +8,9 @@ baselines, the trained agent and its starting policy. With ``--prior`` (``agents
 from greedy's judgement. Every default comes from ``experiments.training.presets``.
 
 The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
-one function from plain values: the opponent pool (``experiments.training.pool``), the vec env with the
-prior's hint and the evaluations (``experiments.training.selfplay``, ``agents.prior.prior_hint``), the model
-(``experiments.training.model``, networks from ``agents.nets``) and the run folder
+one function from plain values: the opponent pool (``experiments.training.ppo.pool``), the vec env with the
+prior's hint and the evaluations (``experiments.training.ppo.selfplay``, ``agents.prior.prior_hint``), the model
+(``experiments.training.ppo.model``, networks from ``agents.nets``) and the run folder
 (``experiments.training.run_folder``).
 
 Examples:
@@ -32,7 +32,7 @@ from typing import Any
 from experiments import cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.training import presets
-from experiments.training.config import TrainConfig, config_from_args, make_config
+from experiments.training.ppo.config import TrainConfig, config_from_args, make_config
 from experiments.training.run_folder import RunFolder
 from jericho_env.registry import known_game_ids
 
@@ -67,8 +67,8 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
 
     from agents.checkpoint import PolicySpec, save_checkpoint
     from agents.prior import prior_hint
-    from experiments.training.callbacks import Every, TrainCallback, eval_text
-    from experiments.training.model import (
+    from experiments.training.ppo.callbacks import Every, TrainCallback, eval_text
+    from experiments.training.ppo.model import (
         PPO_SETTINGS,
         make_model,
         pipeline_rollouts,
@@ -76,8 +76,8 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         training_meta,
         update_with_threads,
     )
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import evaluate, make_vec_env
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)

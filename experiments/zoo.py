@@ -103,7 +103,7 @@ def derived_command(kind: str, config: dict[str, Any]) -> tuple[str, list[str]]:
         default: dict[str, Any] = dataclasses.asdict(make_config(config["game"], config.get("options") or {}))
     elif kind == "dmc":
         from experiments.dmc import build_parser
-        from experiments.training.dmc import make_config as make_dmc_config
+        from experiments.training.dmc.learner import make_config as make_dmc_config
 
         default = dataclasses.asdict(make_dmc_config(config["game"], config.get("options") or {}))
     else:

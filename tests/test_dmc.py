@@ -24,7 +24,7 @@ from agents.checkpoint import CheckpointError, UnsafeCheckpointError
 from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
 from agents.nets.dmc import action_features
 from experiments import dmc as dmc_cli
-from experiments.training.dmc_actors import Actors, ReplayBuffer
+from experiments.training.dmc.actors import Actors, ReplayBuffer
 from jericho_env.envs.aec import JerichoEnv
 from tests.dmc_helpers import random_networks
 
@@ -190,7 +190,7 @@ def test_versus_draws_one_fixed_agent_per_game_and_each_plays_its_own_moves() ->
 
 
 def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
-    from experiments.training import dmc
+    from experiments.training.dmc import learner as dmc
 
     network = build_network("castles", {}, "32")
     path = save_dmc(tmp_path / "start.zip", network, "castles", {}, {"stats": {}})
@@ -479,7 +479,7 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
 
 
 def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:
-    from experiments.training.dmc import learning_rate_at, make_config
+    from experiments.training.dmc.learner import learning_rate_at, make_config
 
     constant = make_config("walls", positions=1000, learning_rate=1e-3)  # walls' preset: no end rate
     assert {learning_rate_at(constant, p) for p in (0, 500, 1000, 5000)} == {1e-3}
@@ -494,7 +494,7 @@ def test_a_run_from_before_the_learning_rate_end_resumes_at_a_constant_rate(tmp_
     """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate."""
     import dataclasses
 
-    from experiments.training.dmc import make_config
+    from experiments.training.dmc.learner import make_config
 
     old = dataclasses.asdict(make_config("castles"))
     del old["learning_rate_end"], old["anneal"]

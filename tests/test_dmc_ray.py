@@ -24,10 +24,10 @@ import agents
 from agents.dmc import build_network
 from experiments import dmc as dmc_cli
 from experiments.play.backends import Backend, ray_session
-from experiments.training import dmc_ray
-from experiments.training.dmc import make_actors, make_config
-from experiments.training.dmc_actors import ReplayBuffer
-from experiments.training.dmc_ray import ActorWorker, network_state
+from experiments.training.dmc import ray_actors as dmc_ray
+from experiments.training.dmc.actors import ReplayBuffer
+from experiments.training.dmc.learner import make_actors, make_config
+from experiments.training.dmc.ray_actors import ActorWorker, network_state
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parents[1]

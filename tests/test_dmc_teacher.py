@@ -15,8 +15,8 @@ import torch
 
 from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
 from experiments import dmc as dmc_cli
-from experiments.training.dmc import learn_step
-from experiments.training.dmc_actors import Actors, ReplayBuffer
+from experiments.training.dmc.actors import Actors, ReplayBuffer
+from experiments.training.dmc.learner import learn_step
 from tests.dmc_helpers import random_networks
 
 TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]

@@ -17,7 +17,7 @@ from agents.exit import NetworkEvaluator, network_hint
 from agents.search.puct import PUCTSearch
 from experiments import exit as exit_cli
 from experiments.play.tournament import play_game
-from experiments.training.exit_play import SearchSettings, generate, network_payload
+from experiments.training.exit.play import SearchSettings, generate, network_payload
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
@@ -148,7 +148,7 @@ def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str,
 
 def test_advantage_targets_are_the_improved_logits_centred_over_the_legal_actions() -> None:
     from agents.search.rollout_search import RolloutResult
-    from experiments.training.exit_play import advantage_target
+    from experiments.training.exit.play import advantage_target
 
     prior, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, -0.4, 1.0])
     z = np.log(prior) + q / 0.5
@@ -166,7 +166,7 @@ def test_advantage_loss_is_the_squared_error_of_centred_logits_and_ignores_a_shi
 
     from agents.checkpoint import load_policy
     from agents.exit import logits_and_values
-    from experiments.training.exit_learn import losses
+    from experiments.training.exit.learn import losses
 
     policy, _ = load_policy(networks["castles"], game_id="castles")
     env = _mid_game("castles", {}, 5, 3)
@@ -225,7 +225,7 @@ def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
     import torch
 
     from agents.checkpoint import _weights
-    from experiments.training import exit_play
+    from experiments.training.exit import play as exit_play
 
     ppo = fresh_network("castles", {}, "scratch", tmp_path)
     two = [*TINY[:1], "2", *TINY[2:]]

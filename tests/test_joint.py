@@ -92,9 +92,9 @@ def _model(game: str) -> tuple[Any, Any, np.ndarray, np.ndarray]:
     """A preset's model, the run's config and a few learner positions (observations without hint, masks)."""
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import make_vec_env
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import make_vec_env
 
     cfg = make_config(game, n_envs=48, shards=1, n_steps=8, batch_size=96)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)

@@ -55,7 +55,7 @@ def test_the_config_of_a_training_run_stays_on_a_short_path() -> None:
     """Bounds from the set-up path measured after the regroup: a change that sends the config wandering fails."""
     path = config_path.traced_train("castles", learn=False).without(config_path.ENGINE_INTERNALS)
     entered = path.entered
-    assert entered["experiments/train.py"] >= 1 and entered["experiments/training/config.py"] >= 1, path.summary()
+    assert entered["experiments/train.py"] >= 1 and entered["experiments/training/ppo/config.py"] >= 1, path.summary()
     assert len(path.files) <= 20 and path.climbs <= 5, path.summary()
     assert entered["agents/prior.py"] <= 2 and entered["agents/checkpoint.py"] <= 2, entered
     assert entered["experiments/training/run_folder.py"] <= 3, entered

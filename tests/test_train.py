@@ -336,9 +336,9 @@ def test_the_training_config_stays_in_experiments_train() -> None:
 
     root = Path(__file__).resolve().parent.parent
     parts = [
-        "experiments/training/selfplay.py",
-        "experiments/training/pool.py",
-        "experiments/training/model.py",
+        "experiments/training/ppo/selfplay.py",
+        "experiments/training/ppo/pool.py",
+        "experiments/training/ppo/model.py",
         "agents/batch.py",
     ]
     parts += ["agents/prior.py", "agents/ppo.py", "jericho_env/envs/sb3.py", "jericho_env/envs/selfplay.py"]

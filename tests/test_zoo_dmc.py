@@ -23,7 +23,7 @@ import jericho_env
 from agents import ppo, pretrained
 from agents.pretrained import ZOO_ENV, ZooError
 from experiments import dmc, evaluate, leaderboard, zoo
-from experiments.training.dmc import PRESETS, make_config
+from experiments.training.dmc.learner import PRESETS, make_config
 from experiments.training.provenance import source_commit
 from jericho_env.registry import make_rules
 

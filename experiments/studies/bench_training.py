@@ -73,9 +73,9 @@ def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
 
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model, update_with_threads
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import make_vec_env
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model, update_with_threads
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import make_vec_env
 
     cfg = make_config(game, shards=1)  # replayed in this process: nothing to split
     torch.set_num_threads(1)  # as experiments.train

@@ -17,7 +17,7 @@ action valued by games the network plays on to the end from sampled worlds, the 
 
 With ``target="advantage"`` (rollouts only) a decision's policy target is the improved policy's logits,
 ``log prior + Q / expert_temperature`` over the legal actions, centred on their mean:
-``experiments.training.exit_learn`` regresses the network's centred logits on them by squared error, whose
+``experiments.training.exit.learn`` regresses the network's centred logits on them by squared error, whose
 minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of sharpening each
 row's softmax at random.
 

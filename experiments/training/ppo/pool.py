@@ -10,7 +10,7 @@ the hint of the ``prior`` they were trained with (``agents.prior.prior_hint``), 
 in a round share one forward pass. ``frozen(network, seed)`` is the learner as it is now, an in-process
 copy, for ``vec.add_opponent`` during training.
 
-Used by ``experiments.train`` (with ``experiments.training.selfplay.make_vec_env``) and usable by any loop that
+Used by ``experiments.train`` (with ``experiments.training.ppo.selfplay.make_vec_env``) and usable by any loop that
 plays against baselines and earlier networks::
 
     pool = opponent_pool("castles", ["random", "greedy"], seed=0)

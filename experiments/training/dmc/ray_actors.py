@@ -1,7 +1,7 @@
 """Deep Monte-Carlo's actors on Ray (``python -m experiments.dmc GAME --backend ray``): more cores, more actors.
 
 The learner stays in the command's process; ``--actors N`` Ray actors (one CPU each, anywhere on the
-cluster) each own an ``experiments.training.dmc_actors.Actors`` of ``--envs`` games and its own seed
+cluster) each own an ``experiments.training.dmc.actors.Actors`` of ``--envs`` games and its own seed
 (``[seed, session, 2, i]``). A phase of actor ``i``: it receives the network's weights (numpy arrays,
 ``ray.put`` once per learner phase and shared by every actor sent out after it), loads them into its own
 copy of the network (built once, with the prior's scorer where ``--prior`` asks for one: the scorer holds
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from experiments.play.backends import BACKENDS, Backend, BackendError, cluster_cpus, ray_session
-from experiments.training.dmc_actors import Actors, ReplayBuffer
+from experiments.training.dmc.actors import Actors, ReplayBuffer
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -125,7 +125,7 @@ class ActorWorker:
     """One Ray actor (also usable in-process): its own network copy and ``Actors``; ``play`` is one phase.
 
     ``make_actors(cfg, buffer, seed)`` builds the ``Actors`` as the local backend does
-    (``experiments.training.dmc.make_actors``, sent by reference), writing into this actor's ``FinishedGames``.
+    (``experiments.training.dmc.learner.make_actors``, sent by reference), writing into this actor's ``FinishedGames``.
     """
 
     def __init__(self, cfg: Any, make_actors: Callable[[Any, Any, Any], Actors], seed: Any) -> None:
@@ -134,7 +134,7 @@ class ActorWorker:
         from agents.dmc import build_network
 
         torch.set_num_threads(1)
-        try:  # numpy's BLAS on one thread, as the local actors (experiments.training.dmc.one_blas_thread)
+        try:  # numpy's BLAS on one thread, as the local actors (experiments.training.dmc.learner.one_blas_thread)
             from threadpoolctl import threadpool_limits
 
             threadpool_limits(1, user_api="blas")

@@ -2,12 +2,12 @@
 
 ``make_vec_env(game_id, n_envs, pool, prior, seed, shards, options, hint_seed)`` plays ``n_envs``
 games in lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
-drawn per game from the opponent pool (``experiments.training.pool.OpponentPool``): each opponent policy is asked
+drawn per game from the opponent pool (``experiments.training.ppo.pool.OpponentPool``): each opponent policy is asked
 once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
 forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
 building its own opponents and hint (``pool.policies(k)``, the prior's hint for shard ``k``), and the training
 process plays none: it computes one shard's moves while the others play
-(``experiments.training.model.pipeline_rollouts``). The hint of the learner's ``prior``
+(``experiments.training.ppo.model.pipeline_rollouts``). The hint of the learner's ``prior``
 (``agents.prior.prior_hint``, seeded from ``hint_seed``) is appended to its observations.
 
 ``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.training.pool import OpponentPool
+from experiments.training.ppo.pool import OpponentPool
 
 
 def make_vec_env(
@@ -63,7 +63,7 @@ def make_vec_env(
         return _shard(game_id, pool, prior, hint_seed, seed + offsets[k], options, k, sizes[k])
 
     # every shard in a worker, none here: the learner computes one shard's moves while the others play
-    # (experiments.training.model.pipeline_rollouts)
+    # (experiments.training.ppo.model.pipeline_rollouts)
     return ShardedVecEnv(make_shard, sizes, local=False)
 
 

@@ -2,7 +2,7 @@
 
 One process alternates two phases until ``positions`` decisions have been generated:
 
-1. **actors** (``experiments.training.dmc_actors.Actors``): ``envs`` games of the batched engine in lockstep
+1. **actors** (``experiments.training.dmc.actors.Actors``): ``envs`` games of the batched engine in lockstep
    play ``rounds`` steps, every seat epsilon-greedy on a numpy snapshot of the network; each decision
    enters the replay buffer, labelled with the seat's final return when its game ends;
 2. **learner**: minibatches of ``batch_size`` labelled positions drawn uniformly from the buffer (the
@@ -10,7 +10,7 @@ One process alternates two phases until ``positions`` decisions have been genera
    ``clip``; as many updates as keep positions learned at ``replay_ratio`` times positions generated.
    Then the actors' snapshot is refreshed.
 
-With ``--backend ray`` the actors are Ray actors (``experiments.training.dmc_ray``): each phase is one actor's,
+With ``--backend ray`` the actors are Ray actors (``experiments.training.dmc.ray_actors``): each phase is one actor's,
 taken as it comes, and the actors play on while the learner learns.
 
 Every ``eval_every`` positions generated the network is saved (``checkpoints/pos_N.zip``) and plays
@@ -345,7 +345,7 @@ def evaluate_against_greedy(cfg: DmcConfig, path: Path, seed: int) -> dict[str, 
 
 def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
     """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
-    from experiments.training.dmc_actors import Actors
+    from experiments.training.dmc.actors import Actors
 
     versus = tuple(cfg.versus.split(","))
     return Actors(
@@ -389,10 +389,10 @@ class LocalActors:
 def actor_source(
     cfg: DmcConfig, network: Any, buffer: Any, session: int, backend: Any, actors: int | None
 ) -> contextlib.AbstractContextManager[Any]:
-    """Where the positions come from: ``LocalActors``, or Ray actors (``experiments.training.dmc_ray``)."""
+    """Where the positions come from: ``LocalActors``, or Ray actors (``experiments.training.dmc.ray_actors``)."""
     if backend is None or not backend.is_ray:
         return contextlib.nullcontext(LocalActors(cfg, network, buffer, session))
-    from experiments.training.dmc_ray import ray_actors
+    from experiments.training.dmc.ray_actors import ray_actors
 
     return ray_actors(cfg, make_actors, network, buffer, session, backend, actors)
 
@@ -409,12 +409,12 @@ def run_dmc(
     """Run (or continue) training in ``folder`` until ``cfg.positions`` are generated; returns final.zip.
 
     ``backend`` (``experiments.play.backends.Backend``; None: local) says where the actors run; ``actors``:
-    how many Ray actors (``experiments.training.dmc_ray``).
+    how many Ray actors (``experiments.training.dmc.ray_actors``).
     """
     import torch
 
     from agents.dmc import build_network, save_dmc
-    from experiments.training.dmc_actors import ReplayBuffer
+    from experiments.training.dmc.actors import ReplayBuffer
 
     torch.set_num_threads(1)
     one_blas_thread()
