@@ -182,23 +182,29 @@ def save_checkpoint(
     Written to ``path`` + ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves
     either the old file or the new one, never a torn one.
     """
-    import torch
-
     meta = meta or model_meta(model)
     data = meta_json(model, meta)
     if run is not None:
         data["training"]["run"] = dict(run)
-    weights = io.BytesIO()
-    state: dict[str, Any] = {"policy": model.policy.state_dict()}
-    optimizer = getattr(model.policy, "optimizer", None)
+    return write_zip(path, data, model.policy.state_dict(), getattr(model.policy, "optimizer", None))
+
+
+def write_zip(path: str | Path, meta: Mapping[str, Any], policy: Mapping[str, Any], optimizer: Any = None) -> Path:
+    """``meta.json`` and ``weights.pt`` (the ``policy`` tensors, and the optimizer's state if given) to ``path`` +
+    ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves the old file or the new one, never a torn
+    one."""
+    import torch
+
+    state: dict[str, Any] = {"policy": policy}
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
+    weights = io.BytesIO()
     torch.save(state, weights)
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(META, json.dumps(data, indent=1))
+            zf.writestr(META, json.dumps(meta, indent=1))
             zf.writestr(WEIGHTS, weights.getvalue())
         f.flush()
         os.fsync(f.fileno())

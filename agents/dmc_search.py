@@ -1,11 +1,8 @@
-"""``dmc-search``: a Deep Monte-Carlo network inside information-set PUCT (``exit-search``'s search).
+"""``dmc-search``: a Deep Monte-Carlo network inside ``exit-search``'s search (``agents.exit.ExitSearchAgent``).
 
-The search is ``agents.exit.ExitSearchAgent``'s: information-set PUCT from the seat's information view (or
-policy rollouts, ``search="rollouts"``), the move the most visited. What guides it is a dmc network
-(``agents.dmc``; ``path="A.zip+B.zip"`` an ensemble's mean Q) through ``agents.dmc.QEvaluator``: the prior
-of a node is ``softmax(Q / prior_temperature)`` over its player's legal actions and its value the highest
-legal Q. A Q network values the seat to move only, so the search negates it for the other seat: two-player
-zero-sum games (castles, grid). Without ``path`` it plays the zoo's ``dmc`` network for the game.
+Information-set PUCT (or policy rollouts, ``search="rollouts"``) guided by ``agents.dmc.QEvaluator``: a node's prior
+``softmax(Q / prior_temperature)`` over the legal actions, its value the highest Q, negated for the other seat (a Q
+network values the seat to move only: two-player zero-sum games). Without ``path``: the zoo's ``dmc`` network.
 """
 
 from __future__ import annotations
@@ -25,13 +22,8 @@ class DmcSearchAgent(ExitSearchAgent):
 
     name = "dmc-search"
 
-    def __init__(
-        self,
-        game_id: str,
-        path: str | Path | Sequence[str | Path] | None = None,
-        prior_temperature: float = DEFAULT_PRIOR_TEMPERATURE,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, game_id: str, path: str | Path | Sequence[str | Path] | None = None,
+                 prior_temperature: float = DEFAULT_PRIOR_TEMPERATURE, **kwargs: Any) -> None:  # fmt: skip
         t = prior_temperature
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < math.inf:
             raise ValueError(f"dmc-search: prior_temperature must be a finite number above 0, got {t!r}")
@@ -45,10 +37,8 @@ class DmcSearchAgent(ExitSearchAgent):
 
         info = make_rules(game_id, **game_options).info
         if not (info.num_players == 2 and info.zero_sum):
-            raise ValueError(
-                f"dmc-search: {game_id} is not a two-player zero-sum game; a Q network values the seat to move "
-                "only, so dmc-search plays castles and grid"
-            )
+            raise ValueError(f"dmc-search: {game_id} is not a two-player zero-sum game; a Q network values the seat "
+                             "to move only, so dmc-search plays castles and grid")  # fmt: skip
         if model is not None:
             raise ValueError("dmc-search: give path= (a dmc checkpoint, or A.zip+B.zip); model= is exit-search's")
         if path is None:

@@ -5,13 +5,13 @@ games in lockstep, the others drawn per game from a pool of baselines and snapsh
 evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
 continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
 baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.training.presets``.
+from greedy's judgement. Every default comes from ``experiments.training.presets.PPO``.
 
-The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
-one function from plain values: the opponent pool (``experiments.training.ppo.pool``), the vec env with the
-prior's hint and the evaluations (``experiments.training.ppo.selfplay``, ``agents.prior.prior_hint``), the model
-(``experiments.training.ppo.model``, networks from ``agents.nets``) and the run folder
-(``experiments.training.run_folder``).
+The config is resolved once (``experiments.training.ppo.config.TrainConfig``); ``train`` then assembles the run
+from parts, each made by one function from plain values: the opponent pool (``experiments.training.ppo.pool``),
+the vec env with the prior's hint and the evaluations (``experiments.training.ppo.selfplay``,
+``agents.prior.prior_hint``), the model (``experiments.training.ppo.model``, networks from ``agents.nets``) and the
+run folder (``experiments.training.run_folder``).
 
 Examples:
     python -m experiments.train grid
@@ -23,7 +23,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,6 @@ from typing import Any
 
 from experiments import cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.training import presets
 from experiments.training.ppo.config import TrainConfig, config_from_args, make_config
 from experiments.training.run_folder import RunFolder
 from jericho_env.registry import known_game_ids
@@ -43,11 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface: a flag per ``TrainConfig`` field that has one, its default from the preset."""
     p = cli.cli_parser("experiments.train", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}, or all")
-    for field in dataclasses.fields(TrainConfig):
-        if field.metadata:
-            kw = {k: v for k, v in field.metadata.items() if k != "help" and v is not None}
-            text = f"{field.metadata['help']} (default {presets.per_game(field.name)})"
-            p.add_argument("--" + field.name.replace("_", "-"), default=None, help=text, **kw)
+    TrainConfig.add_flags(p)
     p.add_argument("--option", type=cli.parse_option, action="append", metavar="KEY=VALUE", help="a game option")
     replays = "the final table writes replays.jsonl: the first N deals of every pair, for python -m jericho_env.web"
     p.add_argument("--record", type=cli.positive_int, default=None, metavar="N", help=replays)
@@ -142,7 +136,7 @@ def train_one(
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = train(cfg, folder, quiet, resume, trust)
-    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: only with a prior)
+    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (older runs: only with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
     summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust, backend=backend)
@@ -175,10 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:  # a run stopped before its first checkpoint starts afresh
             afresh = {g: RunFolder.stopped_early(args.resume) for g in games}
         else:  # so does the same command; any other run in --out is refused
-            afresh = {g: RunFolder.check_new(outs[g], dataclasses.asdict(configs[g])) for g in games}
+            afresh = {g: RunFolder.check_new(outs[g], configs[g].to_json()) for g in games}
         for game, cfg in configs.items():
             folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
-            RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
+            RunFolder(folder).begin(afresh[game], None if args.resume else cfg.to_json())
             record_session(folder, "experiments.train", argv)
             train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)

@@ -26,7 +26,7 @@ from agents.nets.dmc import action_features
 from experiments import dmc as dmc_cli
 from experiments.training.dmc.actors import Actors, ReplayBuffer
 from jericho_env.envs.aec import JerichoEnv
-from tests.dmc_helpers import random_networks
+from tests.dmc_helpers import make_actors, random_networks
 
 GAMES = [("castles", {}), ("walls", {"num_players": 3}), ("grid", {"board_size": 7})]
 TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
@@ -37,7 +37,7 @@ def _reference_targets(game: str, options: dict[str, Any], rounds: int, capacity
     """Actors after ``rounds`` rounds, and the expected target of every serial: the mover's final return."""
     network = build_network(game, options, "16")
     buffer = ReplayBuffer(capacity, network.stored_width)
-    actors = Actors(game, options, 8, 0.3, buffer, [5, 0])
+    actors = make_actors(game, options, 8, 0.3, buffer, [5, 0])
     step = actors.env.step
     log: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -85,7 +85,7 @@ def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, opt
     """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
     lam = 0.6
     network = build_network(game, options, "16")
-    actors = Actors(game, options, 8, 0.3, ReplayBuffer(100_000, network.stored_width), [6, 0], lam=lam)
+    actors = make_actors(game, options, 8, 0.3, ReplayBuffer(100_000, network.stored_width), [6, 0], lam=lam)
     plan, step = network.plan(), actors.env.step
     values: list[np.ndarray] = []
     best_values = plan.best_values
@@ -132,7 +132,7 @@ def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, opt
 @pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
 def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[str, Any]) -> None:
     network = build_network(game, options, "16")
-    actors = Actors(game, options, 8, 0.0, ReplayBuffer(50_000, network.stored_width), [2, 0], versus_greedy=1.0)
+    actors = make_actors(game, options, 8, 0.0, ReplayBuffer(50_000, network.stored_width), [2, 0], versus_share=1.0)
     plan, games = network.plan(), 0
     for _ in range(150):
         actors.play(plan, 1)
@@ -141,7 +141,7 @@ def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[s
             assert (actors.seats[g, : actors.count[g]] == actors.learner[g]).all()
         games = actors.games
     assert games >= 8 and actors.positions > 50
-    half = Actors(game, options, 64, 0.0, ReplayBuffer(100, network.stored_width), [3, 0], versus_greedy=0.5)
+    half = make_actors(game, options, 64, 0.0, ReplayBuffer(100, network.stored_width), [3, 0], versus_share=0.5)
     assert 10 < (half.learner >= 0).sum() < 54  # about half the games against greedy, the rest self-play
 
 
@@ -164,7 +164,7 @@ def test_versus_draws_one_fixed_agent_per_game_and_each_plays_its_own_moves() ->
 
     network = build_network("castles", {}, "16")
     buffer = ReplayBuffer(50_000, network.stored_width)
-    actors = Actors("castles", {}, 32, 0.0, buffer, [4, 0], versus_greedy=1.0, versus=("greedy", "ppo"))
+    actors = make_actors("castles", {}, 32, 0.0, buffer, [4, 0], versus_share=1.0, versus="greedy,ppo")
     reference = [AgentBatchPolicy(agents.make(name, "castles", seed=0)) for name in ("greedy", "ppo")]
     asked: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
     for k, policy in enumerate(list(actors.fixed)):
@@ -200,9 +200,9 @@ def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
     dmc.start_from(fresh, dmc.make_config("castles", {}, net="32", init=str(path)))
     assert torch.allclose(fresh(obs), network(obs))
     with pytest.raises(ValueError, match="not this run's"):
-        dmc.check_init(dmc.make_config("castles", {}, net="16", init=str(path)))
+        dmc.check_start(dmc.make_config("castles", {}, net="16", init=str(path)))
     with pytest.raises(ValueError, match="--init"):
-        dmc.check_init(dmc.make_config("walls", {}, net="32", init=str(path)))
+        dmc.check_start(dmc.make_config("walls", {}, net="32", init=str(path)))
 
 
 def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
@@ -214,8 +214,9 @@ def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
             assert np.isnan(buffer.targets[row])
         else:
             assert buffer.targets[row] == pytest.approx(want)
-    obs, actions, targets = buffer.sample(64, np.random.default_rng(0))
-    assert obs.dtype == np.float32 and not np.isnan(targets).any() and len(actions) == 64
+    batch = buffer.sample(64, np.random.default_rng(0))
+    assert batch.rows.dtype == np.float32 and not np.isnan(batch.targets).any() and len(batch.actions) == 64
+    assert batch.taught is None and batch.legal is None
 
 
 def test_action_features_describe_every_action() -> None:
@@ -479,7 +480,8 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
 
 
 def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:
-    from experiments.training.dmc.learner import learning_rate_at, make_config
+    from experiments.training.dmc.config import make_config
+    from experiments.training.dmc.learner import learning_rate_at
 
     constant = make_config("walls", positions=1000, learning_rate=1e-3)  # walls' preset: no end rate
     assert {learning_rate_at(constant, p) for p in (0, 500, 1000, 5000)} == {1e-3}
@@ -490,20 +492,25 @@ def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -
     assert got == pytest.approx([1e-3, 1e-3, 5.5e-4, 1e-4, 1e-4])
 
 
-def test_a_run_from_before_the_learning_rate_end_resumes_at_a_constant_rate(tmp_path: Path) -> None:
-    """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate."""
-    import dataclasses
+def test_a_run_of_an_older_version_resumes_as_it_was_configured(tmp_path: Path) -> None:
+    """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate, its
+    share of games against fixed agents under the old name is read, and a retired setting is refused."""
+    from experiments.training.dmc.config import DmcConfig, make_config
 
-    from experiments.training.dmc.learner import make_config
-
-    old = dataclasses.asdict(make_config("castles"))
-    del old["learning_rate_end"], old["anneal"]
-    (tmp_path / "config.json").write_text(json.dumps(old))
-    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    old = make_config("castles").to_json()
+    del old["learning_rate_end"], old["anneal"], old["backend"]
+    old["versus_greedy"] = old.pop("versus_share") + 0.5
+    (tmp_path / "config.json").write_text(json.dumps({**old, "target": "return"}))
+    cfg = DmcConfig.saved(tmp_path, "castles")
     assert cfg.learning_rate_end is None and cfg.init is None and cfg.lam == 0.8
+    assert cfg.versus_share == 0.5 and cfg.backend == "local"
     (tmp_path / "config.json").write_text(json.dumps({**old, "learning_rate_end": 1e-4, "anneal": 0.5}))
-    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    cfg = DmcConfig.saved(tmp_path, "castles")
     assert (cfg.learning_rate_end, cfg.anneal) == (1e-4, 0.5)
+    for retired in ({"target": "margin"}, {"teacher_search": ""}):
+        (tmp_path / "config.json").write_text(json.dumps({**old, **retired}))
+        with pytest.raises(ValueError, match=f"the run's {next(iter(retired))} is retired"):
+            DmcConfig.saved(tmp_path, "castles")
 
 
 def test_help_documents_every_flag() -> None:

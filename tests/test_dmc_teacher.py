@@ -15,9 +15,10 @@ import torch
 
 from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
 from experiments import dmc as dmc_cli
-from experiments.training.dmc.actors import Actors, ReplayBuffer
+from experiments.training.dmc.actors import Batch, ReplayBuffer
+from experiments.training.dmc.distill import distill_loss
 from experiments.training.dmc.learner import learn_step
-from tests.dmc_helpers import random_networks
+from tests.dmc_helpers import make_actors, random_networks
 
 TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
 TINY += ["--net", "32", "--eval-every", "3000", "--eval-deals", "2", "--quiet"]
@@ -46,7 +47,7 @@ def test_taught_positions_are_labelled_at_once_with_the_teachers_q_of_every_acti
     teacher = RecordingTeacher(DmcAgent(game, path=paths, **options).plan)
     student = build_network(game, options, "16", prior=prior)
     buffer = ReplayBuffer(10_000, student.stored_width, student.spec.num_actions)
-    actors = Actors(game, options, 8, 0.0, buffer, [4, 0], lam=0.8, teacher=teacher)
+    actors = make_actors(game, options, 8, 0.0, buffer, [4, 0], lam=0.8, teacher=teacher)
     plan = student.plan()
     recorded = actors.play(plan, 40)
     assert recorded == buffer.added == buffer.labelled == len(buffer.known()) > 0  # none waits for its game's end
@@ -64,7 +65,7 @@ def test_taught_positions_are_labelled_at_once_with_the_teachers_q_of_every_acti
     np.testing.assert_array_equal(chosen, plan.best(obs, legal))
     assert (chosen != np.where(legal, taught, -np.inf).argmax(axis=1)).any()
     batch = buffer.sample(32, np.random.default_rng(0))
-    assert len(batch) == 5 and batch[4].any(axis=1).all()
+    assert batch.taught is not None and batch.legal is not None and batch.legal.any(axis=1).all()
 
 
 def _taught_batch(rows: int, seed: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.random.Generator]:
@@ -86,9 +87,9 @@ def test_the_learner_regresses_every_legal_action_on_the_teacher_and_ignores_ill
         q = student(torch.from_numpy(obs)).numpy()
     expected = float(((q - taught)[legal] ** 2).mean())
     wild = np.where(legal, taught, 1e6).astype(np.float32)  # what illegal actions would learn, if they learned
-    batch = (obs, np.zeros(64, np.int64), np.zeros(64, np.float32), wild, legal)
+    batch = Batch(obs, np.zeros(64, np.int64), np.zeros(64, np.float32), wild, legal)
     optimizer = torch.optim.Adam(student.parameters(), lr=1e-2)
-    losses = [learn_step(student, optimizer, batch, 10.0) for _ in range(150)]
+    losses = [learn_step(student, optimizer, distill_loss(student, batch, 1.0), 10.0) for _ in range(150)]
     assert losses[0] == pytest.approx(expected, rel=1e-5)
     assert np.isfinite(losses).all() and losses[-1] < losses[0] / 5
 
@@ -103,8 +104,8 @@ def test_the_level_weight_splits_the_error_into_each_positions_mean_and_the_diff
 
     def loss(values: np.ndarray, weight: float) -> float:
         optimizer = torch.optim.SGD(student.parameters(), lr=0.0)  # the loss alone, the network unchanged
-        batch = (obs, np.zeros(32, np.int64), np.zeros(32, np.float32), values, legal)
-        return learn_step(student, optimizer, batch, 10.0, weight)
+        batch = Batch(obs, np.zeros(32, np.int64), np.zeros(32, np.float32), values, legal)
+        return learn_step(student, optimizer, distill_loss(student, batch, weight), 10.0)
 
     assert loss(taught, 0.1) == pytest.approx((spread + 0.1 * level) / legal.sum(), rel=1e-5)
     shifted = (taught + rng.normal(size=(32, 1)) * 5).astype(np.float32)  # each position's Q moved by a constant
@@ -142,17 +143,15 @@ def test_the_command_distils_an_ensemble_and_resume_keeps_the_teacher(tmp_path: 
 
 
 class RecordingPairTeacher:
-    """A grid teacher's plan (pair values) that records each (observations, masks) it was asked and its Q."""
-
-    pairs = False
+    """A grid teacher's plan that records each (observations, masks) it was asked and its Q of the legal actions."""
 
     def __init__(self, plan: Any) -> None:
         self.plan, self.asked = plan, []
 
-    def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows, acts, q = self.plan.pair_values(obs, masks)
-        self.asked.append((np.array(obs), np.array(masks, bool), rows, acts, q))
-        return rows, acts, q
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        q = self.plan.q_all(obs, masks)
+        self.asked.append((np.array(obs), np.array(masks, bool), q))
+        return q
 
 
 def test_grid_taught_positions_learn_the_teachers_q_of_the_move_taken_and_of_its_best() -> None:
@@ -168,15 +167,16 @@ def test_grid_taught_positions_learn_the_teachers_q_of_the_move_taken_and_of_its
     torch.manual_seed(2)
     student = build_network("grid", options, "16")
     buffer = ReplayBuffer(20_000, student.stored_width)
-    actors = Actors("grid", options, 8, 0.2, buffer, [4, 0], lam=0.8, teacher=teacher)
+    actors = make_actors("grid", options, 8, 0.2, buffer, [4, 0], lam=0.8, teacher=teacher)
     plan = student.plan()
     recorded = sum(actors.play(plan, 1) for _ in range(30))
     assert recorded > 0 and buffer.added == buffer.labelled == len(buffer.known()) > recorded  # extra rows too
     rows_seen = 0
     extra = 0
-    for _, masks, rows, acts, q in teacher.asked:
-        full = np.full(masks.shape, -np.inf)
-        full[rows, acts] = q
+    for obs, masks, full in teacher.asked:
+        rows, acts, q = teacher.plan.pair_values(obs, masks)  # the pair values: the legal actions' Q, -inf elsewhere
+        np.testing.assert_array_equal(full[rows, acts], q)
+        assert np.isneginf(full[~masks]).all()
         best = full.argmax(axis=1)
         n = len(masks)
         chosen = buffer.actions[rows_seen : rows_seen + n]

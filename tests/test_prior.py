@@ -15,7 +15,6 @@ from agents.nets import build_policy
 from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
 from experiments import train
 from experiments.play.tournament import play_game
-from experiments.training import presets
 from tests.helpers import play_out
 
 GAMES = ("grid", "walls", "castles")
@@ -66,11 +65,11 @@ def test_wrapper_rejects_none_and_unknown_prior() -> None:
 def _fresh_model(game: str, tmp_path: Path, prior: str = "greedy", weight: float = 5.0) -> Path:
     from sb3_contrib import MaskablePPO
 
-    policy, kwargs = build_policy(presets.preset(game)["policy"], game, {}, "32,32", prior, weight)
+    policy, kwargs = build_policy(train.TrainConfig.preset(game)["policy"], game, {}, "32,32", prior, weight)
     env = PriorHintEnv(jericho_env.single_agent(game), prior, game)
     model = MaskablePPO(policy, env, n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=0)
     path = tmp_path / f"{game}-{prior}.zip"
-    spec = PolicySpec(presets.preset(game)["policy"], "32,32", prior, weight)
+    spec = PolicySpec(train.TrainConfig.preset(game)["policy"], "32,32", prior, weight)
     save_checkpoint(model, path, CheckpointMeta(game, {}, spec))
     return path
 

@@ -56,7 +56,8 @@ def test_the_config_of_a_training_run_stays_on_a_short_path() -> None:
     path = config_path.traced_train("castles", learn=False).without(config_path.ENGINE_INTERNALS)
     entered = path.entered
     assert entered["experiments/train.py"] >= 1 and entered["experiments/training/ppo/config.py"] >= 1, path.summary()
-    assert len(path.files) <= 20 and path.climbs <= 5, path.summary()
+    # 21: the three learners' shared config idiom (experiments/training/config.py) beside PPO's own config
+    assert len(path.files) <= 21 and path.climbs <= 5, path.summary()
     assert entered["agents/prior.py"] <= 2 and entered["agents/checkpoint.py"] <= 2, entered
     assert entered["experiments/training/run_folder.py"] <= 3, entered
     assert not path.calls_up, path.calls_up

@@ -44,9 +44,9 @@ def preset_checkpoint(game: str, folder: Path) -> Path:
     import jericho_env
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta, save_checkpoint
     from agents.prior import PriorHintEnv
-    from experiments.training import presets
+    from experiments.training.ppo.config import TrainConfig
 
-    values = presets.preset(game)
+    values = TrainConfig.preset(game)
     spec = PolicySpec(values["policy"], values["net"], values["prior"], values["prior_weight"])
     policy, kwargs = spec.build(game, {})
     env: Any = jericho_env.single_agent(game)

@@ -1,30 +1,18 @@
 """Deep Monte-Carlo self-play (Zha et al. 2021, DouZero): action values regressed on game outcomes, at scale.
 
-One process alternates two phases until ``positions`` decisions have been generated:
-
-1. **actors** (``experiments.training.dmc.actors.Actors``): ``envs`` games of the batched engine in lockstep
-   play ``rounds`` steps, every seat epsilon-greedy on a numpy snapshot of the network; each decision
-   enters the replay buffer, labelled with the seat's final return when its game ends;
-2. **learner**: minibatches of ``batch_size`` labelled positions drawn uniformly from the buffer (the
-   latest ``buffer`` positions), squared error of Q(s, a) to the return, Adam, gradients clipped to
-   ``clip``; as many updates as keep positions learned at ``replay_ratio`` times positions generated.
-   Then the actors' snapshot is refreshed.
-
-With ``--backend ray`` the actors are Ray actors (``experiments.training.dmc.ray_actors``): each phase is one actor's,
-taken as it comes, and the actors play on while the learner learns.
-
-Every ``eval_every`` positions generated the network is saved (``checkpoints/pos_N.zip``) and plays
-``eval_deals`` seat-swapped deals against greedy with the tournament code; every ``checkpoint_seconds``
-and at the end, ``checkpoints/latest.zip`` (network, optimizer, every counter) and ``training.json``
-are written (temporary file, then rename). ``--resume`` continues from ``latest.zip`` with every counter
-and the evaluation history; the replay buffer is not saved (it is the latest positions, refilled in
-seconds) and the resumed session's actors draw from a new stream (``seed`` and the session's number).
+``run_dmc`` alternates the actors' phase (``rounds`` steps of ``envs`` games: ``experiments.training.dmc.actors``,
+or Ray's) and the learner's: ``learn_step``s on ``q_loss`` (a teacher's: ``distill.distill_loss``) over minibatches
+of labelled positions, positions learned kept at ``replay_ratio`` times those generated. The game's network says
+what a position stores; the loop knows no game. ``DmcRun`` keeps the run folder: ``pos_N.zip`` and an evaluation
+against greedy every ``eval_every`` positions, ``latest.zip`` and ``training.json`` every ``checkpoint_seconds``,
+what ``--resume`` continues (the buffer is not saved: it refills in seconds).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import time
 from pathlib import Path
@@ -32,259 +20,31 @@ from typing import Any
 
 import numpy as np
 
-# Presets as data: "default", then what each game changes. Sized on 2 loaded cores (docs in the CLI's --help).
-PRESETS: dict[str, dict[str, Any]] = {
-    "default": {
-        "seed": 0,
-        "positions": 10_000_000,
-        "envs": 512,
-        "rounds": 16,
-        "epsilon": 0.05,
-        "buffer": 400_000,
-        "batch_size": 1024,
-        "learning_rate": 5e-4,
-        "learning_rate_end": None,
-        "anneal": 1.0,
-        "clip": 10.0,
-        "net": "512,512,256",
-        "features": "game",
-        "prior": "none",
-        "versus_greedy": 0.0,
-        "versus": "greedy",
-        "lam": 1.0,
-        "replay_ratio": 1.0,
-        "eval_every": 1_000_000,
-        "eval_deals": 200,
-        "checkpoint_seconds": 120.0,
-        "init": None,
-        "teacher": None,
-        # the level of the teacher's Q weighs a tenth of the differences between actions: in castles above the
-        # plain squared error from a fresh network and from one of the teacher's (docs/dmc.md)
-        "teacher_level": 0.1,
-    },
-    # lambda-returns (0.8): at 10^7 positions above the outcome alone in every seed; the learning rate falling
-    # to 5e-5 over the last fifth of the budget: above a constant one (docs/dmc.md)
-    "castles": {"lam": 0.8, "learning_rate_end": 5e-5, "anneal": 0.2},
-    # greedy's scores as an input: at every point measured above the observation alone; lambda-returns
-    # (0.8): they climb with data where the outcome alone fell (docs/dmc.md)
-    "walls": {"prior": "greedy-scores", "lam": 0.8},
-    # the same, and every game one learning seat against greedy: self-play left greedy's level (docs/dmc.md)
-    "grid": {
-        "envs": 256,
-        "rounds": 8,
-        "buffer": 200_000,
-        "net": "256,256",
-        "batch_size": 512,
-        "prior": "greedy-scores",
-        "lam": 0.8,
-        "versus_greedy": 1.0,
-    },
-}
-STAT_KEYS = (
-    "positions_generated",
-    "positions_learned",
-    "updates",
-    "agent_steps",
-    "games",
-    "seconds_actor",
-    "seconds_learner",
-    "seconds_eval",
-    "seconds",
-)
+from experiments.training.dmc.config import DmcConfig, make_config
+
+__all__ = ["DmcConfig", "learn_step", "learning_rate_at", "make_config", "q_loss", "run_dmc"]
+
+STAT_KEYS = ("positions_generated", "positions_learned", "updates", "agent_steps", "games", "seconds_actor",
+             "seconds_learner", "seconds_eval", "seconds")  # fmt: skip
 
 
-@dataclasses.dataclass
-class DmcConfig:
-    """Everything a run depends on (the game's preset with the given values on top); config.json records it."""
+def q_loss(network: Any, batch: Any) -> Any:
+    """The squared error between Q(s, a) of the actions taken and their targets (DouZero's ``compute_loss``)."""
+    import torch
 
-    game: str
-    options: dict[str, Any]
-    seed: int
-    positions: int
-    envs: int
-    rounds: int
-    epsilon: float
-    buffer: int
-    batch_size: int
-    learning_rate: float
-    clip: float
-    net: str
-    features: str
-    prior: str
-    versus_greedy: float
-    versus: str  # the fixed agents of the versus_greedy share, comma-separated registered names
-    lam: float
-    replay_ratio: float
-    eval_every: int
-    eval_deals: int
-    checkpoint_seconds: float
-    init: str | None = None  # a dmc checkpoint whose network the run starts from (same architecture)
-    learning_rate_end: float | None = None  # the learning rate at the end of the budget (None: constant)
-    anneal: float = 1.0  # the share of the budget, at its end, over which it falls to learning_rate_end
-    teacher: str | None = None  # dmc checkpoints (A.zip+B.zip+...) whose mean Q every position learns instead
-    teacher_level: float = 0.1  # the weight of the level of the teacher's Q against the differences between actions
+    q = network.q_stored(torch.from_numpy(batch.rows), torch.from_numpy(batch.actions))
+    return torch.nn.functional.mse_loss(q, torch.from_numpy(batch.targets))
 
 
-def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> DmcConfig:
-    """The game's preset with the ``given`` values that are not None on top; values checked."""
-    from agents.nets.dmc import ACTION_FEATURE_KINDS, PRIOR_KINDS, parse_hidden
-    from agents.prior import SCORE_GAMES
+def learn_step(network: Any, optimizer: Any, loss: Any, clip: float) -> float:
+    """One Adam step on ``loss`` (a tensor), gradients clipped to ``clip``; the loss's value."""
+    import torch
 
-    values = {**PRESETS["default"], **PRESETS.get(game, {})}
-    values.update({k: v for k, v in given.items() if v is not None})
-    cfg = DmcConfig(game=game, options=dict(options or {}), **values)
-    parse_hidden(cfg.net)
-    if cfg.features not in ACTION_FEATURE_KINDS:
-        raise ValueError(f"--features takes one of {', '.join(ACTION_FEATURE_KINDS)}, got {cfg.features!r}")
-    if cfg.prior not in PRIOR_KINDS:
-        raise ValueError(f"--prior takes one of {', '.join(PRIOR_KINDS)}, got {cfg.prior!r}")
-    if cfg.prior != "none" and game not in SCORE_GAMES:
-        raise ValueError(f"--prior {cfg.prior} is for {', '.join(SCORE_GAMES)} only, not {game!r}")
-    if not 0 <= cfg.versus_greedy <= 1:
-        raise ValueError(f"--versus-greedy must be in 0..1, got {cfg.versus_greedy}")
-    cfg.versus = ",".join(versus_agents(cfg.versus, game, options or {}))
-    if not 0 <= cfg.lam <= 1:
-        raise ValueError(f"--lam must be in 0..1, got {cfg.lam}")
-    if not 0 <= cfg.epsilon <= 1:
-        raise ValueError(f"--epsilon must be in 0..1, got {cfg.epsilon}")
-    if cfg.learning_rate_end is not None and not 0 < cfg.learning_rate_end <= cfg.learning_rate:
-        raise ValueError(f"--learning-rate-end must be in (0, --learning-rate {cfg.learning_rate}], "
-                         f"got {cfg.learning_rate_end}")  # fmt: skip
-    if not 0 < cfg.anneal <= 1:
-        raise ValueError(f"--anneal must be in (0, 1], got {cfg.anneal}")
-    if cfg.batch_size > cfg.buffer:
-        raise ValueError(f"--batch-size {cfg.batch_size} exceeds --buffer {cfg.buffer}")
-    return cfg
-
-
-def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
-    """The agents of ``--versus`` (comma-separated): registered agents that play ``game`` with no argument
-    from its observation (searching agents are refused).
-
-    Each is made once here, so that a network the zoo lacks (``ppo`` for these options) fails before the run.
-    """
-    import agents
-    from agents.registry import AGENT_NAMES, available
-
-    listed = [n.strip() for n in str(names).split(",") if n.strip()]
-    unknown = [n for n in listed if n not in AGENT_NAMES]
-    if not listed or unknown:
-        raise ValueError(f"--versus takes registered agents, comma-separated ({', '.join(AGENT_NAMES)}), "
-                         f"got {names!r}")  # fmt: skip
-    missing = [n for n in listed if not available(n, game)]
-    if missing:
-        raise ValueError(f"--versus: {', '.join(missing)} does not play {game!r}")
-    for name in dict.fromkeys(listed):
-        agent = agents.make(name, game, **options)  # the zoo's error where no network is shipped for these options
-        if callable(getattr(agent, "observe_view", None)):
-            raise ValueError(f"--versus: {name} searches the information views, which the actors do not give; "
-                             "choose agents that read the observation (random, greedy, ppo, exit, dmc)")  # fmt: skip
-    return listed
-
-
-def fresh_stats() -> dict[str, Any]:
-    """The counters of a new run (``STAT_KEYS`` at 0), its evaluations and sessions."""
-    return {**dict.fromkeys(STAT_KEYS, 0), "evals": [], "sessions": [], "loss": None}
-
-
-def rates(stats: dict[str, Any]) -> dict[str, float]:
-    """Positions generated and learned per second of the run, and the actor's and learner's shares of it."""
-    seconds = max(float(stats["seconds"]), 1e-9)
-    busy = max(float(stats["seconds_actor"]) + float(stats["seconds_learner"]), 1e-9)
-    return {
-        "generated_per_second": stats["positions_generated"] / seconds,
-        "learned_per_second": stats["positions_learned"] / seconds,
-        "agent_steps_per_second": stats["agent_steps"] / seconds,
-        "actor_share": stats["seconds_actor"] / busy,
-        "learner_share": stats["seconds_learner"] / busy,
-    }
-
-
-class DmcRun:
-    """One run folder: config.json, checkpoints/latest.zip, checkpoints/pos_N.zip, training.json, final.zip."""
-
-    def __init__(self, cfg: DmcConfig, folder: Path) -> None:
-        self.cfg, self.folder = cfg, folder
-        self.ckpt = folder / "checkpoints"
-        self.ckpt.mkdir(parents=True, exist_ok=True)
-
-    def save(self, network: Any, optimizer: Any, stats: dict[str, Any], path: Path | None = None) -> Path:
-        """The network, optimizer and counters to ``path`` (default latest.zip), then training.json (last)."""
-        from agents.dmc import save_dmc
-        from experiments.training.run_folder import write_atomic
-
-        training = {"algorithm": "dmc", "dmc": dataclasses.asdict(self.cfg), "stats": stats}
-        out = save_dmc(path or self.ckpt / "latest.zip", network, self.cfg.game, self.cfg.options, training, optimizer)
-        if path is None:
-            write_atomic(self.folder / "training.json", json.dumps({**stats, "rates": rates(stats)}, indent=1))
-        return out
-
-    def restore(self) -> tuple[Any, Any, dict[str, Any]]:
-        """(network, optimizer state, counters) of latest.zip, for ``--resume``."""
-        from agents.dmc import load_dmc
-
-        network, meta, optimizer_state = load_dmc(self.ckpt / "latest.zip", self.cfg.game, self.cfg.options)
-        stats = meta.get("training", {}).get("stats")
-        if not isinstance(stats, dict) or any(not isinstance(stats.get(k), (int, float)) for k in STAT_KEYS):
-            raise ValueError(f"--resume: {self.ckpt / 'latest.zip'} records no dmc counters")
-        network.train()
-        return network, optimizer_state, stats
-
-
-def start_from(network: Any, cfg: DmcConfig) -> None:
-    """Copy the network of the dmc checkpoint ``cfg.init`` into ``network`` (the run's own architecture).
-
-    The checkpoint must be for the run's game and options and have the same layers (``--net``,
-    ``--features``, ``--prior``); the optimizer and counters start afresh.
-    """
-    from agents.checkpoint import CheckpointError
-    from agents.dmc import load_dmc
-
-    try:
-        source, _, _ = load_dmc(cfg.init, cfg.game, cfg.options)
-    except (CheckpointError, FileNotFoundError) as e:
-        raise ValueError(f"--init {cfg.init!r}: {e}") from None
-    mine, theirs = network.state_dict(), source.state_dict()
-    differ = sorted(k for k in set(mine) | set(theirs) if k not in mine or k not in theirs
-                    or mine[k].shape != theirs[k].shape)  # fmt: skip
-    if differ:
-        raise ValueError(
-            f"--init {cfg.init!r}: its network is not this run's (--net {cfg.net}, --features {cfg.features}, "
-            f"--prior {cfg.prior}); layers that differ: {', '.join(differ[:4])}"
-        )
-    network.load_state_dict(theirs)
-
-
-def check_init(cfg: DmcConfig) -> None:
-    """Fail before the run starts when ``--init`` cannot start this run's network (``start_from``'s errors)."""
-    if cfg.init:
-        from agents.dmc import build_network
-
-        start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
-
-
-def teacher_plan(cfg: DmcConfig) -> Any:
-    """The plan of ``cfg.teacher`` (one dmc network, or the mean Q of several: ``agents.dmc.DmcAgent``), None
-    without one; ``ValueError`` naming what is wrong (a missing file, another game's network, ...)."""
-    if not cfg.teacher:
-        return None
-    from agents.checkpoint import CheckpointError
-    from agents.dmc import DmcAgent
-
-    try:
-        return DmcAgent(cfg.game, path=cfg.teacher, **cfg.options).plan
-    except (CheckpointError, OSError, ValueError) as e:
-        raise ValueError(f"--teacher {cfg.teacher!r}: {e}") from None
-
-
-def one_blas_thread() -> None:
-    """numpy's BLAS on one thread: the actors' small matrix products run 5-10x slower on a loaded machine when
-    OpenBLAS spreads them over threads that wait for each other (measured on grid's trunk: 77 ms against 6)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with the train extra
-        return
-    threadpool_limits(1, user_api="blas")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
+    optimizer.step()
+    return float(loss.detach())
 
 
 def learning_rate_at(cfg: DmcConfig, positions: float) -> float:
@@ -297,76 +57,136 @@ def learning_rate_at(cfg: DmcConfig, positions: float) -> float:
     return cfg.learning_rate + done * (cfg.learning_rate_end - cfg.learning_rate)
 
 
-def learn_step(
-    network: Any, optimizer: Any, batch: tuple[np.ndarray, ...], clip: float, level_weight: float = 1.0
-) -> float:
-    """One Adam step of squared error between Q(s, a) and the returns; the loss.
-
-    A batch of taught positions (``ReplayBuffer.sample`` with a teacher: the teacher's Q of every action and the
-    legal actions as well) learns the teacher's Q of every legal action instead: the mean squared error over them,
-    split into the error of each position's mean over its legal actions (the level, weighted ``level_weight``)
-    and the errors around it (the differences between actions, which alone decide the move); at
-    ``level_weight`` 1 it is the plain mean squared error.
-    """
-    import torch
-
-    if len(batch) == 5:
-        obs, _, _, taught, legal = batch
-        keep = torch.from_numpy(legal).float()
-        error = (network(torch.from_numpy(obs)) - torch.from_numpy(taught)) * keep  # 0 on illegal actions
-        count = keep.sum(dim=1)
-        level = error.sum(dim=1) / count  # each position's mean error over its legal actions
-        spread = ((error - level[:, None]) * keep).square().sum()  # the errors in the differences between actions
-        loss = (spread + level_weight * (count * level.square()).sum()) / count.sum()
-    else:
-        obs, actions, targets = batch
-        q = network.q_stored(torch.from_numpy(obs), torch.from_numpy(actions))
-        loss = torch.nn.functional.mse_loss(q, torch.from_numpy(targets))
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(network.parameters(), clip)
-    optimizer.step()
-    return float(loss.detach())
+def rates(stats: dict[str, Any]) -> dict[str, float]:
+    """Positions generated and learned per second of the run, and the actor's and learner's shares of it."""
+    s, busy = max(float(stats["seconds"]), 1e-9), max(stats["seconds_actor"] + stats["seconds_learner"], 1e-9)
+    return {"generated_per_second": stats["positions_generated"] / s, "actor_share": stats["seconds_actor"] / busy,
+            "learned_per_second": stats["positions_learned"] / s, "learner_share": stats["seconds_learner"] / busy,
+            "agent_steps_per_second": stats["agent_steps"] / s}  # fmt: skip
 
 
-def evaluate_against_greedy(cfg: DmcConfig, path: Path, seed: int) -> dict[str, Any]:
-    """The network at ``path`` against greedy (random where greedy does not play) on seat-swapped deals."""
-    from agents.registry import available
-    from experiments.play.deals import AgentSpec
-    from experiments.play.tournament import run_games, tabulate
+class DmcRun:
+    """One run folder (config.json, checkpoints/latest.zip and pos_N.zip, training.json, final.zip) and what the run
+    holds: the network, its Adam, the counters (``latest.zip``'s on ``--resume``, else a new network: ``--init``'s
+    weights), and this session's time."""
 
-    opponent = "greedy" if available("greedy", cfg.game) else "random"
-    specs = [AgentSpec("dmc", "dmc", {"path": str(path)}), AgentSpec(opponent, opponent, {})]
-    records = run_games(cfg.game, specs, cfg.eval_deals, seed, 1, cfg.options)
-    cell = tabulate(records, ["dmc", opponent])[("dmc", opponent)]
-    lo, hi = cell.interval
-    return {"opponent": opponent, "score": cell.win_rate, "ci95": [lo, hi], "games": cell.games}
+    def __init__(self, cfg: DmcConfig, folder: Path, resume: bool) -> None:
+        import torch
+
+        from agents.dmc import build_network, load_dmc
+
+        self.cfg, self.folder, self.ckpt = cfg, folder, folder / "checkpoints"
+        self.ckpt.mkdir(parents=True, exist_ok=True)
+        state = None
+        if resume:
+            self.network, meta, state = load_dmc(self.ckpt / "latest.zip", cfg.game, cfg.options)
+            self.stats = meta.get("training", {}).get("stats")
+            if not isinstance(self.stats, dict) or any(
+                not isinstance(self.stats.get(k), (int, float)) for k in STAT_KEYS
+            ):
+                raise ValueError(f"--resume: {self.ckpt / 'latest.zip'} records no dmc counters")
+        else:
+            torch.manual_seed(cfg.seed)
+            self.network = build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior)
+            self.stats = {**dict.fromkeys(STAT_KEYS, 0), "evals": [], "sessions": [], "loss": None}
+            if cfg.init:
+                start_from(self.network, cfg)
+        self.network.train()
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=cfg.learning_rate)
+        if state:
+            self.optimizer.load_state_dict(state)
+        self.session = len(self.stats["sessions"])
+        self.stats["sessions"].append({"started_at_positions": self.stats["positions_generated"], "seconds": 0.0})
+        self.begin({})
+
+    def begin(self, describe: dict[str, Any]) -> None:
+        """The session's clock starts (after the actors': Ray's start is not the run's); ``describe`` joins its
+        record (Ray runs: the backend and the actors)."""
+        self.stats["sessions"][-1].update(describe)
+        self.base, self.start = float(self.stats["seconds"]), time.perf_counter()
+        self.last_save = self.start
+
+    def tick(self) -> None:
+        """The time so far into the counters: the run's over every session, and this session's."""
+        now = time.perf_counter() - self.start
+        self.stats["seconds"] = self.base + now
+        self.stats["sessions"][-1]["seconds"] = now
+
+    def save(self) -> None:
+        """The network, optimizer and counters to latest.zip, then training.json (last)."""
+        from agents.dmc import save_dmc
+        from experiments.training.run_folder import write_atomic
+
+        stats, cfg = self.stats, self.cfg
+        training = {"algorithm": "dmc", "dmc": dataclasses.asdict(cfg), "stats": stats}
+        save_dmc(self.ckpt / "latest.zip", self.network, cfg.game, cfg.options, training, self.optimizer)
+        write_atomic(self.folder / "training.json", json.dumps({**stats, "rates": rates(stats)}, indent=1))
+        self.last_save = time.perf_counter()
+
+    def save_network(self, path: Path) -> Path:
+        """The network alone, with the counters, to ``path`` (``pos_N.zip``, ``final.zip``)."""
+        from agents.dmc import save_dmc
+
+        training = {"algorithm": "dmc", "stats": {k: self.stats[k] for k in STAT_KEYS}}
+        return save_dmc(path, self.network, self.cfg.game, self.cfg.options, training)
+
+    def evaluate(self) -> dict[str, Any]:
+        """The network saved as ``pos_N.zip`` and played against greedy (random where greedy does not play) on
+        seat-swapped deals; the result joins ``stats["evals"]``."""
+        from agents.registry import available
+        from experiments.play.deals import AgentSpec
+        from experiments.play.tournament import run_games, tabulate
+
+        t0, stats, cfg = time.perf_counter(), self.stats, self.cfg
+        point = self.save_network(self.ckpt / f"pos_{stats['positions_generated']}.zip")
+        opponent = "greedy" if available("greedy", cfg.game) else "random"
+        specs = [AgentSpec("dmc", "dmc", {"path": str(point)}), AgentSpec(opponent, opponent, {})]
+        records = run_games(cfg.game, specs, cfg.eval_deals, 10_000 + len(stats["evals"]), 1, cfg.options)
+        cell = tabulate(records, ["dmc", opponent])[("dmc", opponent)]
+        result = {"opponent": opponent, "score": cell.win_rate, "ci95": list(cell.interval), "games": cell.games}
+        result.update({k: stats[k] for k in ("positions_generated", "positions_learned", "seconds")})
+        stats["evals"].append(result)
+        stats["seconds_eval"] += time.perf_counter() - t0
+        return result
 
 
-def make_actors(cfg: DmcConfig, buffer: Any, seed: Any) -> Any:
-    """The run's ``Actors`` (its game, envs, epsilon) writing into ``buffer``: here, or in a Ray actor."""
-    from experiments.training.dmc.actors import Actors
+def start_from(network: Any, cfg: DmcConfig) -> None:
+    """Copy the network of the dmc checkpoint ``cfg.init`` into ``network``: the run's game, options and layers
+    (``--net``, ``--features``, ``--prior``); the optimizer and counters start afresh."""
+    from agents.checkpoint import CheckpointError
+    from agents.dmc import load_dmc
 
-    versus = tuple(cfg.versus.split(","))
-    return Actors(
-        cfg.game,
-        cfg.options,
-        cfg.envs,
-        cfg.epsilon,
-        buffer,
-        seed,
-        cfg.versus_greedy,
-        cfg.lam,
-        versus,
-        teacher_plan(cfg),
-    )
+    try:
+        source, _, _ = load_dmc(cfg.init or "", cfg.game, cfg.options)
+    except (CheckpointError, FileNotFoundError) as e:
+        raise ValueError(f"--init {cfg.init!r}: {e}") from None
+    mine, theirs = network.state_dict(), source.state_dict()
+    differ = sorted(k for k in set(mine) | set(theirs) if k not in mine or k not in theirs
+                    or mine[k].shape != theirs[k].shape)  # fmt: skip
+    if differ:
+        raise ValueError(f"--init {cfg.init!r}: its network is not this run's (--net {cfg.net}, --features "
+                         f"{cfg.features}, --prior {cfg.prior}); layers that differ: "
+                         f"{', '.join(differ[:4])}")  # fmt: skip
+    network.load_state_dict(theirs)
+
+
+def check_start(cfg: DmcConfig) -> None:
+    """Before a new run starts: ``--init`` can start its network and ``--teacher`` loads (one-line errors)."""
+    from agents.dmc import build_network
+    from experiments.training.dmc.distill import teacher_plan
+
+    if cfg.init:
+        start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
+    teacher_plan(cfg)
 
 
 class LocalActors:
     """The actors in this process (``--backend local``): ``rounds`` steps of ``Actors`` a phase, on the latest plan."""
 
-    def __init__(self, cfg: DmcConfig, network: Any, buffer: Any, session: int) -> None:
-        self.actors = make_actors(cfg, buffer, [cfg.seed, session])
+    def __init__(self, cfg: DmcConfig, network: Any, buffer: Any, session: int, teacher: Any) -> None:
+        from experiments.training.dmc.actors import Actors
+
+        self.actors = Actors(cfg, buffer, [cfg.seed, session], teacher)
         self.rounds = cfg.rounds
         self.plan = network.plan()
 
@@ -387,115 +207,73 @@ class LocalActors:
 
 
 def actor_source(
-    cfg: DmcConfig, network: Any, buffer: Any, session: int, backend: Any, actors: int | None
+    cfg: DmcConfig, network: Any, buffer: Any, session: int, teacher: Any, backend: Any, actors: int | None
 ) -> contextlib.AbstractContextManager[Any]:
     """Where the positions come from: ``LocalActors``, or Ray actors (``experiments.training.dmc.ray_actors``)."""
-    if backend is None or not backend.is_ray:
-        return contextlib.nullcontext(LocalActors(cfg, network, buffer, session))
+    if cfg.backend != "ray":
+        return contextlib.nullcontext(LocalActors(cfg, network, buffer, session, teacher))
     from experiments.training.dmc.ray_actors import ray_actors
 
-    return ray_actors(cfg, make_actors, network, buffer, session, backend, actors)
+    return ray_actors(cfg, network, buffer, session, backend, actors)
 
 
 def run_dmc(
-    cfg: DmcConfig,
-    folder: Path,
-    resume: bool,
-    quiet: bool = False,
-    progress: Any = None,
-    backend: Any = None,
-    actors: int | None = None,
+    cfg: DmcConfig, folder: Path, resume: bool, progress: Any = None, backend: Any = None, actors: int | None = None
 ) -> Path:
     """Run (or continue) training in ``folder`` until ``cfg.positions`` are generated; returns final.zip.
-
-    ``backend`` (``experiments.play.backends.Backend``; None: local) says where the actors run; ``actors``:
-    how many Ray actors (``experiments.training.dmc.ray_actors``).
-    """
+    ``backend`` and ``actors``: where Ray is and how many actors; ``progress(stats, new, evaluation)``: each phase."""
     import torch
 
-    from agents.dmc import build_network, save_dmc
-    from experiments.training.dmc.actors import ReplayBuffer
+    from experiments.training.dmc import distill
+    from experiments.training.dmc.actors import ReplayBuffer, one_blas_thread
 
     torch.set_num_threads(1)
-    one_blas_thread()
-    run = DmcRun(cfg, folder)
-    if resume:
-        network, optimizer_state, stats = run.restore()
-    else:
-        torch.manual_seed(cfg.seed)
-        network, optimizer_state, stats = (
-            build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior),
-            None,
-            fresh_stats(),
-        )
-        if cfg.init:
-            start_from(network, cfg)
-        network.train()
-    optimizer = torch.optim.Adam(network.parameters(), lr=cfg.learning_rate)
-    if optimizer_state:
-        optimizer.load_state_dict(optimizer_state)
-    session = len(stats["sessions"])
-    stats["sessions"].append({"started_at_positions": stats["positions_generated"], "seconds": 0.0})
-    taught = network.spec.num_actions if cfg.teacher and cfg.game != "grid" else 0  # grid: no row of every action
-    buffer = ReplayBuffer(cfg.buffer, network.stored_width, taught)
-    positions_from = actor_source(cfg, network, buffer, session, backend, actors)
-    rng = np.random.default_rng([cfg.seed, session, 1])
-    with positions_from as source:  # Ray's start is not the run's time
-        owed = 0.0  # positions the learner owes the actors (replay_ratio times those generated)
-        start, last_save, losses = time.perf_counter(), time.perf_counter(), []
-        base_seconds = float(stats["seconds"])
-        next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
+    one_blas_thread()  # numpy's BLAS too (experiments.training.dmc.actors)
+    run = DmcRun(cfg, folder, resume)
+    network, optimizer, stats = run.network, run.optimizer, run.stats
+    teacher = distill.teacher_plan(cfg)
+    buffer = ReplayBuffer(cfg.buffer, network.stored_width, distill.taught_width(network, teacher))
+    # the loss of the buffer's layout: every legal action's Q kept beside a position (a teacher's), or one target
+    loss_of = (
+        q_loss if buffer.taught is None else functools.partial(distill.distill_loss, level_weight=cfg.teacher_level)
+    )
 
-        def tick() -> None:
-            now = time.perf_counter() - start
-            stats["seconds"] = base_seconds + now
-            stats["sessions"][-1]["seconds"] = now
-
-        stats["sessions"][-1].update(source.describe())  # Ray runs: the backend and the actors
+    rng = np.random.default_rng([cfg.seed, run.session, 1])
+    labelled = None if teacher is None else distill.Teacher(teacher)
+    with actor_source(cfg, network, buffer, run.session, labelled, backend, actors) as source:
+        run.begin(source.describe())
+        owed, losses, next_eval = 0.0, [], (stats["positions_generated"] // cfg.eval_every + 1) * cfg.eval_every
         while stats["positions_generated"] < cfg.positions:
             new, steps, games, actor_seconds, learner_seconds = source.collect()
             t1 = time.perf_counter()
-            stats["positions_generated"] += new
-            stats["agent_steps"] += steps
-            stats["games"] += games
-            owed += cfg.replay_ratio * new
-            known = buffer.known() if owed >= cfg.batch_size else None
+            stats.update(positions_generated=stats["positions_generated"] + new, games=stats["games"] + games,
+                         agent_steps=stats["agent_steps"] + steps)  # fmt: skip
+            owed += cfg.replay_ratio * new  # positions the learner owes the actors
+            known = buffer.known() if owed >= cfg.batch_size else np.zeros(0, np.int64)
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate_at(cfg, stats["positions_generated"])
-            while known is not None and len(known) >= cfg.batch_size and owed >= cfg.batch_size:
-                losses.append(learn_step(network, optimizer, buffer.sample(cfg.batch_size, rng, known), cfg.clip,
-                                         cfg.teacher_level))  # fmt: skip
+            while len(known) >= cfg.batch_size and owed >= cfg.batch_size:
+                batch = buffer.sample(cfg.batch_size, rng, known)
+                losses.append(learn_step(network, optimizer, loss_of(network, batch), cfg.clip))
                 owed -= cfg.batch_size
                 stats["positions_learned"] += cfg.batch_size
                 stats["updates"] += 1
             source.refresh(network)
-            t2 = time.perf_counter()
             stats["seconds_actor"] += actor_seconds
-            stats["seconds_learner"] += t2 - t1 + learner_seconds
-            if losses:
-                stats["loss"] = float(np.mean(losses[-50:]))
-            tick()
+            stats["seconds_learner"] += time.perf_counter() - t1 + learner_seconds
+            stats["loss"] = float(np.mean(losses[-50:])) if losses else stats["loss"]
+            run.tick()
             if progress is not None:
                 progress(stats, new)
-            if stats["positions_generated"] >= next_eval or stats["positions_generated"] >= cfg.positions:
-                t3 = time.perf_counter()
-                point = save_dmc(run.ckpt / f"pos_{stats['positions_generated']}.zip", network, cfg.game, cfg.options,
-                                 {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})  # fmt: skip
-                result = evaluate_against_greedy(cfg, point, 10_000 + len(stats["evals"]))
-                result.update({k: stats[k] for k in ("positions_generated", "positions_learned", "seconds")})
-                stats["evals"].append(result)
-                stats["seconds_eval"] += time.perf_counter() - t3
-                next_eval = (int(stats["positions_generated"]) // cfg.eval_every + 1) * cfg.eval_every
-                tick()
-                run.save(network, optimizer, stats)
-                last_save = time.perf_counter()
+            if stats["positions_generated"] >= min(next_eval, cfg.positions):
+                result = run.evaluate()
+                next_eval = (stats["positions_generated"] // cfg.eval_every + 1) * cfg.eval_every
+                run.tick()
+                run.save()
                 if progress is not None:
                     progress(stats, 0, result)
-            elif time.perf_counter() - last_save >= cfg.checkpoint_seconds:
-                run.save(network, optimizer, stats)
-                last_save = time.perf_counter()
-        tick()
-    run.save(network, optimizer, stats)
-    final = folder / "final.zip"
-    save_dmc(final, network, cfg.game, cfg.options, {"algorithm": "dmc", "stats": {k: stats[k] for k in STAT_KEYS}})
-    return final
+            elif time.perf_counter() - run.last_save >= cfg.checkpoint_seconds:
+                run.save()
+        run.tick()
+    run.save()
+    return run.save_network(folder / "final.zip")

@@ -13,7 +13,7 @@ process plays none: it computes one shard's moves while the others play
 ``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
 
-Before issue 35 ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
+Before the batched env ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
 nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorHintEnv``
 remains for anyone training on ``jericho_env.single_agent`` with a prior.
 """
