@@ -1,4 +1,4 @@
-"""Old module paths of the regroup (issue 47) kept importable for one release, each as the module it became.
+"""Old module paths of the regroup (2026-12-04) kept importable for one release, each as the module it became.
 
 ``import agents.ismcts`` (and ``from agents.ismcts import ISMCTSAgent``) gives ``agents.search.ismcts`` itself
 (the same module object, so ``isinstance`` and monkeypatching agree) with a ``DeprecationWarning`` naming the

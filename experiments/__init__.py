@@ -9,7 +9,7 @@ iteration); one-off studies and benchmarks in ``experiments.studies``. ``docs/ar
 
 from agents._moved import keep_old_paths
 
-# the old module paths of the regroup (issue 47), importable for one release (agents._moved)
+# the old module paths of the regroup (2026-12-04), importable for one release (agents._moved)
 EXPERIMENTS_MOVED: dict[str, str] = {
     "experiments.tournament": "experiments.play.tournament",
     "experiments.batched_games": "experiments.play.batched_games",

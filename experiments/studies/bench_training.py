@@ -34,7 +34,7 @@ from typing import Any
 
 from experiments.cli import cli_parser, positive_float, positive_int
 
-# the training steps/s each game should reach, as a share of its AEC random-play steps/s (issue 16)
+# the training steps/s each game should reach, as a share of its AEC random-play steps/s (batched self-play's bar)
 TARGETS = {"castles": 0.25, "walls": 0.20, "grid": 0.08}
 DEFAULT_STEPS = {"castles": 600_000, "walls": 400_000, "grid": 150_000}
 
