@@ -71,3 +71,19 @@ def test_the_path_counts_stays_returns_and_climbs() -> None:
     assert path.entered["experiments/a.py"] == 2 and path.returns == 1 and path.climbs == 1
     shorter = path.without(("agents/",))
     assert shorter.stays == [("experiments/a.py", ["f", "h"]), ("jericho_env/c.py", ["i"])] and shorter.climbs == 0
+
+
+def test_the_paths_checkpoints_name_import_their_new_modules_without_a_warning() -> None:
+    from agents._moved import PICKLED
+
+    for old, new in PICKLED.items():
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert importlib.import_module(old) is importlib.import_module(new)
+    from agents.networks import GridConvPolicy, PriorMlpPolicy  # what pickled checkpoints look up
+
+    from agents.nets.common import PriorMlpPolicy as Mlp
+    from agents.nets.grid import GridConvPolicy as Conv
+
+    assert (GridConvPolicy, PriorMlpPolicy) == (Conv, Mlp)
