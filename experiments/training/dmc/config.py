@@ -84,11 +84,11 @@ class DmcConfig(RunConfig):
             raise ValueError(f"--batch-size {values['batch_size']} exceeds --buffer {values['buffer']}")
         if values["teacher"] and values["backend"] == "ray":
             raise ValueError("--teacher runs with --backend local (the Ray actors do not send a teacher's values)")
-        values["versus"] = ",".join(versus_agents(values["versus"], game, options))
+        values["versus"] = ",".join(versus_agents(values["versus"], game, options, make=values["versus_share"] > 0))
         return values
 
 
-def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
+def versus_agents(names: str, game: str, options: dict[str, Any], make: bool = True) -> list[str]:
     """The agents of ``--versus``: registered agents that play ``game`` from its observation, each made once here
     (a network the zoo lacks fails before the run)."""
     import agents
@@ -102,7 +102,7 @@ def versus_agents(names: str, game: str, options: dict[str, Any]) -> list[str]:
     missing = [n for n in listed if not available(n, game)]
     if missing:
         raise ValueError(f"--versus: {', '.join(missing)} does not play {game!r}")
-    for name in dict.fromkeys(listed):
+    for name in dict.fromkeys(listed) if make else ():  # where they play: each made once here
         if callable(getattr(agents.make(name, game, **options), "observe_view", None)):
             raise ValueError(f"--versus: {name} searches the information views, which the actors do not give; "
                              "choose agents that read the observation (random, greedy, ppo, exit, dmc)")  # fmt: skip
