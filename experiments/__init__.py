@@ -17,7 +17,6 @@ EXPERIMENTS_MOVED: dict[str, str] = {
     "experiments.backends": "experiments.play.backends",
     "experiments.report": "experiments.play.report",
     "experiments.grid_edge_study": "experiments.studies.grid_edge_study",
-    "experiments.web_latency": "experiments.studies.web_latency",
     "experiments.search_bench": "experiments.studies.search_bench",
     "experiments.tournament_bench": "experiments.studies.tournament_bench",
     "experiments.bench_training": "experiments.studies.bench_training",
