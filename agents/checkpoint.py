@@ -275,11 +275,11 @@ def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
     """The sizes ``meta.json`` gives, checked against the game it names before anything is built from them.
 
     The game and its options must make a game of this version; ``num_actions`` must be that game's
-    action count and ``observation_shape`` ``[its observation size + the prior's hint]``; the policy
+    action count and ``observation_shape`` ``[its observation size + the prior's floats]``; the policy
     must be one ``agents.nets`` builds, its layer and size arguments within ``agents.nets.MAX_WIDTH`` and
     ``MAX_LAYERS``. So a file cannot ask for a network, or spaces, of any other size. Returns the spec.
     """
-    from agents.prior import hint_size
+    from agents.prior import prior_size
     from jericho_env.core.rules import JerichoError
     from jericho_env.registry import make_rules
 
@@ -295,7 +295,7 @@ def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
             f"{where}: {META}'s num_actions must be a positive int, {game_id}'s action count under its options "
             f"({actions}), got {num_actions!r}"
         )
-    size = rules.info.observation_size + hint_size(spec.prior, actions)
+    size = rules.info.observation_size + prior_size(spec.prior, actions)
     if meta["observation_shape"] != [size] or not isinstance(meta["observation_shape"][0], int):
         raise CheckpointError(
             f"{where}: {META}'s observation_shape must be [size], {game_id}'s observation size under its options "

@@ -48,16 +48,16 @@ def build_network(
     game_id: str, options: Mapping[str, Any], hidden: Any, features: str = "game", prior: str = "none"
 ) -> Any:
     """A fresh network for ``game_id`` (``network_spec``'s arguments)."""
-    from agents.nets.dmc import QNetwork, action_features, make_hinter
+    from agents.nets.dmc import QNetwork, action_features, make_prior
 
     spec = network_spec(game_id, options, hidden, features, prior)
-    hinter = make_hinter(prior, game_id, options)
+    scorer = make_prior(prior, game_id, options)
     if spec.kind == "pairs":
         from agents.nets.dmc_grid import GridQNetwork
 
-        return GridQNetwork(spec, options, hinter)
+        return GridQNetwork(spec, options, scorer)
     table = action_features(game_id, options) if features == "game" else np.zeros((spec.num_actions, 0), np.float32)
-    return QNetwork(spec, table, hinter)
+    return QNetwork(spec, table, scorer)
 
 
 def save_dmc(

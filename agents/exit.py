@@ -18,7 +18,7 @@ Without ``path``, both play the network shipped in the package for the game (``a
   view, the move the most probable of ``softmax(log prior + Q / temperature)``; ``top=K`` rolls out only the
   network's K most probable legal actions (a K-th of the cost where a position has many).
 
-``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
+``NetworkEvaluator`` turns a policy network (and its prior's floats, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
 """
 
@@ -40,24 +40,24 @@ SEARCHES = ("puct", "rollouts")  # exit-search's searches: information-set PUCT,
 class NetworkEvaluator:
     """A policy network as ``agents.search.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
-    ``hint`` appends the prior's hint floats (``agents.prior.prior_hint``) to the observations first,
-    for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
+    ``prior`` appends the prior's floats (``agents.prior.make_prior``) to the observations first,
+    for networks trained on a prior; rows without a legal action (non-movers) get the floats of a finished
     game (zeros), as in training.
     """
 
-    def __init__(self, policy: Any, hint: Any = None) -> None:
+    def __init__(self, policy: Any, prior: Any = None) -> None:
         import torch
 
         self._torch = torch
         self.policy = policy
-        self.hint = hint
+        self.prior = prior
         self.rows = 0  # rows evaluated (profiling)
 
     def features(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The network's input: the observations with the hint appended (when the network has one)."""
-        if self.hint is None:
+        """The network's input: the observations with the prior's floats appended (when the network has one)."""
+        if self.prior is None:
             return observations
-        return np.concatenate([observations, self.hint(observations, masks)], axis=1)
+        return np.concatenate([observations, self.prior(observations, masks)], axis=1)
 
     def __call__(
         self, observations: np.ndarray, masks: np.ndarray, movers: np.ndarray
@@ -103,11 +103,11 @@ def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, An
     return logits.masked_fill(~mask_t, float("-inf")), None, values
 
 
-def network_hint(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
-    """The batch hint of the prior a network was trained on (``agents.prior.prior_hint``), or None."""
-    from agents.prior import prior_hint
+def network_prior(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
+    """The prior a network was trained on, for batches (``agents.prior.make_prior``), or None."""
+    from agents.prior import make_prior
 
-    return prior_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
+    return make_prior(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
 
 
 class ExitAgent(PPOAgent):
@@ -197,7 +197,7 @@ class ExitSearchAgent(BaseAgent):
         self.path, self.meta, self.policy = net.path, net.meta, net.policy
         if shipped is not None:
             self.meta, self.path = shipped[1], str(shipped[2])
-        return NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
+        return NetworkEvaluator(self.policy, network_prior(self.policy, game_id, game_options, seed))
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""

@@ -78,7 +78,7 @@ class TrainingAgents:
 
     pool: str  # the fixed opponents, comma-separated, without blanks
     eval_opponent: str  # the baseline the evaluations play
-    hint_size: int  # the floats the prior appends to each observation (``agents.prior.hint_size``)
+    prior_size: int  # the floats the prior appends to each observation (``agents.prior.prior_size``)
     dropped: tuple[str, ...] = ()  # the preset's opponents the game lacks, as "pool random,greedy -> random"
 
 
@@ -96,7 +96,7 @@ def training_agents(
     which) where a named one is an error. ``ValueError`` for the first setting the game cannot train with.
     """
     from agents.nets import check_policy, parse_net
-    from agents.prior import check_prior, hint_size
+    from agents.prior import check_prior, prior_size
 
     pool, opponent, dropped = settings["pool"], settings["eval_opponent"], []
     if "pool" in preset:
@@ -109,12 +109,12 @@ def training_agents(
         opponent = baselines(game_id)[-1]
     check_policy(settings["policy"], game_id)
     parse_net(settings["net"])
-    # the prior, checked against the game once for the run, and the floats its hint adds to each sample
-    hint = hint_size(check_prior(settings["prior"], game_id), num_actions)
+    # the prior, checked against the game once for the run, and the floats its prior's floats adds to each sample
+    floats = prior_size(check_prior(settings["prior"], game_id), num_actions)
     names = pool_names(pool, game_id)  # "random, greedy" as "random,greedy"
     if opponent not in baselines(game_id):
         raise ValueError(f"the evaluation opponent must be one of {', '.join(baselines(game_id))}, got {opponent!r}")
-    return TrainingAgents(",".join(names), opponent, hint, tuple(dropped))
+    return TrainingAgents(",".join(names), opponent, floats, tuple(dropped))
 
 
 def agent_names(game_id: str) -> tuple[str, ...]:

@@ -109,11 +109,11 @@ def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
     cls, kwargs = spec.build(cfg.game, cfg.options)
     import gymnasium as gym
 
-    from agents.prior import hint_size
+    from agents.prior import prior_size
     from jericho_env.registry import make_rules
 
     info = make_rules(cfg.game, **cfg.options).info
-    size = info.observation_size + hint_size(prior, info.num_actions)
+    size = info.observation_size + prior_size(prior, info.num_actions)
     policy = cls(
         gym.spaces.Box(0.0, 1.0, (size,), np.float32), gym.spaces.Discrete(info.num_actions), lambda _: 0.0, **kwargs
     )

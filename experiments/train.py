@@ -9,8 +9,8 @@ from greedy's judgement. Every default comes from ``experiments.training.presets
 
 The config is resolved once (``experiments.training.ppo.config.TrainConfig``); ``train`` then assembles the run
 from parts, each made by one function from plain values: the opponent pool (``experiments.training.ppo.pool``),
-the vec env with the prior's hint and the evaluations (``experiments.training.ppo.selfplay``,
-``agents.prior.prior_hint``), the model (``experiments.training.ppo.model``, networks from ``agents.nets``) and the
+the vec env with the prior's floats and the evaluations (``experiments.training.ppo.selfplay``,
+``agents.prior.make_prior``), the model (``experiments.training.ppo.model``, networks from ``agents.nets``) and the
 run folder (``experiments.training.run_folder``).
 
 Examples:
@@ -60,7 +60,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     from stable_baselines3.common.utils import set_random_seed
 
     from agents.checkpoint import PolicySpec, save_checkpoint
-    from agents.prior import prior_hint
+    from agents.prior import make_prior
     from experiments.training.ppo.callbacks import Every, TrainCallback, eval_text
     from experiments.training.ppo.model import (
         PPO_SETTINGS,
@@ -80,7 +80,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     run = RunFolder(folder)
     initial = run.initial  # where the starting policy is saved
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
-    # the parts: the opponents, the games (with the prior's hint), the learner
+    # the parts: the opponents, the games (with the prior's floats), the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
     snapshots = run.snapshot_paths()
@@ -101,7 +101,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         vec.add_opponent(pool.frozen(model.policy, seed=steps), cfg.max_snapshots)
 
     def evaluation(model: Any, steps: int) -> str:
-        now = prior_hint(cfg.prior, cfg.game, seed=steps, **cfg.options)  # the learner's hint
+        now = make_prior(cfg.prior, cfg.game, seed=steps, **cfg.options)  # the learner's prior
         row = evaluate(model.policy, cfg.game, cfg.eval_opponent, cfg.eval_deals, 10_000 + steps, now, cfg.options)
         run.evals.append({"steps": steps, **row})
         return eval_text(row)

@@ -334,7 +334,7 @@ def fingerprint(
     """The network's moves at fixed positions: every decision with a choice in ``games`` seeded games of greedy play.
 
     Greedy plays every seat (random where the game has no greedy), so the positions follow from the rules,
-    greedy and the seeds; the moves from the network, its observations and its prior's hint. The card keeps
+    greedy and the seeds; the moves from the network, its observations and its prior's floats. The card keeps
     them and the zoo's tests ask the shipped network again: a change to the rules, the observation layout,
     greedy or the prior, declared by a version number or not, shows as other moves (positions from greedy's
     games, not random ones: the networks' choices there depend more on what they see).

@@ -248,14 +248,14 @@ PRIOR_GAMES = [("walls", {}), ("grid", {"board_size": 7}), ("grid", {"obs_versio
 @pytest.mark.parametrize(("game", "options"), PRIOR_GAMES)
 def test_the_prior_starts_at_greedys_best_move(game: str, options: dict[str, Any], tmp_path: Path) -> None:
     """Untrained, a prior network plays a move greedy scores best; its plan equals the torch network."""
-    from agents.prior import prior_hint
+    from agents.prior import make_prior
 
     torch.manual_seed(0)
     network = build_network(game, options, "32", prior="greedy-scores")
     path = save_dmc(tmp_path / "p.zip", network, game, options, {})
     loaded, meta, _ = load_dmc(path, game, options)
     assert meta["network"]["prior"] == "greedy-scores" and loaded.spec.prior == "greedy-scores"
-    hint = prior_hint("greedy-scores", game, **options)
+    hint = make_prior("greedy-scores", game, **options)
     assert hint is not None
     env = jericho_env.make_batched(game, 24, copy=True, check=False, **options)
     obs, mask, _ = env.reset(seed=3)

@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 import agents
 from agents.checkpoint import save_checkpoint
-from agents.exit import NetworkEvaluator, network_hint
+from agents.exit import NetworkEvaluator, network_prior
 from agents.search.puct import PUCTSearch
 from experiments import exit as exit_cli
 from experiments.play.tournament import play_game
@@ -112,7 +112,7 @@ def test_puct_visits_add_up_and_its_policy_covers_only_legal_actions(
 
     policy, _ = load_policy(networks[game])
     rules = JerichoEnv(game, **options).rules
-    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    evaluator = NetworkEvaluator(policy, network_prior(policy, game, options))
     rows = "mover" if rules.info.num_players == 2 else "all"
     search = PUCTSearch(rules, evaluator, 20, 1.5, rows, np.random.default_rng(0), 0.5, 0.25)
     states = [_mid_game(game, options, 6 + k, seed=k).state for k in range(3)]
@@ -172,7 +172,7 @@ def test_advantage_loss_is_the_squared_error_of_centred_logits_and_ignores_a_shi
     env = _mid_game("castles", {}, 5, 3)
     obs = np.stack([env.rules.observe(env.state, env.rules.current_player(env.state))] * 2).astype(np.float32)
     masks = np.stack([env.rules.legal_mask(env.state).astype(bool)] * 2)
-    features = torch.as_tensor(NetworkEvaluator(policy, network_hint(policy, "castles", {})).features(obs, masks))
+    features = torch.as_tensor(NetworkEvaluator(policy, network_prior(policy, "castles", {})).features(obs, masks))
     with torch.no_grad():
         logits, _, _ = logits_and_values(policy, features, masks)
     lg = logits.numpy().astype(np.float64)
@@ -340,7 +340,7 @@ def test_rollout_search_values_legal_actions_and_reads_only_the_view(
     from agents.search.rollout_search import PolicyRolloutSearch
 
     policy, _ = load_policy(networks[game])
-    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    evaluator = NetworkEvaluator(policy, network_prior(policy, game, options))
     compared = 0
     for env, twin, seat in _hidden_twins(game, options):
         rules = env.rules

@@ -177,12 +177,12 @@ def test_pipelined_rollouts_need_shards_stepped_one_at_a_time() -> None:
 # ------------------------------------------------------------------------------------------- numpy plans
 def _policy(game: str, **settings: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     """A preset's policy with perturbed weights, and learner observations (hint included) with masks."""
-    from tests.test_joint import _hint, _model, _perturbed
+    from tests.test_joint import _model, _perturbed, _prior
 
     model, cfg, obs, masks = _model(game)
-    hint_fn = _hint(cfg, 0)
-    if hint_fn is not None:
-        obs = np.concatenate([obs, hint_fn(obs, masks)], axis=1)
+    prior_fn = _prior(cfg, 0)
+    if prior_fn is not None:
+        obs = np.concatenate([obs, prior_fn(obs, masks)], axis=1)
     return _perturbed(model.policy, 1)[0], obs, masks
 
 

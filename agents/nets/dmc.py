@@ -25,12 +25,12 @@ PRIOR_KINDS = ("none", "greedy-scores")  # greedy-scores: greedy's score of ever
 PRIOR_WEIGHT = 1.0  # the residual's weight at the start
 
 
-def make_hinter(prior: str, game_id: str, options: Mapping[str, Any]) -> Any:
+def make_prior(prior: str, game_id: str, options: Mapping[str, Any]) -> Any:
     """The scorer of ``prior`` (checked: ``agents.dmc.network_spec``) for ``game_id``, ``(obs (B, D), masks (B, A))
     -> (B, A)``; None for "none"."""
-    from agents.prior import prior_hint
+    from agents.prior import make_prior
 
-    return prior_hint(prior, game_id, **dict(options))
+    return make_prior(prior, game_id, **dict(options))
 
 
 def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
@@ -99,13 +99,13 @@ class QNetwork(nn.Module):
 
     scores_every_action = True  # one pass gives every action's Q (a teacher's row of every action can be learned)
 
-    def __init__(self, spec: QSpec, feature_table: np.ndarray, hinter: Any = None) -> None:
+    def __init__(self, spec: QSpec, feature_table: np.ndarray, scorer: Any = None) -> None:
         super().__init__()
-        if (spec.prior != "none") != (hinter is not None):
+        if (spec.prior != "none") != (scorer is not None):
             raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
-        self.hinter = hinter
-        self.trunk, size = mlp(spec.observation_size + (spec.num_actions if hinter is not None else 0), spec.hidden)
+        self.scorer = scorer
+        self.trunk, size = mlp(spec.observation_size + (spec.num_actions if scorer is not None else 0), spec.hidden)
         self.head = nn.Linear(size, spec.num_actions)
         table = feature_table if spec.features == "game" else np.zeros((spec.num_actions, 0), np.float32)
         if table.shape[0] != spec.num_actions:
@@ -116,7 +116,7 @@ class QNetwork(nn.Module):
             nn.init.normal_(self.project.weight, std=0.01)
         nn.init.normal_(self.head.weight, std=0.01)
         nn.init.zeros_(self.head.bias)
-        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if scorer is not None else None
 
     def action_embeddings(self) -> torch.Tensor:
         """Each action's embedding ``E[a] + F[a] P`` (A, hidden)."""
@@ -135,7 +135,7 @@ class QNetwork(nn.Module):
     @property
     def stored_width(self) -> int:
         """Numbers stored per position for learning: the observation, then any prior's score of every action."""
-        return self.spec.observation_size + (self.spec.num_actions if self.hinter is not None else 0)
+        return self.spec.observation_size + (self.spec.num_actions if self.scorer is not None else 0)
 
     def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Q(s, a) of stored positions and the actions taken (B,): the trunk once, then those actions' embeddings."""
@@ -155,7 +155,7 @@ class QNetwork(nn.Module):
             layers = [(m.weight.numpy().T.copy(), m.bias.numpy().copy()) for m in self.trunk if type(m) is nn.Linear]
             out = (self.action_embeddings().numpy().T.copy(), self.head.bias.detach().numpy().copy())
             weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
-        return QPlan(tuple(layers), out, self.hinter, weight)
+        return QPlan(tuple(layers), out, self.scorer, weight)
 
 
 class QPlan:
@@ -163,16 +163,16 @@ class QPlan:
     right after it on the same observations."""
 
     def __init__(self, layers: tuple[tuple[np.ndarray, np.ndarray], ...], head: tuple[np.ndarray, np.ndarray],
-                 hinter: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
-        self.layers, self.head, self.hinter, self.prior_weight = layers, head, hinter, prior_weight
+                 scorer: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
+        self.layers, self.head, self.scorer, self.prior_weight = layers, head, scorer, prior_weight
         self._last: tuple[np.ndarray, np.ndarray] | None = None
 
     def rows(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The network's input rows: the observations, then any prior's scores of every action."""
         x = np.ascontiguousarray(obs, dtype=np.float32)
-        if self.hinter is None:
+        if self.scorer is None:
             return x
-        return np.concatenate([x, self.hinter(x, np.asarray(masks, dtype=bool))], axis=1)
+        return np.concatenate([x, self.scorer(x, np.asarray(masks, dtype=bool))], axis=1)
 
     def q_values(self, x: np.ndarray) -> np.ndarray:
         """Q of every action (B, A) float32 of input rows (``rows``; the observations where there is no prior)."""
@@ -183,7 +183,7 @@ class QPlan:
             h += bias
             np.maximum(h, 0, out=h)
         out: np.ndarray = h @ self.head[0] + self.head[1]
-        if self.hinter is not None:
+        if self.scorer is not None:
             out += self.prior_weight * x[:, x.shape[1] - out.shape[1] :]
         return out
 
@@ -205,7 +205,7 @@ class QPlan:
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best(obs, ...)``)."""
-        if self.hinter is None:
+        if self.scorer is None:
             return np.asarray(obs)[rows]
         if self._last is None or self._last[0] is not obs:
             raise RuntimeError("QPlan.stored needs best() on the same observations first (the prior's scores)")
@@ -240,7 +240,7 @@ class MeanQPlan:
             if not isinstance(p, QPlan):
                 values.append(p.q_all(obs, masks))
                 continue
-            if (key := p.hinter is None) not in rows:
+            if (key := p.scorer is None) not in rows:
                 rows[key] = p.rows(obs, masks)
             values.append(p.q_values(rows[key]))
         return np.asarray(np.mean(values, axis=0), dtype=np.float32)

@@ -89,19 +89,19 @@ class GridQNetwork(nn.Module):
 
     scores_every_action = False  # one (state, action) row at a time
 
-    def __init__(self, spec: QSpec, options: Mapping[str, Any], hinter: Any = None) -> None:
+    def __init__(self, spec: QSpec, options: Mapping[str, Any], scorer: Any = None) -> None:
         super().__init__()
-        if (spec.prior != "none") != (hinter is not None):
+        if (spec.prior != "none") != (scorer is not None):
             raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
-        self.hinter = hinter
-        self.encoder = GridEncoder(options, prior=hinter is not None)
+        self.scorer = scorer
+        self.encoder = GridEncoder(options, prior=scorer is not None)
         self.trunk, size = mlp(self.encoder.state_size, spec.hidden)
         self.join_state = nn.Linear(size, HEAD[0])
         self.join_action = nn.Linear(self.encoder.action_size, HEAD[0], bias=False)
         self.head = nn.Sequential(nn.ReLU(), nn.Linear(HEAD[0], HEAD[1]), nn.ReLU(), out := nn.Linear(HEAD[1], 1))
-        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
-        if hinter is not None:  # the head starts near 0, so that the untrained network plays greedy's best move
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if scorer is not None else None
+        if scorer is not None:  # the head starts near 0, so that the untrained network plays greedy's best move
             nn.init.normal_(out.weight, std=0.01)
             nn.init.zeros_(out.bias)
 
@@ -130,17 +130,17 @@ class GridQNetwork(nn.Module):
             head = tuple(arrays(m) for m in self.head if isinstance(m, nn.Linear))
             weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
             return GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head,
-                             self.hinter, weight)  # fmt: skip
+                             self.scorer, weight)  # fmt: skip
 
 
 class GridQPlan:
     """A ``GridQNetwork`` as numpy arrays: the masked argmax of Q over each row's legal actions."""
 
     def __init__(self, encoder: GridEncoder, trunk: Any, join_state: Any, join_action: np.ndarray, head: Any,
-                 hinter: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
+                 scorer: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
         self.encoder, self.trunk, self.head = encoder, trunk, head
         self.join_state, self.join_action = join_state, join_action
-        self.hinter, self.prior_weight = hinter, prior_weight  # the prior's scorer, if any, and its weight
+        self.scorer, self.prior_weight = scorer, prior_weight  # the prior's scorer, if any, and its weight
         self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray, np.ndarray | None] | None = None
 
     def _encoded(
@@ -154,8 +154,8 @@ class GridQPlan:
         front = self.encoder.frontier(obs)
         state = self.encoder.state(obs, front)
         scores = None
-        if self.hinter is not None:
-            scores = self.hinter(np.ascontiguousarray(obs, np.float32), masks)
+        if self.scorer is not None:
+            scores = self.scorer(np.ascontiguousarray(obs, np.float32), masks)
         self._last = (obs, front, state, scores)
         return front, state, scores
 
@@ -171,7 +171,7 @@ class GridQPlan:
         for w, b in self.head:  # each head layer follows a ReLU
             z = np.maximum(z, 0) @ w + b
         q = z[:, 0]
-        if self.hinter is not None:
+        if self.scorer is not None:
             q = q + self.prior_weight * a[:, -1]
         return rows, acts, q
 

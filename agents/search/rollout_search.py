@@ -188,7 +188,7 @@ class PolicyRolloutSearch:
         if self._greedy is None:
             from agents.batch import NetworkBatchPolicy
 
-            self._greedy = NetworkBatchPolicy(self.evaluator.policy, deterministic=True, hint=self.evaluator.hint)
+            self._greedy = NetworkBatchPolicy(self.evaluator.policy, deterministic=True, hint=self.evaluator.prior)
         return np.asarray(self._greedy(obs, masks), dtype=np.int64)
 
     def _play_out(self, rows: np.ndarray, searchers: np.ndarray) -> np.ndarray:

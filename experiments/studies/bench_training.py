@@ -81,7 +81,7 @@ def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
     torch.set_num_threads(1)  # as experiments.train
     torch.distributions.Distribution.set_default_validate_args(False)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
-    games = make_vec_env(game, cfg.n_envs, pool, cfg.prior, cfg.seed, options=cfg.options, hint_seed=cfg.seed)
+    games = make_vec_env(game, cfg.n_envs, pool, cfg.prior, cfg.seed, options=cfg.options, prior_seed=cfg.seed)
     vec = replay_vec_env(games, cfg.n_steps)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)

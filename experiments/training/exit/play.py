@@ -6,7 +6,7 @@ network's prior and value, Dirichlet noise at the root), so each round of simula
 leaves of all its games in one forward pass. The search is ``agents.search.compiled.CompiledPUCT`` where
 the game has compiled row kernels, else ``agents.search.puct.PUCTSearch`` (``SearchSettings.engine``: ``"auto"``,
 ``"compiled"``, ``"python"``). At each decision it records the mover's network input
-(observation and the prior's hint), its legal mask and the search's visit distribution; when the game
+(observation and the prior's floats), its legal mask and the search's visit distribution; when the game
 ends, every recorded row gets the final return of its seat as the value target. With ``value_rows="all"``
 (games of more than two players) it also records every other seat's input at each decision, as value-only
 rows, since the search asks the network for every seat's value.
@@ -119,12 +119,12 @@ def advantage_target(res: Any, num_actions: int, temperature: float) -> np.ndarr
 
 
 class _Worker:
-    """What a worker builds once per iteration: the rules, the network, its hint and the search."""
+    """What a worker builds once per iteration: the rules, the network, its prior's floats and the search."""
 
     def __init__(self, payload: dict[str, Any]) -> None:
         import torch
 
-        from agents.exit import NetworkEvaluator, network_hint
+        from agents.exit import NetworkEvaluator, network_prior
         from jericho_env.registry import make_rules
 
         torch.set_num_threads(1)
@@ -132,7 +132,7 @@ class _Worker:
         self.rules = make_rules(self.game_id, **self.options)
         self.settings = SearchSettings(**payload["search"])
         self.policy = network_from_payload(payload["network"], self.game_id, self.options)
-        self.evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, self.game_id, self.options))
+        self.evaluator = NetworkEvaluator(self.policy, network_prior(self.policy, self.game_id, self.options))
 
     def play(self, seeds: Sequence[int]) -> Rows:
         """The games of ``seeds`` played in lockstep; their rows in game order, then move order."""

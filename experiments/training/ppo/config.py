@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agents.nets import POLICY_NAMES, describe_policies
-from agents.prior import PRIORS, hint_size
+from agents.prior import PRIORS, prior_size
 from agents.registry import training_agents
 from experiments import cli
 from experiments.training import presets
@@ -96,7 +96,7 @@ class TrainConfig(RunConfig):
         if agents.dropped:
             print(f"{game}: agents it lacks are dropped from the preset: {'; '.join(agents.dropped)}")
         values["pool"], values["eval_opponent"] = agents.pool, agents.eval_opponent
-        check_rollout(game, values, options, hint=agents.hint_size)
+        check_rollout(game, values, options, prior=agents.prior_size)
         rollout = values["n_envs"] * values["n_steps"]
         if "batch_size" in explicit:  # asked for: refused if one rollout holds fewer samples
             check_minibatch(values["batch_size"], values["n_envs"], values["n_steps"])
@@ -141,23 +141,23 @@ def check_rollout(
     values: Mapping[str, Any],
     options: Mapping[str, Any] | None = None,
     memory: int | None = None,
-    hint: int | None = None,
+    prior: int | None = None,
 ) -> None:
     """A clear ``ValueError`` if one rollout (``n_envs`` x ``n_steps`` samples) cannot be held in memory.
 
-    PPO's buffer keeps, per sample, the observation (with the prior's hint) and the action mask as
+    PPO's buffer keeps, per sample, the observation (with the prior's floats) and the action mask as
     float32; one sample alone has no advantage to normalise. ``memory``: bytes available (default: this
-    machine's physical memory, where the platform says it). ``hint``: the floats the prior's hint adds to
-    each sample (default: ``agents.prior.hint_size`` of ``values["prior"]``).
+    machine's physical memory, where the platform says it). ``prior``: the floats the prior adds to
+    each sample (default: ``agents.prior.prior_size`` of ``values["prior"]``).
     """
     samples = values["n_envs"] * values["n_steps"]
     flags = f"--n-envs {values['n_envs']} x --n-steps {values['n_steps']}"
     if samples < 2:
         raise ValueError(f"{flags} is one sample per rollout: PPO needs at least 2 (raise either)")
     info = make_rules(game_id, **dict(options or {})).info
-    if hint is None:
-        hint = hint_size(values["prior"], info.num_actions)
-    floats = info.observation_size + hint + info.num_actions
+    if prior is None:
+        prior = prior_size(values["prior"], info.num_actions)
+    floats = info.observation_size + prior + info.num_actions
     need = 4 * floats * samples
     if memory is None and hasattr(os, "sysconf"):
         try:
