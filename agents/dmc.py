@@ -48,10 +48,11 @@ def build_network(
     game_id: str, options: Mapping[str, Any], hidden: Any, features: str = "game", prior: str = "none"
 ) -> Any:
     """A fresh network for ``game_id`` (``network_spec``'s arguments)."""
-    from agents.nets.dmc import QNetwork, action_features, make_prior
+    from agents.nets.dmc import QNetwork, action_features
+    from agents.prior import make_prior
 
     spec = network_spec(game_id, options, hidden, features, prior)
-    scorer = make_prior(prior, game_id, options)
+    scorer = make_prior(prior, game_id, **dict(options))  # greedy's scores, for a network on the prior
     if spec.kind == "pairs":
         from agents.nets.dmc_grid import GridQNetwork
 

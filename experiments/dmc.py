@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.cli import check_out, cli_parser, parse_option, run_cli
-from experiments.training.dmc import ray_actors
+from experiments.play.backends import Backend
 from experiments.training.dmc.config import DmcConfig
 from jericho_env.registry import known_game_ids
 
@@ -38,9 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/dmc/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER",
-                   help="continue the run in this folder (its config; a larger --positions extends it)")  # fmt: skip
+                   help="continue the run in this folder (its config; --positions may set a new budget)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    ray_actors.add_flags(p)
+    add_ray_flags(p)
     return p
 
 
@@ -52,6 +52,24 @@ def rates_text(stats: dict[str, Any]) -> str:
     return (f"generated {stats['positions_generated']:,} ({r['generated_per_second']:,.0f}/s), learned "
             f"{stats['positions_learned']:,} ({r['learned_per_second']:,.0f}/s); actor {100 * r['actor_share']:.0f}%, "
             f"learner {100 * r['learner_share']:.0f}%")  # fmt: skip
+
+
+def add_ray_flags(parser: argparse.ArgumentParser) -> None:
+    """``--ray-address`` and ``--actors``: where Ray is and how many actors (``--backend`` is the config's)."""
+    from experiments.cli import positive_int
+
+    parser.add_argument("--ray-address", default=None, metavar="HOST:PORT", help="a running Ray cluster (default: "
+                        "Ray's RAY_ADDRESS, else a local Ray with --actors CPUs)")  # fmt: skip
+    parser.add_argument("--actors", type=positive_int, default=None, metavar="N", help="Ray actors, each playing "
+                        "--envs games (--backend ray; default: the Ray cluster's CPUs minus one for the learner, at "
+                        "least 1; a local Ray: this machine's CPUs minus one)")  # fmt: skip
+
+
+def backend_of(name: str, address: str | None, actors: int | None) -> Backend:
+    """The ``Backend`` of the run's ``--backend`` and the Ray flags; ``ValueError`` where they disagree."""
+    if actors is not None and name != "ray":
+        raise ValueError(f"--actors {actors} is for --backend ray, not {name}")
+    return Backend(name, address)
 
 
 def progress(cfg: DmcConfig, quiet: bool) -> Any:
@@ -89,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         if not resume:
             check_out(args.out, "--out", run_kind="dmc run", resume_hint=True)
         cfg = DmcConfig.from_args(args, args.game)
-        backend = ray_actors.backend_of(cfg.backend, args.ray_address, args.actors)
+        backend = backend_of(cfg.backend, args.ray_address, args.actors)
         if resume:
             folder = Path(args.resume)
             if not (folder / "checkpoints" / "latest.zip").is_file():

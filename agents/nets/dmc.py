@@ -25,14 +25,6 @@ PRIOR_KINDS = ("none", "greedy-scores")  # greedy-scores: greedy's score of ever
 PRIOR_WEIGHT = 1.0  # the residual's weight at the start
 
 
-def make_prior(prior: str, game_id: str, options: Mapping[str, Any]) -> Any:
-    """The scorer of ``prior`` (checked: ``agents.dmc.network_spec``) for ``game_id``, ``(obs (B, D), masks (B, A))
-    -> (B, A)``; None for "none"."""
-    from agents.prior import make_prior
-
-    return make_prior(prior, game_id, **dict(options))
-
-
 def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
     """The fixed features of every action id of ``game_id`` (A, d) float32, decoded from its action encoding
     (castles: kind, rank, cards; walls: kind, card, colour; grid: stop, hand slot, the cell's place from the base;

@@ -177,7 +177,8 @@ def check_start(cfg: DmcConfig) -> None:
 
     if cfg.init:
         start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
-    teacher_plan(cfg)
+    if cfg.teacher:
+        teacher_plan(cfg)
 
 
 class LocalActors:
@@ -231,8 +232,9 @@ def run_dmc(
     one_blas_thread()  # numpy's BLAS too (experiments.training.dmc.actors)
     run = DmcRun(cfg, folder, resume)
     network, optimizer, stats = run.network, run.optimizer, run.stats
-    teacher = distill.teacher_plan(cfg)
-    buffer = ReplayBuffer(cfg.buffer, network.stored_width, distill.taught_width(network, teacher))
+    teacher = distill.teacher_plan(cfg) if cfg.teacher else None
+    taught = 0 if teacher is None else distill.taught_width(network, teacher)
+    buffer = ReplayBuffer(cfg.buffer, network.stored_width, taught)
     # the loss of the buffer's layout: every legal action's Q kept beside a position (a teacher's), or one target
     loss_of = (
         q_loss if buffer.taught is None else functools.partial(distill.distill_loss, level_weight=cfg.teacher_level)

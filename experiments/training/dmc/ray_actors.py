@@ -9,7 +9,6 @@ gains: docs/ray.md, "Deep Monte-Carlo on Ray".
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import time
@@ -20,24 +19,6 @@ import numpy as np
 
 from experiments.play.backends import Backend, BackendError, cluster_cpus, ray_session
 from experiments.training.dmc.actors import Actors, ReplayBuffer, one_blas_thread
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """``--ray-address`` and ``--actors``: where Ray is and how many actors (``--backend`` is the config's)."""
-    from experiments.cli import positive_int
-
-    parser.add_argument("--ray-address", default=None, metavar="HOST:PORT", help="a running Ray cluster (default: "
-                        "Ray's RAY_ADDRESS, else a local Ray with --actors CPUs)")  # fmt: skip
-    parser.add_argument("--actors", type=positive_int, default=None, metavar="N", help="Ray actors, each playing "
-                        "--envs games (--backend ray; default: the Ray cluster's CPUs minus one for the learner, at "
-                        "least 1; a local Ray: this machine's CPUs minus one)")  # fmt: skip
-
-
-def backend_of(name: str, address: str | None, actors: int | None) -> Backend:
-    """The ``Backend`` of the run's ``--backend`` and the Ray flags; ``ValueError`` where they disagree."""
-    if actors is not None and name != "ray":
-        raise ValueError(f"--actors {actors} is for --backend ray, not {name}")
-    return Backend(name, address)
 
 
 class FinishedGames:
