@@ -1,4 +1,4 @@
-"""Old module paths of the regroup (issue 47) kept importable for one release, each as the module it became.
+"""Old module paths of the regroup (2026-12-04) kept importable for one release, each as the module it became.
 
 ``import agents.ismcts`` (and ``from agents.ismcts import ISMCTSAgent``) gives ``agents.search.ismcts`` itself
 (the same module object, so ``isinstance`` and monkeypatching agree) with a ``DeprecationWarning`` naming the
@@ -44,18 +44,24 @@ AGENTS_MOVED: dict[str, str] = {
 }
 
 
+# module paths that checkpoints already written name (pickled class paths in Stable-Baselines3 zips): answered
+# for good, without a warning
+PICKLED: dict[str, str] = {
+    "agents.networks": "agents.nets.pickled",
+    "agents.rollout": "agents.ppo_buffer",  # PPO's rollout buffer, not search's rollouts
+}
+
+
 class _Alias(importlib.abc.Loader):
     """Loads an old name as the new module: the module object is shared, not copied."""
 
-    def __init__(self, new: str) -> None:
-        self.new = new
+    def __init__(self, new: str, warn: bool = True) -> None:
+        self.new, self.warn = new, warn
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        warnings.warn(
-            f"{spec.name} moved to {self.new}; the old path goes in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        if self.warn:
+            warnings.warn(f"{spec.name} moved to {self.new}; the old path goes in the next release",
+                          DeprecationWarning, stacklevel=2)  # fmt: skip
         module = importlib.import_module(self.new)
         self.spec = module.__spec__  # the import system sets the old name's spec on it next: put back in exec_module
         return module
@@ -68,8 +74,8 @@ class _Alias(importlib.abc.Loader):
 class MovedModules(importlib.abc.MetaPathFinder):
     """A ``sys.meta_path`` finder for the old names in ``moved`` (old dotted path -> new dotted path)."""
 
-    def __init__(self, moved: Mapping[str, str]) -> None:
-        self.moved = dict(moved)
+    def __init__(self, moved: Mapping[str, str], warn: bool = True) -> None:
+        self.moved, self.warn = dict(moved), warn
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: Any = None
@@ -77,13 +83,14 @@ class MovedModules(importlib.abc.MetaPathFinder):
         new = self.moved.get(fullname)
         if new is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Alias(new))
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new, self.warn))
 
 
-def keep_old_paths(moved: Mapping[str, str]) -> None:
+def keep_old_paths(moved: Mapping[str, str], warn: bool = True) -> None:
     """Install a finder for ``moved`` once (a second call with the same table does nothing)."""
     if not any(isinstance(f, MovedModules) and f.moved == dict(moved) for f in sys.meta_path):
-        sys.meta_path.append(MovedModules(moved))
+        sys.meta_path.insert(0, MovedModules(moved, warn))  # first: an old path means the new module, wherever found
 
 
 keep_old_paths(AGENTS_MOVED)
+keep_old_paths(PICKLED, warn=False)

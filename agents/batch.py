@@ -8,7 +8,7 @@ game where Numba is installed), any other agent as ``agent_batch_policy`` gives 
 its deterministic or sampled choice), or row by row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a
 MaskablePPO policy network once for the whole batch (the snapshot opponents of self-play;
 ``JointNetworks`` runs several snapshots in one pass); a network trained on a prior gets the prior's hint
-(``agents.prior.prior_hint``) for its batch.
+(``agents.prior.make_prior``) for its batch.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ __all__ = [
     "play_matches",
 ]
 
-Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # agents.prior.PriorHint, or any such function
+Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # agents.prior.Prior, or any such function
 
 
 # an agent asked row by row (with information views for searching agents): the engine's one implementation
@@ -70,9 +70,9 @@ def agent_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, op
         return hook()
     ppo = sys.modules.get("agents.ppo")  # loaded whenever the agent is a PPOAgent
     if ppo is not None and isinstance(agent, ppo.PPOAgent):
-        from agents.prior import prior_hint
+        from agents.prior import make_prior
 
-        hint = prior_hint(agent.prior_name, game_id, seed=seed, **options)
+        hint = make_prior(agent.prior_name, game_id, seed=seed, **options)
         return NetworkBatchPolicy(agent.policy, agent.deterministic, seed, name=name, hint=hint)
     return batch_policy_of(agent)
 
@@ -83,7 +83,7 @@ class NetworkBatchPolicy:
     ``deterministic=False`` samples from the masked distribution (self-play opponents), ``True`` takes
     the most probable legal action (evaluation). The policy is used as given: pass a frozen copy
     (``copy.deepcopy(model.policy)``) for a snapshot. ``hint`` appends a prior's hint floats to the
-    observations first, for policies trained on a prior (``agents.prior.prior_hint``). A sampling policy
+    observations first, for policies trained on a prior (``agents.prior.make_prior``). A sampling policy
     whose network is a plain MLP acts in numpy (``agents.nets.numpy_mlp``: self-play asks it for a few
     rows at a time, where torch's cost per call outweighs the arithmetic), drawing from a numpy
     generator; the others act through torch with a torch generator, both seeded from ``seed``.
@@ -209,7 +209,7 @@ class JointNetworks:
     of networks, again when a network's weights change); a group's members are ordered by network, so
     each set of networks is stacked once whichever games wait first. Sampling plain MLPs
     (``NetworkBatchPolicy.numpy_plan``) run in numpy instead, each on its own rows, with one draw for all
-    of them. Hints with the same ``key`` (deterministic ones, ``agents.prior.PriorHint.key``) are computed
+    of them. Hints with the same ``key`` (deterministic ones, ``agents.prior.Prior.key``) are computed
     once for all rows. Each policy then chooses from its own rows with its own generator, as it would
     alone. Anything else is asked on its own.
     """

@@ -26,7 +26,7 @@ A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhe
 The API: ``save_checkpoint(model, path, meta)`` (written to a temporary file, then renamed, so a
 kill never leaves half a file), ``load_policy(path, trust=False)``, ``read_meta(path)`` and
 ``check_game(meta, game_id, options)``; resuming a training run from one is the trainer's
-(``experiments.training.model.load_model_for_resume``).
+(``experiments.training.ppo.model.load_model_for_resume``).
 """
 
 from __future__ import annotations
@@ -182,23 +182,29 @@ def save_checkpoint(
     Written to ``path`` + ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves
     either the old file or the new one, never a torn one.
     """
-    import torch
-
     meta = meta or model_meta(model)
     data = meta_json(model, meta)
     if run is not None:
         data["training"]["run"] = dict(run)
-    weights = io.BytesIO()
-    state: dict[str, Any] = {"policy": model.policy.state_dict()}
-    optimizer = getattr(model.policy, "optimizer", None)
+    return write_zip(path, data, model.policy.state_dict(), getattr(model.policy, "optimizer", None))
+
+
+def write_zip(path: str | Path, meta: Mapping[str, Any], policy: Mapping[str, Any], optimizer: Any = None) -> Path:
+    """``meta.json`` and ``weights.pt`` (the ``policy`` tensors, and the optimizer's state if given) to ``path`` +
+    ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves the old file or the new one, never a torn
+    one."""
+    import torch
+
+    state: dict[str, Any] = {"policy": policy}
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
+    weights = io.BytesIO()
     torch.save(state, weights)
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(META, json.dumps(data, indent=1))
+            zf.writestr(META, json.dumps(meta, indent=1))
             zf.writestr(WEIGHTS, weights.getvalue())
         f.flush()
         os.fsync(f.fileno())
@@ -269,11 +275,11 @@ def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
     """The sizes ``meta.json`` gives, checked against the game it names before anything is built from them.
 
     The game and its options must make a game of this version; ``num_actions`` must be that game's
-    action count and ``observation_shape`` ``[its observation size + the prior's hint]``; the policy
+    action count and ``observation_shape`` ``[its observation size + the prior's floats]``; the policy
     must be one ``agents.nets`` builds, its layer and size arguments within ``agents.nets.MAX_WIDTH`` and
     ``MAX_LAYERS``. So a file cannot ask for a network, or spaces, of any other size. Returns the spec.
     """
-    from agents.prior import hint_size
+    from agents.prior import prior_size
     from jericho_env.core.rules import JerichoError
     from jericho_env.registry import make_rules
 
@@ -289,7 +295,7 @@ def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
             f"{where}: {META}'s num_actions must be a positive int, {game_id}'s action count under its options "
             f"({actions}), got {num_actions!r}"
         )
-    size = rules.info.observation_size + hint_size(spec.prior, actions)
+    size = rules.info.observation_size + prior_size(spec.prior, actions)
     if meta["observation_shape"] != [size] or not isinstance(meta["observation_shape"][0], int):
         raise CheckpointError(
             f"{where}: {META}'s observation_shape must be [size], {game_id}'s observation size under its options "

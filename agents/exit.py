@@ -16,11 +16,9 @@ Without ``path``, both play the network shipped in the package for the game (``a
   ``search="rollouts"`` plays policy-rollout search instead (``agents.search.rollout_search``): every legal action
   valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
   view, the move the most probable of ``softmax(log prior + Q / temperature)``; ``top=K`` rolls out only the
-  network's K most probable legal actions (a K-th of the cost where a position has many); ``rollout_agent=NAME``
-  has a registered agent that plays from its observation (``greedy``, ``random``, ``ppo`` ...) play the rollouts
-  in the network's place, the network still the prior.
+  network's K most probable legal actions (a K-th of the cost where a position has many).
 
-``NetworkEvaluator`` turns a policy network (and its prior's hint, ``agents.prior``) into the search's
+``NetworkEvaluator`` turns a policy network (and its prior's floats, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
 """
 
@@ -42,24 +40,24 @@ SEARCHES = ("puct", "rollouts")  # exit-search's searches: information-set PUCT,
 class NetworkEvaluator:
     """A policy network as ``agents.search.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
-    ``hint`` appends the prior's hint floats (``agents.prior.prior_hint``) to the observations first,
-    for networks trained on a prior; rows without a legal action (non-movers) get the hint of a finished
+    ``prior`` appends the prior's floats (``agents.prior.make_prior``) to the observations first,
+    for networks trained on a prior; rows without a legal action (non-movers) get the floats of a finished
     game (zeros), as in training.
     """
 
-    def __init__(self, policy: Any, hint: Any = None) -> None:
+    def __init__(self, policy: Any, prior: Any = None) -> None:
         import torch
 
         self._torch = torch
         self.policy = policy
-        self.hint = hint
+        self.prior = prior
         self.rows = 0  # rows evaluated (profiling)
 
     def features(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The network's input: the observations with the hint appended (when the network has one)."""
-        if self.hint is None:
+        """The network's input: the observations with the prior's floats appended (when the network has one)."""
+        if self.prior is None:
             return observations
-        return np.concatenate([observations, self.hint(observations, masks)], axis=1)
+        return np.concatenate([observations, self.prior(observations, masks)], axis=1)
 
     def __call__(
         self, observations: np.ndarray, masks: np.ndarray, movers: np.ndarray
@@ -105,11 +103,11 @@ def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, An
     return logits.masked_fill(~mask_t, float("-inf")), None, values
 
 
-def network_hint(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
-    """The batch hint of the prior a network was trained on (``agents.prior.prior_hint``), or None."""
-    from agents.prior import prior_hint
+def network_prior(policy: Any, game_id: str, options: dict[str, Any], seed: int | None = None) -> Any:
+    """The prior a network was trained on, for batches (``agents.prior.make_prior``), or None."""
+    from agents.prior import make_prior
 
-    return prior_hint(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
+    return make_prior(getattr(policy, "prior", None) or "none", game_id, seed=seed, **options)
 
 
 class ExitAgent(PPOAgent):
@@ -139,7 +137,6 @@ class ExitSearchAgent(BaseAgent):
         search: str = "puct",
         temperature: float = 0.1,
         top: int | None = None,
-        rollout_agent: str | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -164,12 +161,6 @@ class ExitSearchAgent(BaseAgent):
             raise ValueError(f"{self.name}: top must be a whole number >= 2 (the actions rolled out), got {top!r}")
         if top is not None and search != "rollouts":
             raise ValueError(f"{self.name}: top= (the actions rolled out) is search=rollouts' only")
-        player = None
-        if rollout_agent is not None:
-            if search != "rollouts":
-                raise ValueError(f"{self.name}: rollout_agent= (who plays the rollouts) is search=rollouts' only")
-            player = rollout_player(rollout_agent, game_id, seed, game_options, self.name)
-        self._rollout_agent = rollout_agent
         evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
         self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
@@ -180,9 +171,7 @@ class ExitSearchAgent(BaseAgent):
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
 
             count = DEFAULT_ROLLOUTS if simulations is None else simulations
-            self.search = PolicyRolloutSearch(
-                self.rules, evaluator, count, float(temperature), self.rng, top=top, player=player
-            )
+            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng, top=top)
         else:
             if simulations is None:
                 simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])
@@ -208,14 +197,12 @@ class ExitSearchAgent(BaseAgent):
         self.path, self.meta, self.policy = net.path, net.meta, net.policy
         if shipped is not None:
             self.meta, self.path = shipped[1], str(shipped[2])
-        return NetworkEvaluator(self.policy, network_hint(self.policy, game_id, game_options, seed))
+        return NetworkEvaluator(self.policy, network_prior(self.policy, game_id, game_options, seed))
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed the search (and the rollout agent: made again with ``seed``); forget any view."""
+        """Re-seed the search; forget any view."""
         super().reset(seed)
         self.search.rng = self.rng
-        if seed is not None and self._rollout_agent is not None:
-            self.search.player = rollout_player(self._rollout_agent, self.game_id, seed, self.game_options, self.name)
         self._view = None
 
     def observe_view(self, view: Any) -> None:
@@ -245,24 +232,6 @@ class ExitSearchAgent(BaseAgent):
         if not observation["action_mask"][action]:
             raise RuntimeError(f"{self.name} chose {action}, which the mask forbids")
         return action
-
-
-def rollout_player(name: Any, game_id: str, seed: int | None, game_options: dict[str, Any], who: str) -> Any:
-    """The batch policy of the registered agent ``name`` (its default arguments), to play a rollouts search's
-    games: an agent that plays from its observation, not one that searches from information views."""
-    from agents.batch import make_batch_policy
-    from agents.registry import AGENT_NAMES
-
-    if not isinstance(name, str) or name not in AGENT_NAMES:
-        raise ValueError(f"{who}: rollout_agent={name!r} is not an agent; use one of {', '.join(AGENT_NAMES)}")
-
-    player = make_batch_policy(name, game_id, seed=seed, **game_options)
-    if getattr(player, "uses_views", False):
-        raise ValueError(
-            f"{who}: rollout_agent={name!r} searches from information views; the rollouts need an agent "
-            "that plays from its observation (greedy, random, ppo, exit, dmc)"
-        )
-    return player
 
 
 class ExitSearchBatchPolicy:

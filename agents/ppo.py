@@ -10,7 +10,7 @@ recorded with the checkpoint must match the ones the agent is made for.
 Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
 masked action because the mask is applied to the logits before the choice. A policy trained with a
 prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
-then computes that prior's hint for each observation (``agents.prior.prior_hint``, the hint of
+then computes that prior's floats for each observation (``agents.prior.make_prior``, the floats of
 training, on a batch of one) and hands it to the network, as in training.
 
 ``start_from`` (copy a checkpoint's policy weights into a new model) serves ``experiments.train --init``.
@@ -27,7 +27,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.checkpoint import linear_to_zero  # noqa: F401 - experiments.train imports it from here
-from agents.prior import PriorHint, prior_hint, with_hint
+from agents.prior import Prior, make_prior, with_prior
 
 
 def load_model(path: str | Path, trust: bool = False) -> Any:
@@ -142,9 +142,7 @@ class PPOAgent(BaseAgent):
         from jericho_env.registry import make_rules
 
         size = self.observation_size = make_rules(game_id, **game_options).info.observation_size
-        self.prior: PriorHint | None = prior_hint(
-            getattr(policy, "prior", None) or "none", game_id, seed, **game_options
-        )
+        self.prior: Prior | None = make_prior(getattr(policy, "prior", None) or "none", game_id, seed, **game_options)
         if self.prior is not None:
             size += self.prior.size
         trained_on = trained_game(policy)
@@ -181,8 +179,8 @@ class PPOAgent(BaseAgent):
         if not mask.any():
             raise ValueError("ppo: the action mask has no legal action (is it this agent's turn?)")
         x = observation["observation"]
-        if self.prior is not None:  # the hint of a batch of one
-            x = with_hint(x, self.prior(x[None], mask[None])[0])
+        if self.prior is not None:  # the floats of a batch of one
+            x = with_prior(x, self.prior(x[None], mask[None])[0])
         with torch.no_grad():
             obs = torch.as_tensor(x, dtype=torch.float32).unsqueeze(0)
             # get_distribution is the policy's own forward pass (MLP or agents.nets.grid.GridConvPolicy)

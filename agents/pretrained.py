@@ -234,13 +234,14 @@ def zoo_network_unfit(game_id: str, options: dict[str, Any] | None = None) -> st
     """Why the zoo's ``dmc`` network of ``game_id`` cannot guide ``dmc-search``, or None if it can.
 
     The search reads Q as a zero-sum value of the seat to move; a network that learned against greedy
-    (its card's ``config.versus_greedy`` above 0: grid's preset) holds a seat's return against greedy instead.
+    (its card's ``config.versus_share`` above 0: grid's preset) holds a seat's return against greedy instead.
     """
     entry = shipped("dmc", game_id, options or {})
-    share = float((entry.card.get("config") or {}).get("versus_greedy") or 0.0)
+    config = entry.card.get("config") or {}
+    share = float(config.get("versus_share", config.get("versus_greedy")) or 0.0)  # its name before: versus_greedy
     if share > 0:
         return (
-            f"the zoo's {game_id} dmc network learned against greedy (versus_greedy {share:g}): its Q is a seat's "
+            f"the zoo's {game_id} dmc network learned against greedy (versus_share {share:g}): its Q is a seat's "
             "return against greedy, not a zero-sum value"
         )
     return None

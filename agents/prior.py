@@ -1,4 +1,8 @@
-"""A baseline agent's move as a hint for PPO: residual policy learning on top of ``greedy``.
+"""The prior: a baseline agent's judgement given to a network, residual policy learning on top of ``greedy``.
+
+One word for it everywhere a network meets it (``--prior``, a checkpoint's ``prior`` and ``prior_weight``, a
+``Prior`` of floats appended to the observation): the policy the network starts from, as a search's prior is the
+policy a search starts from.
 
 With ``experiments.train --prior greedy`` the learner's observation gets one more float: the action
 the greedy agent would play in the learner's place (``action / (num_actions - 1)``). The policy
@@ -6,9 +10,9 @@ the greedy agent would play in the learner's place (``action / (num_actions - 1)
 ``prior_weight`` (initially 5) to that action's logit, so the untrained policy already plays close to
 greedy (its most probable action is greedy's) and PPO learns where to depart from it: the network's
 own logits must outgrow the bonus before the agent plays something else. The weight itself is
-trained too, so the learner may lean on the hint less as it improves.
+trained too, so the learner may lean on the prior's floats less as it improves.
 
-``--prior greedy-scores`` (grid and walls, their default in ``experiments.train``) hints every action instead: the
+``--prior greedy-scores`` (grid and walls, their default in ``experiments.train``) scores every action instead: the
 observation gets one float per action, ``exp(score - best score)`` of greedy's own scoring (1 for the
 best-scoring move, 0.37 for a move one point worse, 0 for moves it does not weigh), and the policy adds
 ``prior_weight`` times it to the logits, so the untrained policy plays a best move by greedy's scoring and
@@ -18,14 +22,14 @@ of the table left as it is (``agents.greedy.grid.GreedyAgent.scores``), although
 when it must. In walls the score is the cards the seat would hold if a scoring came after the move
 (``agents.greedy.walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
 
-The hint is computed outside the network (the greedy agents are Python code reading the
-observation), and ``prior_hint`` is the one place that makes it: a ``PriorHint``, a callable from a batch
-of observations ``(B, D)`` and masks ``(B, A)`` to the hint floats ``(B, size)`` float32 (zeros for rows
+The prior's floats is computed outside the network (the greedy agents are Python code reading the
+observation), and ``make_prior`` is the one place that makes it: a ``Prior``, a callable from a batch
+of observations ``(B, D)`` and masks ``(B, A)`` to the prior's floats ``(B, size)`` float32 (zeros for rows
 without a legal action: finished games). Every user goes through it: the self-play vec env of training
 (``jericho_env.envs.sb3.SelfPlayVecEnv(hint=...)``), the snapshot opponents and the evaluations
-(``agents.batch.NetworkBatchPolicy(hint=...)``, whose joint forward pass computes hints of one ``key``
+(``agents.batch.NetworkBatchPolicy(hint=...)``, whose joint forward pass computes the floats of one ``key``
 once), ``agents.ppo.PPOAgent`` when the trained agent plays (one observation: a batch of one) and
-``PriorHintEnv`` (the single-agent view with the hint appended); the checkpoint records the prior's name.
+``PriorEnv`` (the single-agent view with the prior's floats appended); the checkpoint records the prior's name.
 
 This is the technique of Silver et al. (2018), "Residual Policy Learning", and of Johannink et al.
 (2019), "Residual Reinforcement Learning for Robot Control", with a discrete action bonus in place
@@ -40,7 +44,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-Hint = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), masks (B, A)) -> (B, size) float32
+PriorFn = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), masks (B, A)) -> (B, size) float32
 
 PRIORS = ("none", "greedy", "greedy-scores")
 # the baseline agent behind each prior: greedy for each (check_prior asks agents.greedy whether it plays a game)
@@ -63,20 +67,23 @@ def check_prior(prior: str, game_id: str | None = None) -> str:
     return prior
 
 
-def hint_size(prior: str | None, num_actions: int) -> int:
+def prior_size(prior: str | None, num_actions: int) -> int:
     """Floats the prior appends to the observation: 0 without one, 1 (the move) or one score per action."""
     if prior in (None, "none"):
         return 0
     return num_actions if prior == "greedy-scores" else 1
 
 
-class PriorHint:
-    """A prior's hint floats for a batch: ``hint(observations (B, D), masks (B, A))`` -> ``(B, size)`` float32.
+hint_size = prior_size  # the name Stable-Baselines3 checkpoints written before it pickled (agents.prior.hint_size)
 
-    Made by ``prior_hint`` (the one place a hint is built). Rows without a legal action (finished games)
-    get zeros. ``key`` is set for hints that give the same floats for the same rows whatever their seed
+
+class Prior:
+    """A prior's floats for a batch: ``prior(observations (B, D), masks (B, A))`` -> ``(B, size)`` float32.
+
+    Made by ``make_prior`` (the one place a prior's floats is built). Rows without a legal action (finished games)
+    get zeros. ``key`` is set for priors that give the same floats for the same rows whatever their seed
     (greedy's scores: ``agents.batch.JointNetworks`` computes those once for every policy sharing them),
-    None for a hint that draws (greedy's move breaks ties at random, from ``seed``). ``reset(seed)``
+    None for a prior's floats that draws (greedy's move breaks ties at random, from ``seed``). ``reset(seed)``
     re-seeds those draws; ``for_shard(k)`` is the same prior seeded for shard ``k`` of a sharded vec env.
     """
 
@@ -85,13 +92,13 @@ class PriorHint:
         from jericho_env.registry import make_rules
 
         if name not in PRIOR_AGENTS:  # checked against the game once, where the config is resolved (check_prior)
-            raise ValueError(f"a prior hint needs one of {', '.join(PRIOR_AGENTS)}, not {name!r}")
+            raise ValueError(f"a prior needs one of {', '.join(PRIOR_AGENTS)}, not {name!r}")
         self.name, self.game_id, self.seed, self.options = name, game_id, seed, dict(options)
         self.num_actions = make_rules(game_id, **options).info.num_actions
-        self.size = hint_size(name, self.num_actions)
-        self.key: tuple[str, str, str] | None = None  # equal for hints that give the same floats for the same rows
+        self.size = prior_size(name, self.num_actions)
+        self.key: tuple[str, str, str] | None = None  # equal for priors that give the same floats for the same rows
         self.agent: Any = None  # the prior's baseline agent, asked row by row (None: walls' batch scorer)
-        self._batch: Hint | None = None  # a compiled or vectorised scorer of whole batches
+        self._batch: PriorFn | None = None  # a compiled or vectorised scorer of whole batches
         deterministic = (name, game_id, repr(sorted(options.items())))
         if name == "greedy-scores" and game_id == "walls":
             from agents.greedy.walls import BatchGreedyWalls
@@ -115,40 +122,40 @@ class PriorHint:
         return out
 
     def _row(self, observation: dict[str, np.ndarray]) -> np.ndarray:
-        """The hint of one observation, from the baseline agent: its move (encoded) or its score of every action."""
+        """The floats of one observation, from the baseline agent: its move (encoded) or its score of every action."""
         if self.name == "greedy-scores":
             return np.asarray(self.agent.scores(observation), dtype=np.float32)
-        return np.array([encode_hint(self.agent.act(observation), self.num_actions)], dtype=np.float32)
+        return np.array([encode_prior(self.agent.act(observation), self.num_actions)], dtype=np.float32)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the baseline agent's random tie-breaks (no effect on scores)."""
         if self.agent is not None:
             self.agent.reset(seed)
 
-    def for_shard(self, shard: int) -> PriorHint:
+    def for_shard(self, shard: int) -> Prior:
         """This prior for shard ``shard`` (``ShardedVecEnv``): shard 0 is this one, the others draw other streams."""
         if shard == 0:
             return self
         seed = None if self.seed is None else self.seed + SHARD_SEED_STRIDE * shard
-        return PriorHint(self.name, self.game_id, seed=seed, **self.options)
+        return Prior(self.name, self.game_id, seed=seed, **self.options)
 
 
-# the shards of a sharded vec env seed their random opponents and hints this far apart
+# the shards of a sharded vec env seed their random opponents and priors this far apart
 SHARD_SEED_STRIDE = 1_000_003
 
 
-def prior_hint(prior: str, game_id: str, seed: int | None = None, **options: Any) -> PriorHint | None:
-    """The hint of ``prior`` (a name in ``PRIORS``) for ``game_id`` under ``options``; None for ``"none"``.
+def make_prior(prior: str, game_id: str, seed: int | None = None, **options: Any) -> Prior | None:
+    """The floats of ``prior`` (a name in ``PRIORS``) for ``game_id`` under ``options``; None for ``"none"``.
 
     ``seed`` seeds the baseline agent's random tie-breaks (greedy's move); greedy's scores draw nothing.
     ``prior`` is checked against the game where the config is resolved (``check_prior``), not here.
     """
     if prior == "none":
         return None
-    return PriorHint(prior, game_id, seed=seed, **options)
+    return Prior(prior, game_id, seed=seed, **options)
 
 
-def _live_rows(scores: Hint) -> Hint:
+def _live_rows(scores: PriorFn) -> PriorFn:
     """``scores`` asked for the rows with a legal action only; the others (finished games) get zeros."""
 
     def live_scores(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -161,54 +168,54 @@ def _live_rows(scores: Hint) -> Hint:
     return live_scores
 
 
-def encode_hint(action: int, num_actions: int) -> float:
-    """The hint float of ``action`` (in [0, 1], exact in float32 for any action count below 2**23)."""
+def encode_prior(action: int, num_actions: int) -> float:
+    """The prior's floats float of ``action`` (in [0, 1], exact in float32 for any action count below 2**23)."""
     return action / max(num_actions - 1, 1)
 
 
-def decode_hint(hint: Any, num_actions: int) -> Any:
-    """Back from hint floats (a torch tensor) to action indices (int64)."""
-    return (hint * max(num_actions - 1, 1)).round().long().clamp(0, num_actions - 1)
+def decode_prior(floats: Any, num_actions: int) -> Any:
+    """Back from prior's floats (a torch tensor) to action indices (int64)."""
+    return (floats * max(num_actions - 1, 1)).round().long().clamp(0, num_actions - 1)
 
 
-def with_hint(observation: np.ndarray, hint: np.ndarray) -> np.ndarray:
-    """``observation`` with the hint floats appended (float32)."""
-    return np.concatenate([observation.astype(np.float32, copy=False), hint.astype(np.float32, copy=False)])
+def with_prior(observation: np.ndarray, floats: np.ndarray) -> np.ndarray:
+    """``observation`` with the prior's floats appended (float32)."""
+    return np.concatenate([observation.astype(np.float32, copy=False), floats.astype(np.float32, copy=False)])
 
 
-class PriorHintEnv(gym.Wrapper):
-    """The single-agent view with the prior's hint (``prior_hint``, a batch of one) appended to each observation.
+class PriorEnv(gym.Wrapper):
+    """The single-agent view with the prior's floats (``make_prior``, a batch of one) appended to each observation.
 
     For training or probing on ``jericho_env.single_agent`` (``experiments.train`` itself trains on the
-    batched self-play env, whose hint is the same ``PriorHint``). ``action_masks()`` and ``add_opponent``
+    batched self-play env, whose prior is the same ``Prior``). ``action_masks()`` and ``add_opponent``
     pass through, so MaskablePPO and an opponent pool work as on the bare view. After the game ends there
-    is no move to suggest and the hint is 0.
+    is no move to suggest and the prior's floats is 0.
     """
 
     def __init__(self, env: gym.Env, prior: str, game_id: str, **game_options: Any) -> None:
         super().__init__(env)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Box) and space.shape is not None
-        hint = prior_hint(check_prior(prior, game_id), game_id, **game_options)  # a user's value: checked here
-        if hint is None:
-            raise ValueError("PriorHintEnv needs a prior agent, not 'none'")
-        self.prior = hint
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + hint.size,), dtype=np.float32)
+        scores = make_prior(check_prior(prior, game_id), game_id, **game_options)  # a user's value: checked here
+        if scores is None:
+            raise ValueError("PriorEnv needs a prior agent, not 'none'")
+        self.prior = scores
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + scores.size,), dtype=np.float32)
 
-    def _hinted(self, observation: np.ndarray, done: bool) -> np.ndarray:
+    def _with_scores(self, observation: np.ndarray, done: bool) -> np.ndarray:
         mask = self.action_masks()
         if done or not mask.any():
-            return with_hint(observation, np.zeros(self.prior.size, dtype=np.float32))
-        return with_hint(observation, self.prior(observation[None], mask[None].astype(bool))[0])
+            return with_prior(observation, np.zeros(self.prior.size, dtype=np.float32))
+        return with_prior(observation, self.prior(observation[None], mask[None].astype(bool))[0])
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         observation, info = self.env.reset(seed=seed, options=options)
         self.prior.reset(None if seed is None else seed + 7919)
-        return self._hinted(observation, False), info
+        return self._with_scores(observation, False), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        return self._hinted(observation, terminated or truncated), float(reward), terminated, truncated, info
+        return self._with_scores(observation, terminated or truncated), float(reward), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions (as the wrapped view's)."""

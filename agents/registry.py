@@ -90,7 +90,7 @@ class TrainingAgents:
 
     pool: str  # the fixed opponents, comma-separated, without blanks
     eval_opponent: str  # the baseline the evaluations play
-    hint_size: int  # the floats the prior appends to each observation (``agents.prior.hint_size``)
+    prior_size: int  # the floats the prior appends to each observation (``agents.prior.prior_size``)
     dropped: tuple[str, ...] = ()  # the preset's opponents the game lacks, as "pool random,greedy -> random"
 
 
@@ -108,7 +108,7 @@ def training_agents(
     which) where a named one is an error. ``ValueError`` for the first setting the game cannot train with.
     """
     from agents.nets import check_policy, parse_net
-    from agents.prior import check_prior, hint_size
+    from agents.prior import check_prior, prior_size
 
     pool, opponent, dropped = settings["pool"], settings["eval_opponent"], []
     if "pool" in preset:
@@ -121,12 +121,12 @@ def training_agents(
         opponent = baselines(game_id)[-1]
     check_policy(settings["policy"], game_id)
     parse_net(settings["net"])
-    # the prior, checked against the game once for the run, and the floats its hint adds to each sample
-    hint = hint_size(check_prior(settings["prior"], game_id), num_actions)
+    # the prior, checked against the game once for the run, and the floats its prior's floats adds to each sample
+    floats = prior_size(check_prior(settings["prior"], game_id), num_actions)
     names = pool_names(pool, game_id)  # "random, greedy" as "random,greedy"
     if opponent not in baselines(game_id):
         raise ValueError(f"the evaluation opponent must be one of {', '.join(baselines(game_id))}, got {opponent!r}")
-    return TrainingAgents(",".join(names), opponent, hint, tuple(dropped))
+    return TrainingAgents(",".join(names), opponent, floats, tuple(dropped))
 
 
 def agent_names(game_id: str) -> tuple[str, ...]:
@@ -277,11 +277,9 @@ def parse_spec(spec: str, game_id: str | None = None) -> tuple[str, str, dict[st
     return label or name, name, kwargs  # ppo alone: the shipped network, or make's error saying none is
 
 
-# top: search=rollouts' count of the network's most probable actions rolled out; rollout_agent: the agent that
-# plays search=rollouts' games in the network's place
+# top: search=rollouts' count of the network's most probable actions rolled out
 EXIT_SEARCH_SETTINGS = {
     "path": str, "search": str, "simulations": int, "c_puct": float, "temperature": float, "top": int,
-    "rollout_agent": str,
 }  # fmt: skip
 # the agents that take comma-separated key=value settings after "=", and those settings
 SEARCH_SETTINGS: dict[str, dict[str, type]] = {
@@ -328,7 +326,6 @@ def parse_settings(text: str, name: str = "exit-search") -> dict[str, Any]:
     return kwargs
 
 
-parse_search_settings = parse_settings  # the name of earlier releases
 
 
 _BUDGET_KEYS = {

@@ -9,7 +9,7 @@ iteration); one-off studies and benchmarks in ``experiments.studies``. ``docs/ar
 
 from agents._moved import keep_old_paths
 
-# the old module paths of the regroup (issue 47), importable for one release (agents._moved)
+# the old module paths of the regroup (2026-12-04), importable for one release (agents._moved)
 EXPERIMENTS_MOVED: dict[str, str] = {
     "experiments.tournament": "experiments.play.tournament",
     "experiments.batched_games": "experiments.play.batched_games",
@@ -17,19 +17,17 @@ EXPERIMENTS_MOVED: dict[str, str] = {
     "experiments.backends": "experiments.play.backends",
     "experiments.report": "experiments.play.report",
     "experiments.grid_edge_study": "experiments.studies.grid_edge_study",
-    "experiments.web_latency": "experiments.studies.web_latency",
     "experiments.search_bench": "experiments.studies.search_bench",
     "experiments.tournament_bench": "experiments.studies.tournament_bench",
     "experiments.bench_training": "experiments.studies.bench_training",
-    "experiments.imitate": "experiments.studies.imitate",
-    "experiments.model": "experiments.training.model",
-    "experiments.pool": "experiments.training.pool",
-    "experiments.selfplay": "experiments.training.selfplay",
-    "experiments.callbacks": "experiments.training.callbacks",
+    "experiments.model": "experiments.training.ppo.model",
+    "experiments.pool": "experiments.training.ppo.pool",
+    "experiments.selfplay": "experiments.training.ppo.selfplay",
+    "experiments.callbacks": "experiments.training.ppo.callbacks",
     "experiments.checkpoints": "experiments.training.run_folder",
     "experiments.presets": "experiments.training.presets",
     "experiments.provenance": "experiments.training.provenance",
-    "experiments.exit_play": "experiments.training.exit_play",
-    "experiments.exit_learn": "experiments.training.exit_learn",
+    "experiments.exit_play": "experiments.training.exit.play",
+    "experiments.exit_learn": "experiments.training.exit.learn",
 }
 keep_old_paths(EXPERIMENTS_MOVED)

@@ -8,16 +8,16 @@ al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
    (``--workers``) or Ray tasks (``--backend ray``: the same seed gives the same rows);
 2. **learn**: the rows (observation, mask, the search's visit distribution, the game's outcome) join a
    replay buffer of the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps of
-   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit_learn``);
+   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit.learn``);
 3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
    iteration's network, greedy and the default PPO run, with the tournament code.
 
 The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``'s);
 ``prior``, a fresh network on greedy's scores (it plays like greedy before any training); ``scratch``, a
 fresh network. Every value not given comes from ``experiments.training.presets.EXIT`` (a default entry and what
-each game changes). ``--ppo`` is the PPO checkpoint the evaluations and the final table play against;
-without it, the zoo's (the package's shipped PPO, ``agents.zoo()``), else PPO trained on the spot first
-(``experiments.train``'s default budget).
+each game changes; the config: ``experiments.training.exit.config``). ``--ppo`` is the PPO checkpoint the
+evaluations and the final table play against; without it, the zoo's (the package's shipped PPO, ``agents.zoo()``),
+else PPO trained on the spot first (``experiments.train``'s default budget).
 
 The run folder holds ``config.json``, ``checkpoints/iter_N.zip`` (every iteration, the safe format of
 ``agents.checkpoint``: ``agents.make("exit", GAME, path=...)`` plays it), ``checkpoints/latest.zip`` and
@@ -44,105 +44,19 @@ from typing import Any
 
 import numpy as np
 
-from experiments.cli import check_out, cli_parser, finite_float, parse_option, positive_int, run_cli, training_seed
+from experiments.cli import check_out, cli_parser, parse_option, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.training import presets
+from experiments.training.exit.config import ExitConfig, make_exit_config
 from jericho_env.registry import known_game_ids
 
-
-@dataclasses.dataclass
-class ExitConfig:
-    """Everything an expert-iteration run depends on (``presets.resolve_exit``); config.json records it."""
-
-    game: str
-    options: dict[str, Any]
-    seed: int
-    iterations: int
-    games: int
-    games_at_once: int
-    simulations: int
-    c_puct: float
-    dirichlet_alpha: float
-    dirichlet_fraction: float
-    temperature_moves: int
-    start: str
-    init: str | None
-    ppo: str | None
-    policy: str
-    buffer: int
-    learning_rate: float
-    weight_decay: float
-    batch_size: int
-    updates: int
-    value_weight: float
-    eval_deals: int
-    final_deals: int
-    final_simulations: int | None
-    workers: int
-    expert: str = "puct"
-    expert_simulations: int | None = None
-    expert_temperature: float = 0.1
-    target: str = "policy"
-
-    @property
-    def value_rows(self) -> str:
-        """How the search values leaves: the mover's value negated (two-player zero-sum) or every seat's."""
-        from jericho_env.registry import make_rules
-
-        info = make_rules(self.game, **self.options).info
-        return "mover" if info.num_players == 2 and info.zero_sum else "all"
-
-
-def make_exit_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> ExitConfig:
-    """The game's expert-iteration preset with the ``given`` values that are not None on top."""
-    options = dict(options or {})
-    return ExitConfig(game=game, options=options, **presets.resolve_exit(game, given, options))
+__all__ = ["ExitConfig", "build_parser", "main", "make_exit_config", "run_exit"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command-line interface; every default not given comes from the game's preset."""
+    """The command-line interface: a flag per ``ExitConfig`` field, its default from the game's preset."""
     p = cli_parser("experiments.exit", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
-
-    def add(flag: str, text: str, **kw: Any) -> None:
-        key = flag[2:].replace("-", "_")
-        shown = presets.EXIT["default"][key]
-        games = [f"{g}: {e[key]}" for g, e in presets.EXIT.items() if g != "default" and key in e]
-        p.add_argument(
-            flag, default=None, help=f"{text} (default {shown}{'; ' + ', '.join(games) if games else ''})", **kw
-        )
-
-    add("--seed", "seed of everything (0..2**32-1)", type=training_seed)
-    add("--iterations", "generate, learn, evaluate: this many times", type=positive_int)
-    add("--games", "self-play games per iteration", type=positive_int)
-    add("--games-at-once", "games a worker plays in lockstep", type=positive_int)
-    add("--simulations", "search simulations per self-play move", type=positive_int)
-    add("--c-puct", "PUCT's exploration weight", type=finite_float)
-    add("--dirichlet-alpha", "root noise: Dirichlet alpha per legal action", type=finite_float)
-    add("--dirichlet-fraction", "root noise: its weight in the prior", type=finite_float)
-    add("--temperature-moves", "a seat's first decisions drawn from the visits", type=int)
-    add("--start", "the first network: ppo, prior or scratch", choices=presets.EXIT_STARTS)
-    add("--init", "the checkpoint --start ppo starts from (default: --ppo's)", metavar="CHECKPOINT")
-    add("--ppo", "the default PPO run's checkpoint (evaluations, final table)", metavar="CHECKPOINT")
-    add("--policy", "the network for --start prior/scratch (as experiments.train --policy)")
-    add("--buffer", "training rows kept", type=positive_int)
-    add("--learning-rate", "AdamW's learning rate", type=finite_float)
-    add("--weight-decay", "AdamW's weight decay", type=finite_float)
-    add("--batch-size", "minibatch size", type=positive_int)
-    add("--updates", "minibatch steps per iteration", type=positive_int)
-    add("--value-weight", "weight of the value loss", type=finite_float)
-    add("--eval-deals", "deals per evaluation opponent each iteration", type=positive_int)
-    add("--final-deals", "deals per pair in the final table", type=positive_int)
-    add("--final-simulations", "ismcts and exit-search budget in the final table", type=positive_int)
-    add("--workers", "processes for the games and the tables", type=positive_int)
-    add("--expert", "who plays the games and gives the targets: puct, rollouts (the network in search) or ismcts",
-        choices=presets.EXIT_EXPERTS)  # fmt: skip
-    add("--expert-simulations", "ismcts expert: its budget (default: ismcts's); rollouts expert: games per action "
-        "(default 16)", type=positive_int)  # fmt: skip
-    add("--expert-temperature", "rollouts expert: its policy softmax(log prior + Q / this)", type=finite_float)
-    add("--target", "the policy target: the expert's distribution (policy), its chosen move (move), or "
-        "(rollouts expert) its improved logits by squared error (advantage)",
-        choices=presets.EXIT_TARGETS)  # fmt: skip
+    ExitConfig.add_flags(p)
     p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
     p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")
     p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
@@ -182,7 +96,9 @@ def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
         if meta.get("format") == "sb3":
             raise ValueError(f"--init {path!r}: an SB3 zip; the expert-iteration network needs the safe format")
         return policy, PolicySpec.from_json(meta["policy"], path)
-    train_preset = presets.preset(cfg.game)
+    from experiments.training.ppo.config import TrainConfig
+
+    train_preset = TrainConfig.preset(cfg.game)
     name = train_preset["policy"] if cfg.policy == "auto" else cfg.policy
     prior = "none"
     if cfg.start == "prior":
@@ -193,11 +109,11 @@ def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
     cls, kwargs = spec.build(cfg.game, cfg.options)
     import gymnasium as gym
 
-    from agents.prior import hint_size
+    from agents.prior import prior_size
     from jericho_env.registry import make_rules
 
     info = make_rules(cfg.game, **cfg.options).info
-    size = info.observation_size + hint_size(prior, info.num_actions)
+    size = info.observation_size + prior_size(prior, info.num_actions)
     policy = cls(
         gym.spaces.Box(0.0, 1.0, (size,), np.float32), gym.spaces.Discrete(info.num_actions), lambda _: 0.0, **kwargs
     )
@@ -245,7 +161,7 @@ class ExitRun:
     def restore(self) -> tuple[Any, Any, Any]:
         """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
         from agents.checkpoint import PolicySpec, _weights, load_policy, resolve_path
-        from experiments.training.exit_learn import ReplayBuffer
+        from experiments.training.exit.learn import ReplayBuffer
         from experiments.training.run_folder import read_json
 
         state = read_json(self.folder / "exit.json", "--resume: the run's state")
@@ -281,9 +197,9 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
     """Run (or continue) the iterations in ``folder``; returns the final network's path."""
     import torch
 
-    from experiments.training import exit_play
-    from experiments.training.exit_learn import LearnSettings, ReplayBuffer, learn, make_optimizer
-    from experiments.training.exit_play import SearchSettings, network_payload
+    from experiments.training.exit import play as exit_play
+    from experiments.training.exit.learn import LearnSettings, ReplayBuffer, learn, make_optimizer
+    from experiments.training.exit.play import SearchSettings, network_payload
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
@@ -428,30 +344,6 @@ def final_table(
                     quiet=quiet, backend=backend)  # fmt: skip
 
 
-def resumed_config(folder: str, game: str, iterations: int | None) -> tuple[ExitConfig, Path]:
-    """The config of the run in ``folder`` (checked as a new one is); a larger ``--iterations`` extends it."""
-    from experiments.training.run_folder import RunFolder, read_json
-
-    path = Path(folder)
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"--resume {folder!r}: no config.json there (not an expert-iteration run folder?)")
-    saved = read_json(path / "config.json", "--resume: config")
-    if not isinstance(saved, dict) or saved.get("game") != game:
-        raise ValueError(f"--resume {folder!r} is not a {game!r} expert-iteration run (its config.json says otherwise)")
-    saved = dict(saved)
-    options = saved.pop("options", {})
-    saved.pop("game", None)
-    known = {f.name for f in dataclasses.fields(ExitConfig)} - {"game", "options"}
-    unknown = sorted(set(saved) - known)
-    if unknown or not isinstance(options, dict):
-        raise ValueError(f"--resume {folder!r}: config.json is not an expert-iteration config (unknown: {unknown})")
-    cfg = make_exit_config(game, options, **saved)
-    if iterations is not None and iterations > cfg.iterations:
-        cfg.iterations = iterations
-        RunFolder(path).save_config(dataclasses.asdict(cfg))
-    return cfg, path
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     from experiments.play.report import run_folder
@@ -465,18 +357,18 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> None:
         backend = backend_from_args(args)
-        given = {k: getattr(args, k) for k in presets.EXIT["default"]}
         resume = bool(args.resume)
-        if args.resume:
-            cfg, folder = resumed_config(args.resume, args.game, args.iterations)
+        if not resume:
+            check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
+        cfg = ExitConfig.from_args(args, args.game)
+        if resume:
+            folder = Path(args.resume)
             if not (folder / "exit.json").is_file():  # killed before its first iteration ended: start afresh
                 print(f"--resume {folder}: no iteration was complete; starting the run afresh in that folder")
                 resume = False
         else:
-            check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
-            cfg = make_exit_config(args.game, dict(args.option), **given)
             folder = run_folder("exit", args.game, args.out)
-            RunFolder(folder).save_config(dataclasses.asdict(cfg))
+            RunFolder(folder).save_config(cfg.to_json())
         record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.training.provenance)
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")

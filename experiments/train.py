@@ -5,13 +5,13 @@ games in lockstep, the others drawn per game from a pool of baselines and snapsh
 evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
 continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
 baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.training.presets``.
+from greedy's judgement. Every default comes from ``experiments.training.presets.PPO``.
 
-The config is resolved once (``TrainConfig``); ``train`` then assembles the run from parts, each made by
-one function from plain values: the opponent pool (``experiments.training.pool``), the vec env with the
-prior's hint and the evaluations (``experiments.training.selfplay``, ``agents.prior.prior_hint``), the model
-(``experiments.training.model``, networks from ``agents.nets``) and the run folder
-(``experiments.training.run_folder``).
+The config is resolved once (``experiments.training.ppo.config.TrainConfig``); ``train`` then assembles the run
+from parts, each made by one function from plain values: the opponent pool (``experiments.training.ppo.pool``),
+the vec env with the prior's floats and the evaluations (``experiments.training.ppo.selfplay``,
+``agents.prior.make_prior``), the model (``experiments.training.ppo.model``, networks from ``agents.nets``) and the
+run folder (``experiments.training.run_folder``).
 
 Examples:
     python -m experiments.train grid
@@ -23,7 +23,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -31,8 +30,7 @@ from typing import Any
 
 from experiments import cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.training import presets
-from experiments.training.config import TrainConfig, config_from_args, make_config
+from experiments.training.ppo.config import TrainConfig, config_from_args, make_config
 from experiments.training.run_folder import RunFolder
 from jericho_env.registry import known_game_ids
 
@@ -43,11 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface: a flag per ``TrainConfig`` field that has one, its default from the preset."""
     p = cli.cli_parser("experiments.train", __doc__)
     p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}, or all")
-    for field in dataclasses.fields(TrainConfig):
-        if field.metadata:
-            kw = {k: v for k, v in field.metadata.items() if k != "help" and v is not None}
-            text = f"{field.metadata['help']} (default {presets.per_game(field.name)})"
-            p.add_argument("--" + field.name.replace("_", "-"), default=None, help=text, **kw)
+    TrainConfig.add_flags(p)
     p.add_argument("--option", type=cli.parse_option, action="append", metavar="KEY=VALUE", help="a game option")
     replays = "the final table writes replays.jsonl: the first N deals of every pair, for python -m jericho_env.web"
     p.add_argument("--record", type=cli.positive_int, default=None, metavar="N", help=replays)
@@ -66,9 +60,9 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     from stable_baselines3.common.utils import set_random_seed
 
     from agents.checkpoint import PolicySpec, save_checkpoint
-    from agents.prior import prior_hint
-    from experiments.training.callbacks import Every, TrainCallback, eval_text
-    from experiments.training.model import (
+    from agents.prior import make_prior
+    from experiments.training.ppo.callbacks import Every, TrainCallback, eval_text
+    from experiments.training.ppo.model import (
         PPO_SETTINGS,
         make_model,
         pipeline_rollouts,
@@ -76,8 +70,8 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         training_meta,
         update_with_threads,
     )
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import evaluate, make_vec_env
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import evaluate, make_vec_env
 
     set_random_seed(cfg.seed)
     torch.set_num_threads(1)  # more threads contend for the 2 cores (docs/research/ppo-notes.md)
@@ -86,14 +80,12 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     run = RunFolder(folder)
     initial = run.initial  # where the starting policy is saved
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
-    # the parts: the opponents, the games (with the prior's hint), the learner
+    # the parts: the opponents, the games (with the prior's floats), the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
     ppo = {key: getattr(cfg, key) for key in PPO_SETTINGS}
     snapshots = run.snapshot_paths()
     pool = opponent_pool(cfg.game, cfg.pool.split(","), cfg.seed * 100, cfg.options, cfg.prior, snapshots, trust)
-    vec = make_vec_env(
-        cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.shaping, cfg.options, cfg.seed + 7919
-    )
+    vec = make_vec_env(cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.options, cfg.seed + 7919)
     if checkpoint is None:
         model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
         save_checkpoint(model, initial)  # the starting policy joins the final tournament as "untrained"
@@ -109,7 +101,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         vec.add_opponent(pool.frozen(model.policy, seed=steps), cfg.max_snapshots)
 
     def evaluation(model: Any, steps: int) -> str:
-        now = prior_hint(cfg.prior, cfg.game, seed=steps, **cfg.options)  # the learner's hint
+        now = make_prior(cfg.prior, cfg.game, seed=steps, **cfg.options)  # the learner's prior
         row = evaluate(model.policy, cfg.game, cfg.eval_opponent, cfg.eval_deals, 10_000 + steps, now, cfg.options)
         run.evals.append({"steps": steps, **row})
         return eval_text(row)
@@ -144,7 +136,7 @@ def train_one(
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
     final = train(cfg, folder, quiet, resume, trust)
-    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (runs before issue 16: only with a prior)
+    initial = folder / "checkpoints" / "initial.zip"  # what PPO started from (older runs: only with a prior)
     untrained = str(initial) if initial.is_file() else None
     table = (cfg.final_deals, cfg.seed, cfg.workers, cfg.options, str(folder / "tournament"), quiet)
     summary = against_baselines(cfg.game, "ppo", str(final), *table, untrained=untrained, trust=trust, backend=backend)
@@ -177,10 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:  # a run stopped before its first checkpoint starts afresh
             afresh = {g: RunFolder.stopped_early(args.resume) for g in games}
         else:  # so does the same command; any other run in --out is refused
-            afresh = {g: RunFolder.check_new(outs[g], dataclasses.asdict(configs[g])) for g in games}
+            afresh = {g: RunFolder.check_new(outs[g], configs[g].to_json()) for g in games}
         for game, cfg in configs.items():
             folder = Path(args.resume) if args.resume else run_folder("train", game, outs[game])
-            RunFolder(folder).begin(afresh[game], None if args.resume else dataclasses.asdict(cfg))
+            RunFolder(folder).begin(afresh[game], None if args.resume else cfg.to_json())
             record_session(folder, "experiments.train", argv)
             train_one(cfg, folder, bool(args.resume) and not afresh[game], args.quiet, args.trust_checkpoint, backend)
             if args.record:  # the final table's games (experiments.replays)

@@ -33,7 +33,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import json
 import shlex
@@ -97,20 +96,14 @@ def derived_command(kind: str, config: dict[str, Any]) -> tuple[str, list[str]]:
 
     ``--seed`` and every value that differs from the preset, as its flag, and the options as ``--option``.
     """
-    if kind == "ppo":
-        from experiments.train import build_parser, make_config
+    from experiments.training.config import RunConfig
+    from experiments.training.dmc.config import DmcConfig
+    from experiments.training.exit.config import ExitConfig
+    from experiments.training.ppo.config import TrainConfig
 
-        default: dict[str, Any] = dataclasses.asdict(make_config(config["game"], config.get("options") or {}))
-    elif kind == "dmc":
-        from experiments.dmc import build_parser
-        from experiments.training.dmc import make_config as make_dmc_config
-
-        default = dataclasses.asdict(make_dmc_config(config["game"], config.get("options") or {}))
-    else:
-        from experiments.exit import build_parser, make_exit_config
-
-        default = dataclasses.asdict(make_exit_config(config["game"], config.get("options") or {}))
-    flags = {a.dest: a.option_strings[-1] for a in build_parser()._actions if a.option_strings}
+    cls: type[RunConfig] = {"ppo": TrainConfig, "dmc": DmcConfig}.get(kind, ExitConfig)
+    default: dict[str, Any] = cls.make(config["game"], config.get("options") or {}).to_json()
+    flags = {f.name: cls.flag_of(f.name) for f in cls.settings()}
     args = [config["game"], "--seed", str(config["seed"])]
     unset = []
     for key, value in config.items():
@@ -341,7 +334,7 @@ def fingerprint(
     """The network's moves at fixed positions: every decision with a choice in ``games`` seeded games of greedy play.
 
     Greedy plays every seat (random where the game has no greedy), so the positions follow from the rules,
-    greedy and the seeds; the moves from the network, its observations and its prior's hint. The card keeps
+    greedy and the seeds; the moves from the network, its observations and its prior's floats. The card keeps
     them and the zoo's tests ask the shipped network again: a change to the rules, the observation layout,
     greedy or the prior, declared by a version number or not, shows as other moves (positions from greedy's
     games, not random ones: the networks' choices there depend more on what they see).

@@ -21,3 +21,23 @@ def random_networks(game: str, options: dict[str, Any], tmp_path: Path, n: int, 
                 parameter.normal_(std=0.5)
         paths.append(save_dmc(tmp_path / f"n{i}.zip", network, game, options, {}))
     return paths
+
+
+def make_actors(
+    game: str,
+    options: dict[str, Any],
+    envs: int,
+    epsilon: float,
+    buffer: Any,
+    seed: Any,
+    teacher: Any = None,
+    **settings: Any,
+) -> Any:
+    """``Actors`` of a config of ``game`` with these settings (self-play and the outcome alone unless given);
+    ``teacher``: a plan whose Q labels each decision (``experiments.training.dmc.distill.Teacher``)."""
+    from experiments.training.dmc.actors import Actors
+    from experiments.training.dmc.config import make_config
+    from experiments.training.dmc.distill import Teacher
+
+    cfg = make_config(game, options, envs=envs, epsilon=epsilon, **{"lam": 1.0, "versus_share": 0.0, **settings})
+    return Actors(cfg, buffer, seed, None if teacher is None else Teacher(teacher))

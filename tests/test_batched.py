@@ -202,3 +202,35 @@ def test_compiled_true_says_why_when_a_game_has_no_kernels(game_id: str) -> None
     else:
         with pytest.raises(jericho_env.OptionError, match="no compiled kernels"):
             jericho_env.make_batched(game_id, 2, compiled=True)
+
+
+def finished_games(game: str, options: dict[str, Any], seed: int, games: int) -> Any:
+    """(final potentials, returns) of the games that end at each step of random play, until ``games`` ended."""
+    env = jericho_env.make_batched(game, 16, potentials=True, **options)
+    _, mask, _ = env.reset(seed=seed)
+    rng, ended = np.random.default_rng(seed), 0
+    while ended < games:
+        _, mask, _, rewards, terminated = env.step(random_actions(mask, rng))
+        done = np.flatnonzero(terminated)
+        yield env.final_potentials[done], rewards[done]
+        ended += len(done)
+
+
+def test_grid_final_potentials_are_the_final_points_lead() -> None:
+    """``potentials=True``: grid's final potential (points lead / 100), whose sign is the game's return."""
+    margins: list[float] = []
+    for final, won in finished_games("grid", {"board_size": 7}, 4, 40):
+        np.testing.assert_array_equal(np.sign(final), won)  # more points wins
+        np.testing.assert_allclose(final.sum(axis=1), 0.0)
+        margins += final[:, 0].tolist()
+    assert len(set(np.round(np.abs(margins), 2))) > 3 and max(np.abs(margins)) <= 1.0
+
+
+def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
+    """walls' final potential: a sole leader in cards won has won, a seat behind the leader has lost."""
+    margins: list[float] = []
+    for final, won in finished_games("walls", {"num_players": 4}, 5, 30):
+        assert (won[final > 0] == 1.0).all() and (won[final < 0] < 0).all()
+        assert ((final > 0).sum(axis=1) <= 1).all()  # at most one seat leads every other
+        margins += final.ravel().tolist()
+    assert len(set(margins)) > 10 and max(np.abs(margins)) <= 1.0

@@ -45,13 +45,13 @@ def tiny_network(game: str, prior: str = "none") -> Any:
     from sb3_contrib import MaskablePPO
 
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta
-    from agents.prior import PriorHintEnv
+    from agents.prior import PriorEnv
 
     spec = PolicySpec("mlp", "16,16", prior=prior)
     policy, kwargs = spec.build(game, {})
     env = jericho_env.single_agent(game)
     if prior != "none":
-        env = PriorHintEnv(env, prior, game)
+        env = PriorEnv(env, prior, game)
     model = MaskablePPO(policy, env, n_steps=64, batch_size=32, n_epochs=1, policy_kwargs=kwargs, seed=0, device="cpu")
     with torch.no_grad():  # so that the most probable action never hinges on float rounding
         model.policy.action_net.weight.mul_(100.0)

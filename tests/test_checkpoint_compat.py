@@ -42,7 +42,8 @@ def test_old_checkpoint_replays_its_recorded_moves(game: str) -> None:
 
 
 def test_old_checkpoints_name_the_old_module_and_still_build_the_same_networks() -> None:
-    """The fixtures pickle ``agents.networks`` class paths; those resolve to the classes in ``agents.nets``."""
+    """The fixtures pickle ``agents.networks`` class paths; those resolve, without a warning, to the classes in
+    ``agents.nets`` (``agents.nets.pickled``)."""
     from agents.nets.common import PriorMlpPolicy
     from agents.nets.grid import GridConvPolicy
     from agents.nets.walls import WallsExtractor

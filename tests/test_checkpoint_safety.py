@@ -39,7 +39,7 @@ from agents.checkpoint import (
 )
 from agents.nets import build_policy
 from experiments import evaluate, train
-from experiments.training.model import load_model_for_resume
+from experiments.training.ppo.model import load_model_for_resume
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_v0"
 
@@ -436,7 +436,7 @@ def test_resumed_hyperparameters_are_checked_before_the_model_is_built(
 
 
 def test_a_rollout_buffer_larger_than_memory_is_refused() -> None:
-    from experiments.training.model import check_rollout_memory, physical_memory
+    from experiments.training.ppo.model import check_rollout_memory, physical_memory
 
     memory = physical_memory()
     assert memory is not None  # Linux, as CI runs

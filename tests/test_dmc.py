@@ -20,14 +20,13 @@ import torch
 
 import agents
 import jericho_env
-import jericho_env.envs.batched
 from agents.checkpoint import CheckpointError, UnsafeCheckpointError
 from agents.dmc import DmcAgent, build_network, load_dmc, save_dmc
 from agents.nets.dmc import action_features
 from experiments import dmc as dmc_cli
-from experiments.training.dmc_actors import Actors, ReplayBuffer
+from experiments.training.dmc.actors import Actors, ReplayBuffer
 from jericho_env.envs.aec import JerichoEnv
-from tests.dmc_helpers import random_networks
+from tests.dmc_helpers import make_actors, random_networks
 
 GAMES = [("castles", {}), ("walls", {"num_players": 3}), ("grid", {"board_size": 7})]
 TINY = ["--positions", "3000", "--envs", "32", "--rounds", "8", "--buffer", "4000", "--batch-size", "128"]
@@ -38,7 +37,7 @@ def _reference_targets(game: str, options: dict[str, Any], rounds: int, capacity
     """Actors after ``rounds`` rounds, and the expected target of every serial: the mover's final return."""
     network = build_network(game, options, "16")
     buffer = ReplayBuffer(capacity, network.stored_width)
-    actors = Actors(game, options, 8, 0.3, buffer, [5, 0])
+    actors = make_actors(game, options, 8, 0.3, buffer, [5, 0])
     step = actors.env.step
     log: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -81,59 +80,12 @@ def test_targets_are_the_final_return_of_the_seat_that_moved(game: str, options:
         assert {1.0, -0.5} <= set(np.round(got[done], 4).tolist())
 
 
-def finished_games(game: str, options: dict[str, Any], seed: int, games: int) -> Any:
-    """(final potentials, returns) of the games that end at each step of random play, until ``games`` ended."""
-    import jericho_env
-    from jericho_env.envs.batched import random_actions
-
-    env = jericho_env.make_batched(game, 16, potentials=True, **options)
-    _, mask, _ = env.reset(seed=seed)
-    rng, ended = np.random.default_rng(seed), 0
-    while ended < games:
-        _, mask, _, rewards, terminated = env.step(random_actions(mask, rng))
-        done = np.flatnonzero(terminated)
-        yield env.final_potentials[done], rewards[done]
-        ended += len(done)
-
-
-def margin_labels(game: str, options: dict[str, Any], steps: int) -> np.ndarray:
-    """The targets ``--target margin`` actors wrote in ``steps`` steps of a small untrained network."""
-    network = build_network(game, options, "16")
-    actors = Actors(game, options, 8, 0.3, ReplayBuffer(20_000, network.stored_width), [1, 0], "margin")
-    actors.play(network.plan(), steps)
-    return actors.buffer.targets[actors.buffer.known()]
-
-
-def test_margin_targets_are_the_final_points_lead() -> None:
-    """``--target margin``: grid's final potential (points lead / 100), whose sign is the game's return."""
-    margins: list[float] = []
-    for final, won in finished_games("grid", {"board_size": 7}, 4, 40):
-        np.testing.assert_array_equal(np.sign(final), won)  # more points wins
-        np.testing.assert_allclose(final.sum(axis=1), 0.0)
-        margins += final[:, 0].tolist()
-    assert len(set(np.round(np.abs(margins), 2))) > 3 and max(np.abs(margins)) <= 1.0
-    labelled = margin_labels("grid", {"board_size": 7}, 400)
-    assert len(labelled) > 100 and not np.isin(labelled, [-1.0, 0.0, 1.0]).all()
-
-
-def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
-    """walls' final potential: a sole leader in cards won has won, a seat behind the leader has lost."""
-    margins: list[float] = []
-    for final, won in finished_games("walls", {"num_players": 4}, 5, 30):
-        assert (won[final > 0] == 1.0).all() and (won[final < 0] < 0).all()
-        assert ((final > 0).sum(axis=1) <= 1).all()  # at most one seat leads every other
-        margins += final.ravel().tolist()
-    assert len(set(margins)) > 10 and max(np.abs(margins)) <= 1.0
-    labelled = margin_labels("walls", {"num_players": 4}, 600)
-    assert len(labelled) > 100 and len(set(np.round(labelled, 3).tolist())) > 5
-
-
 @pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
 def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, options: dict[str, Any]) -> None:
     """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
     lam = 0.6
     network = build_network(game, options, "16")
-    actors = Actors(game, options, 8, 0.3, ReplayBuffer(100_000, network.stored_width), [6, 0], lam=lam)
+    actors = make_actors(game, options, 8, 0.3, ReplayBuffer(100_000, network.stored_width), [6, 0], lam=lam)
     plan, step = network.plan(), actors.env.step
     values: list[np.ndarray] = []
     best_values = plan.best_values
@@ -180,7 +132,7 @@ def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, opt
 @pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
 def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[str, Any]) -> None:
     network = build_network(game, options, "16")
-    actors = Actors(game, options, 8, 0.0, ReplayBuffer(50_000, network.stored_width), [2, 0], versus_greedy=1.0)
+    actors = make_actors(game, options, 8, 0.0, ReplayBuffer(50_000, network.stored_width), [2, 0], versus_share=1.0)
     plan, games = network.plan(), 0
     for _ in range(150):
         actors.play(plan, 1)
@@ -189,13 +141,12 @@ def test_versus_greedy_records_only_the_learning_seat(game: str, options: dict[s
             assert (actors.seats[g, : actors.count[g]] == actors.learner[g]).all()
         games = actors.games
     assert games >= 8 and actors.positions > 50
-    half = Actors(game, options, 64, 0.0, ReplayBuffer(100, network.stored_width), [3, 0], versus_greedy=0.5)
+    half = make_actors(game, options, 64, 0.0, ReplayBuffer(100, network.stored_width), [3, 0], versus_share=0.5)
     assert 10 < (half.learner >= 0).sum() < 54  # about half the games against greedy, the rest self-play
 
 
 @pytest.mark.parametrize("game", ["castles", "walls", "grid"])
 def test_the_shipped_ppo_as_a_batch_policy_chooses_as_the_agent_row_by_row(game: str) -> None:
-    import jericho_env
     from agents.batch import AgentBatchPolicy, NetworkBatchPolicy, make_batch_policy
     from jericho_env.envs.batched import random_actions
 
@@ -213,7 +164,7 @@ def test_versus_draws_one_fixed_agent_per_game_and_each_plays_its_own_moves() ->
 
     network = build_network("castles", {}, "16")
     buffer = ReplayBuffer(50_000, network.stored_width)
-    actors = Actors("castles", {}, 32, 0.0, buffer, [4, 0], versus_greedy=1.0, versus=("greedy", "ppo"))
+    actors = make_actors("castles", {}, 32, 0.0, buffer, [4, 0], versus_share=1.0, versus="greedy,ppo")
     reference = [AgentBatchPolicy(agents.make(name, "castles", seed=0)) for name in ("greedy", "ppo")]
     asked: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
     for k, policy in enumerate(list(actors.fixed)):
@@ -239,7 +190,7 @@ def test_versus_draws_one_fixed_agent_per_game_and_each_plays_its_own_moves() ->
 
 
 def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
-    from experiments.training import dmc
+    from experiments.training.dmc import learner as dmc
 
     network = build_network("castles", {}, "32")
     path = save_dmc(tmp_path / "start.zip", network, "castles", {}, {"stats": {}})
@@ -249,46 +200,9 @@ def test_init_starts_a_run_from_a_checkpoints_network(tmp_path: Path) -> None:
     dmc.start_from(fresh, dmc.make_config("castles", {}, net="32", init=str(path)))
     assert torch.allclose(fresh(obs), network(obs))
     with pytest.raises(ValueError, match="not this run's"):
-        dmc.check_init(dmc.make_config("castles", {}, net="16", init=str(path)))
+        dmc.check_start(dmc.make_config("castles", {}, net="16", init=str(path)))
     with pytest.raises(ValueError, match="--init"):
-        dmc.check_init(dmc.make_config("walls", {}, net="32", init=str(path)))
-
-
-@pytest.mark.parametrize("prior", ["none", "greedy-scores"])
-def test_a_grid_network_starts_a_run_of_a_later_observation_version_playing_as_it_did(
-    tmp_path: Path, prior: str
-) -> None:
-    """``--init`` of a version-0 grid network into a run of version 1 (the belief fields): the shared inputs keep
-    their weights, the new ones start at 0, so every legal pair has the same Q on the same positions."""
-    from experiments.training import dmc
-
-    options, later = {"board_size": 7}, {"board_size": 7, "obs_version": 1}
-    path = random_networks("grid", options, tmp_path, 1, prior)[0]
-    source = load_dmc(path, "grid", options)[0]
-    cfg = dmc.make_config("grid", later, net="16", prior=prior, init=str(path))
-    dmc.check_init(cfg)
-    wide = build_network("grid", later, "16", prior=prior)
-    dmc.start_from(wide, cfg)
-    env = jericho_env.make_batched("grid", 6, board_size=7, obs_version=1)
-    obs, mask, _ = env.reset(seed=3)
-    rng = np.random.default_rng(0)
-    narrow = source.encoder.keep.max() + 1  # version 0's fields come first in version 1's observation
-    for _ in range(12):
-        legal = mask.astype(bool)
-        _, _, q_wide = wide.plan().pair_values(obs, legal)
-        _, _, q_narrow = source.plan().pair_values(np.ascontiguousarray(obs[:, :narrow]), legal)
-        np.testing.assert_allclose(q_wide, q_narrow, rtol=1e-4, atol=1e-5)  # float32 sums in another order
-        obs, mask, _, _, _ = env.step(jericho_env.envs.batched.random_actions(legal, rng))
-    first = wide.trunk[0].weight.detach()
-    added = [c for c in range(wide.encoder.state_size) if not first[:, c].any()]
-    assert len(added) >= len(wide.encoder.keep) - len(source.encoder.keep)  # the belief fields' columns are 0
-    later_path = save_dmc(tmp_path / "v1.zip", wide, "grid", later, {})
-    earlier_run = dmc.make_config("grid", options, net="16", prior=prior, init=str(later_path))
-    with pytest.raises(ValueError, match="obs_version=0"):  # not the other way
-        dmc.check_init(earlier_run)
-    with pytest.raises(ValueError, match="board_size"):  # other options are still refused
-        dmc.check_init(dmc.make_config("grid", {"board_size": 9, "obs_version": 1}, net="16", prior=prior,
-                                       init=str(path)))  # fmt: skip
+        dmc.check_start(dmc.make_config("walls", {}, net="32", init=str(path)))
 
 
 def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
@@ -300,8 +214,9 @@ def test_a_wrapped_ring_never_mislabels_newer_positions() -> None:
             assert np.isnan(buffer.targets[row])
         else:
             assert buffer.targets[row] == pytest.approx(want)
-    obs, actions, targets = buffer.sample(64, np.random.default_rng(0))
-    assert obs.dtype == np.float32 and not np.isnan(targets).any() and len(actions) == 64
+    batch = buffer.sample(64, np.random.default_rng(0))
+    assert batch.rows.dtype == np.float32 and not np.isnan(batch.targets).any() and len(batch.actions) == 64
+    assert batch.taught is None and batch.legal is None
 
 
 def test_action_features_describe_every_action() -> None:
@@ -333,15 +248,14 @@ PRIOR_GAMES = [("walls", {}), ("grid", {"board_size": 7}), ("grid", {"obs_versio
 @pytest.mark.parametrize(("game", "options"), PRIOR_GAMES)
 def test_the_prior_starts_at_greedys_best_move(game: str, options: dict[str, Any], tmp_path: Path) -> None:
     """Untrained, a prior network plays a move greedy scores best; its plan equals the torch network."""
-    import jericho_env
-    from agents.prior import prior_hint
+    from agents.prior import make_prior
 
     torch.manual_seed(0)
     network = build_network(game, options, "32", prior="greedy-scores")
     path = save_dmc(tmp_path / "p.zip", network, game, options, {})
     loaded, meta, _ = load_dmc(path, game, options)
     assert meta["network"]["prior"] == "greedy-scores" and loaded.spec.prior == "greedy-scores"
-    hint = prior_hint("greedy-scores", game, **options)
+    hint = make_prior("greedy-scores", game, **options)
     assert hint is not None
     env = jericho_env.make_batched(game, 24, copy=True, check=False, **options)
     obs, mask, _ = env.reset(seed=3)
@@ -438,7 +352,6 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
 def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
     game: str, options: dict[str, Any], prior: str, tmp_path: Path
 ) -> None:
-    import jericho_env
 
     paths = random_networks(game, options, tmp_path, 3, prior)
     ensemble = agents.make("dmc", game, path="+".join(str(p) for p in paths), **options)
@@ -544,18 +457,15 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--positions", "0"],
         ["castles", "--net", "abc"],
         ["chess"],
-        ["castles", "--observation", "3"],
         ["castles", "--resume", "/no/such/run"],
         ["castles", "--option", "ranks=4"],
         ["castles", "--bogus"],
         ["castles", "--prior", "greedy-scores"],
         ["walls", "--prior", "greedy"],
-        ["castles", "--target", "margin"],
         ["castles", "--lam", "1.5"],
         ["castles", "--versus", "greedy,nobody"],
-        ["castles", "--versus", "greedy,exit-search"],
+        ["castles", "--versus", "greedy,exit-search", "--versus-share", "0.5"],
         ["grid", "--versus", "ppo", "--option", "board_size=7"],
-        ["grid", "--versus", "ppo", "--option", "board_size=7", "--observation", "1"],
         ["castles", "--init", "/no/such.zip"],
         ["castles", "--learning-rate-end", "0.1"],
         ["castles", "--learning-rate-end", "1e-5", "--anneal", "0"],
@@ -569,32 +479,9 @@ def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
     assert len([line for line in lines if "error" in line]) == 1
 
 
-@pytest.mark.parametrize("game", ["grid", "castles"])
-def test_a_fixed_network_of_version_0_plays_a_run_of_version_1_on_its_own_fields(game: str) -> None:
-    """``--versus ppo --observation 1``: the shipped ``ppo`` (version 0) is handed the leading part of each
-    version-1 observation, where version 0's fields are, and moves as it does on version 0's observation."""
-    from agents.batch import make_batch_policy
-    from experiments.training.dmc import make_config
-    from experiments.training.dmc_actors import fixed_policy
-    from jericho_env.envs.batched import random_actions
-
-    policy = fixed_policy("ppo", game, 0, {"obs_version": 1})
-    reference = make_batch_policy("ppo", game, seed=0)
-    late, early = jericho_env.make_batched(game, 8, obs_version=1), jericho_env.make_batched(game, 8)
-    (obs, mask, _), (obs0, mask0, _) = late.reset(seed=1), early.reset(seed=1)
-    rng = np.random.default_rng(0)
-    for _ in range(15):
-        np.testing.assert_array_equal(obs[:, : obs0.shape[1]], obs0)
-        np.testing.assert_array_equal(mask, mask0)
-        np.testing.assert_array_equal(policy(obs, mask), reference(obs0, mask0))
-        actions = random_actions(mask.astype(bool), rng)
-        obs, mask = late.step(actions)[:2]
-        obs0, mask0 = early.step(actions)[:2]
-    assert make_config(game, {"obs_version": 1}, versus="ppo").versus == "ppo"
-
-
 def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -> None:
-    from experiments.training.dmc import learning_rate_at, make_config
+    from experiments.training.dmc.config import make_config
+    from experiments.training.dmc.learner import learning_rate_at
 
     constant = make_config("walls", positions=1000, learning_rate=1e-3)  # walls' preset: no end rate
     assert {learning_rate_at(constant, p) for p in (0, 500, 1000, 5000)} == {1e-3}
@@ -605,20 +492,25 @@ def test_the_learning_rate_falls_in_a_line_over_the_last_share_of_the_budget() -
     assert got == pytest.approx([1e-3, 1e-3, 5.5e-4, 1e-4, 1e-4])
 
 
-def test_a_run_from_before_the_learning_rate_end_resumes_at_a_constant_rate(tmp_path: Path) -> None:
-    """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate."""
-    import dataclasses
+def test_a_run_of_an_older_version_resumes_as_it_was_configured(tmp_path: Path) -> None:
+    """castles' preset falls to 5e-5 now; a run whose config.json predates the flag keeps its constant rate, its
+    share of games against fixed agents under the old name is read, and a retired setting is refused."""
+    from experiments.training.dmc.config import DmcConfig, make_config
 
-    from experiments.training.dmc import make_config
-
-    old = dataclasses.asdict(make_config("castles"))
-    del old["learning_rate_end"], old["anneal"]
-    (tmp_path / "config.json").write_text(json.dumps(old))
-    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    old = make_config("castles").to_json()
+    del old["learning_rate_end"], old["anneal"], old["backend"]
+    old["versus_greedy"] = old.pop("versus_share") + 0.5
+    (tmp_path / "config.json").write_text(json.dumps({**old, "target": "return"}))
+    cfg = DmcConfig.saved(tmp_path, "castles")
     assert cfg.learning_rate_end is None and cfg.init is None and cfg.lam == 0.8
+    assert cfg.versus_share == 0.5 and cfg.backend == "local"
     (tmp_path / "config.json").write_text(json.dumps({**old, "learning_rate_end": 1e-4, "anneal": 0.5}))
-    cfg, _ = dmc_cli.resumed_config(str(tmp_path), "castles", None)
+    cfg = DmcConfig.saved(tmp_path, "castles")
     assert (cfg.learning_rate_end, cfg.anneal) == (1e-4, 0.5)
+    for retired in ({"target": "margin"}, {"teacher_search": ""}):
+        (tmp_path / "config.json").write_text(json.dumps({**old, **retired}))
+        with pytest.raises(ValueError, match=f"the run's {next(iter(retired))} is retired"):
+            DmcConfig.saved(tmp_path, "castles")
 
 
 def test_help_documents_every_flag() -> None:

@@ -24,10 +24,10 @@ import agents
 from agents.dmc import build_network
 from experiments import dmc as dmc_cli
 from experiments.play.backends import Backend, ray_session
-from experiments.training import dmc_ray
-from experiments.training.dmc import make_actors, make_config
-from experiments.training.dmc_actors import ReplayBuffer
-from experiments.training.dmc_ray import ActorWorker, network_state
+from experiments.training.dmc import ray_actors as dmc_ray
+from experiments.training.dmc.actors import Actors, ReplayBuffer
+from experiments.training.dmc.config import make_config
+from experiments.training.dmc.ray_actors import ActorWorker, network_state
 
 pytestmark = pytest.mark.ray
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,8 +62,8 @@ def test_a_remote_actor_hands_over_what_the_local_actors_label(game: str, option
     cfg = make_config(game, options, envs=8, epsilon=0.3, net="16", prior=prior)
     network = build_network(game, options, "16", "game", prior)
     buffer = ReplayBuffer(100_000, network.stored_width)
-    local = make_actors(cfg, buffer, [5, 0])
-    worker = ActorWorker(cfg, make_actors, [5, 0])
+    local = Actors(cfg, buffer, [5, 0])
+    worker = ActorWorker(cfg, [5, 0])
     plan, weights = network.plan(), network_state(network)
     handed = 0
     for _ in range(40):
@@ -93,7 +93,7 @@ def test_the_prior_is_built_in_the_ray_worker_from_the_weights(ray_cpus: int) ->
     options = {"num_players": 3}
     network = build_network("walls", options, "16", "game", "greedy-scores")
     cfg = make_config("walls", options, envs=8, epsilon=0.3, net="16", prior="greedy-scores")
-    args = (cfg, make_actors, [3, 1])
+    args = (cfg, [3, 1])
     remote = ray.remote(ActorWorker).options(num_cpus=1).remote(*args)
     try:
         on_ray = [ray.get(remote.play.remote(network_state(network), 60)) for _ in range(3)]

@@ -92,43 +92,6 @@ def test_dmc_search_plays_whole_games_and_its_batch_policy_plays_as_act(
     assert batched == agent.act(observation) and observation["action_mask"][batched]
 
 
-def test_rollouts_played_by_greedy_play_whole_games_and_bad_players_are_refused(tmp_path: Path) -> None:
-    """``rollout_agent=greedy``: greedy's compiled batch policy plays the rollouts; whole games with legal moves.
-    Unknown agents, agents that search from views, and the setting without ``search=rollouts`` are refused."""
-    from agents.greedy.grid import BatchGreedyGrid
-
-    options = {"board_size": 9}
-    path = str(random_networks("grid", options, tmp_path, 1)[0])
-    spec = f"dmc-search=path={path},search=rollouts,simulations=2,rollout_agent=greedy"
-    _, name, kwargs = parse_spec(spec)
-    assert kwargs["rollout_agent"] == "greedy"
-    agent = agents.make(name, "grid", seed=1, **kwargs, **options)
-    assert isinstance(agent.search.player, BatchGreedyGrid)
-    env = JerichoEnv("grid", **options)
-    returns, steps = play_game(env, [agent, agents.make("random", "grid", **options)], 0, [0, 1])
-    assert steps > 0 and len(returns) == 2 and agent.search.rows_played > 0
-    env.reset(seed=7)  # reset(seed) seeds the rollout agent too: random rollouts, the same values after it
-    for _ in range(3):
-        env.step(env.rules.legal_actions(env.state)[0])
-    view, observation = env.information_view(env.agent_selection), env.observe(env.agent_selection)
-    rolled = agents.make(name, "grid", seed=1, **{**kwargs, "rollout_agent": "random"}, **options)
-    values = []
-    for seed in (5, 5, 6):
-        rolled.reset(seed)
-        rolled.observe_view(view)
-        rolled.act(observation)
-        values.append(rolled.last.q.tolist())
-    assert values[0] == values[1] != values[2] and rolled.last.visits.sum() > 0
-    for bad, message in (
-        ({"rollout_agent": "nope", "search": "rollouts"}, r"rollout_agent='nope' is not an agent; use one of random"),
-        ({"rollout_agent": 3, "search": "rollouts"}, "rollout_agent=3 is not an agent"),
-        ({"rollout_agent": "ismcts", "search": "rollouts"}, "rollout_agent='ismcts' searches from information views"),
-        ({"rollout_agent": "greedy"}, "rollout_agent= .* is search=rollouts' only"),
-    ):
-        with pytest.raises(ValueError, match=f"dmc-search: {message}"):
-            agents.make("dmc-search", "grid", path=path, **bad, **options)
-
-
 def test_dmc_search_plays_the_zoo_network_without_a_path() -> None:
     agent = agents.make("dmc-search", "castles", simulations=4)
     assert agent.path is not None and agent.path.endswith("castles-dmc.zip")

@@ -13,11 +13,11 @@ pytest.importorskip("sb3_contrib")
 
 import agents
 from agents.checkpoint import save_checkpoint
-from agents.exit import NetworkEvaluator, network_hint
+from agents.exit import NetworkEvaluator, network_prior
 from agents.search.puct import PUCTSearch
 from experiments import exit as exit_cli
 from experiments.play.tournament import play_game
-from experiments.training.exit_play import SearchSettings, generate, network_payload
+from experiments.training.exit.play import SearchSettings, generate, network_payload
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 
@@ -112,7 +112,7 @@ def test_puct_visits_add_up_and_its_policy_covers_only_legal_actions(
 
     policy, _ = load_policy(networks[game])
     rules = JerichoEnv(game, **options).rules
-    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    evaluator = NetworkEvaluator(policy, network_prior(policy, game, options))
     rows = "mover" if rules.info.num_players == 2 else "all"
     search = PUCTSearch(rules, evaluator, 20, 1.5, rows, np.random.default_rng(0), 0.5, 0.25)
     states = [_mid_game(game, options, 6 + k, seed=k).state for k in range(3)]
@@ -146,24 +146,9 @@ def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str,
     assert agent.meta["training"]["algorithm"] == "exit"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("expert", ["rollouts", "ismcts"])
-def test_the_loop_runs_with_other_experts_and_move_targets(expert: str, tmp_path: Path) -> None:
-    ppo = fresh_network("castles", {}, "prior", tmp_path)
-    out = tmp_path / "run"
-    argv = ["castles", "--start", "prior", "--ppo", str(ppo), "--out", str(out), *TINY]
-    argv += ["--expert", expert, "--expert-simulations", "3", "--target", "move"]
-    assert exit_cli.main(argv) == 0
-    config = json.loads((out / "config.json").read_text())
-    assert (config["expert"], config["expert_simulations"], config["target"]) == (expert, 3, "move")
-    buffer = np.load(out / "buffer_1.npz", allow_pickle=False)
-    targets = buffer["targets"][buffer["policy"]]
-    assert len(targets) and np.all(targets.max(axis=1) == 1.0)  # one-hot: the expert's chosen moves
-
-
 def test_advantage_targets_are_the_improved_logits_centred_over_the_legal_actions() -> None:
     from agents.search.rollout_search import RolloutResult
-    from experiments.training.exit_play import advantage_target
+    from experiments.training.exit.play import advantage_target
 
     prior, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, -0.4, 1.0])
     z = np.log(prior) + q / 0.5
@@ -181,13 +166,13 @@ def test_advantage_loss_is_the_squared_error_of_centred_logits_and_ignores_a_shi
 
     from agents.checkpoint import load_policy
     from agents.exit import logits_and_values
-    from experiments.training.exit_learn import losses
+    from experiments.training.exit.learn import losses
 
     policy, _ = load_policy(networks["castles"], game_id="castles")
     env = _mid_game("castles", {}, 5, 3)
     obs = np.stack([env.rules.observe(env.state, env.rules.current_player(env.state))] * 2).astype(np.float32)
     masks = np.stack([env.rules.legal_mask(env.state).astype(bool)] * 2)
-    features = torch.as_tensor(NetworkEvaluator(policy, network_hint(policy, "castles", {})).features(obs, masks))
+    features = torch.as_tensor(NetworkEvaluator(policy, network_prior(policy, "castles", {})).features(obs, masks))
     with torch.no_grad():
         logits, _, _ = logits_and_values(policy, features, masks)
     lg = logits.numpy().astype(np.float64)
@@ -240,7 +225,7 @@ def test_resume_after_a_kill_gives_the_same_network_as_an_unbroken_run(
     import torch
 
     from agents.checkpoint import _weights
-    from experiments.training import exit_play
+    from experiments.training.exit import play as exit_play
 
     ppo = fresh_network("castles", {}, "scratch", tmp_path)
     two = [*TINY[:1], "2", *TINY[2:]]
@@ -277,27 +262,6 @@ def test_local_workers_give_the_rows_of_one_process(networks: dict[str, Path]) -
     for field in ("features", "masks", "targets", "values", "policy"):
         assert np.array_equal(getattr(one, field), getattr(two, field))
     assert one.games == 5 and len(one) > 5
-
-
-@pytest.mark.parametrize(("game", "options"), GAMES)
-def test_the_ismcts_expert_gives_rows_over_legal_moves_the_same_on_any_worker_count(
-    game: str, options: dict[str, Any], networks: dict[str, Path]
-) -> None:
-    search = SearchSettings(6, 1.5, 0.5, 0.25, 2, "mover", expert="ismcts", expert_simulations=8)
-    payload = {"game_id": game, "options": options, "search": search.__dict__,
-               "network": network_payload(networks[game])}  # fmt: skip
-    tasks = [[21], [22, 23]]
-    one = generate(payload, tasks, exit_cli.LOCAL, workers=1)
-    two = generate(payload, tasks, exit_cli.LOCAL, workers=2)
-    for field in ("features", "masks", "targets", "values", "policy"):
-        assert np.array_equal(getattr(one, field), getattr(two, field))
-    movers = one.policy
-    assert one.games == 3 and movers.sum() == one.moves
-    t = one.targets[movers]
-    assert np.allclose(t.sum(axis=1), 1.0) and not (t[~one.masks[movers]] > 0).any()
-    searched = (one.masks[movers].sum(axis=1) > 1) & (t.max(axis=1) < 1.0)
-    assert searched.any()  # the visits of a search, not one-hot moves
-    assert np.all(np.abs(one.values) <= 1.0) and (one.values != 0).any()
 
 
 @pytest.mark.ray
@@ -376,7 +340,7 @@ def test_rollout_search_values_legal_actions_and_reads_only_the_view(
     from agents.search.rollout_search import PolicyRolloutSearch
 
     policy, _ = load_policy(networks[game])
-    evaluator = NetworkEvaluator(policy, network_hint(policy, game, options))
+    evaluator = NetworkEvaluator(policy, network_prior(policy, game, options))
     compared = 0
     for env, twin, seat in _hidden_twins(game, options):
         rules = env.rules
@@ -421,30 +385,37 @@ def test_rollout_search_prefers_what_its_rollouts_win() -> None:
     assert np.all(np.diff(res.improved[order]) <= 1e-12)  # the improved policy ranks actions as Q does
 
 
-def test_rollout_search_games_are_played_by_the_player_given() -> None:
-    """``player``: the batch policy given plays every rollout move, the network none (this evaluator has no
-    network to play them), and the values are those the same moves give when the search's own mover is them."""
+def test_rollout_search_plays_a_fixed_agent_in_the_other_seats() -> None:
+    """``fixed``: the batch policy given plays every seat but the searching one in the rollouts, the network the
+    searching seat's moves; a fixed agent that plays as the network does gives the network's own values."""
     from agents.search.rollout_search import PolicyRolloutSearch
 
     rules = JerichoEnv("castles").rules
-    asked: list[int] = []
+    asked = {"fixed": 0, "network": 0}
 
-    def last_legal(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        asked.append(len(masks))
-        return (masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)).astype(np.int64)
+    def moves(who: str, last: bool) -> Any:
+        def play(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            asked[who] += len(masks)
+            first = np.argmax(masks[:, ::-1] if last else masks, axis=1)
+            return (masks.shape[1] - 1 - first if last else first).astype(np.int64)
+
+        return play
+
+    def search(fixed: Any) -> Any:
+        s = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0), fixed=fixed)
+        s._moves = moves("network", last=False)  # type: ignore[method-assign]
+        return s
 
     states = [_mid_game("castles", {}, k, seed=3 + k).state for k in (5, 8)]
     movers = [rules.current_player(s) for s in states]
-    given = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0), player=last_legal)
+    given = search(moves("fixed", last=True))
     results = given.search(states, movers)
-    assert sum(asked) == given.rows_played > 0
-    patched = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
-    patched._moves = last_legal  # type: ignore[method-assign]
-    for a, b in zip(results, patched.search(states, movers), strict=True):
+    assert asked["fixed"] > 0 and asked["network"] > 0 and sum(asked.values()) == given.rows_played
+    alone = search(None).search(states, movers)
+    assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, alone, strict=True))
+    same = search(moves("fixed", last=False)).search(states, movers)
+    for a, b in zip(same, alone, strict=True):
         assert len(a.legal) > 1 and a.q.tolist() == b.q.tolist() and a.best() == b.best()
-    first = PolicyRolloutSearch(rules, FlatPrior(), 4, 0.1, np.random.default_rng(0))
-    first._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
-    assert any(a.q.tolist() != b.q.tolist() for a, b in zip(results, first.search(states, movers), strict=True))
 
 
 def test_rollout_search_top_rolls_out_the_priors_most_probable_actions_alone() -> None:

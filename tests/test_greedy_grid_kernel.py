@@ -109,13 +109,13 @@ def test_popcount_and_best_points_of_a_card_set() -> None:
 
 
 def test_a_batch_of_scores_is_greedys_scores_row_by_row(cases: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """The prior's batch hint (one compiled call) against ``GreedyAgent.scores`` per row."""
-    from agents.prior import prior_hint
+    """The prior's batch (one compiled call) against ``GreedyAgent.scores`` per row."""
+    from agents.prior import make_prior
 
     obs, masks = as_batch(cases)
     num_actions = masks.shape[1]
     masks[::17] = False  # rows of finished games: no legal action, no score
-    hint = prior_hint("greedy-scores", "grid", seed=0)
+    hint = make_prior("greedy-scores", "grid", seed=0)
     assert hint is not None
     got = hint(obs, masks)
     agent = GreedyAgent("grid", seed=0)

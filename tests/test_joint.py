@@ -81,24 +81,24 @@ def test_a_joint_that_answers_wrongly_is_named() -> None:
         play(vector, 5)
 
 
-def _hint(cfg: Any, seed: int) -> Any:
-    """The run's prior hint (``agents.prior.prior_hint``), or None without a prior."""
-    from agents.prior import prior_hint
+def _prior(cfg: Any, seed: int) -> Any:
+    """The run's prior (``agents.prior.make_prior``), or None without one."""
+    from agents.prior import make_prior
 
-    return prior_hint(cfg.prior, cfg.game, seed=seed, **cfg.options)
+    return make_prior(cfg.prior, cfg.game, seed=seed, **cfg.options)
 
 
 def _model(game: str) -> tuple[Any, Any, np.ndarray, np.ndarray]:
-    """A preset's model, the run's config and a few learner positions (observations without hint, masks)."""
+    """A preset's model, the run's config and a few learner positions (observations without the prior, masks)."""
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import make_vec_env
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import make_vec_env
 
     cfg = make_config(game, n_envs=48, shards=1, n_steps=8, batch_size=96)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
-    vec = make_vec_env(game, cfg.n_envs, pool, cfg.prior, seed=0, options=cfg.options, hint_seed=0)
+    vec = make_vec_env(game, cfg.n_envs, pool, cfg.prior, seed=0, options=cfg.options, prior_seed=0)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)
     vec.reset()
@@ -138,7 +138,7 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
         made = []
         for k, net in enumerate(networks):
             det = k == 2  # one evaluating (its mode), the others sampling with their own generators
-            made.append(NetworkBatchPolicy(net, det, seed=k, hint=_hint(cfg, seed=k), joint=joint))
+            made.append(NetworkBatchPolicy(net, det, seed=k, hint=_prior(cfg, seed=k), joint=joint))
         return made
 
     separate, together = policies(False), policies(True)
@@ -176,8 +176,8 @@ def test_stacked_snapshots_choose_as_separate_calls(game: str) -> None:
 def test_acting_logits_are_the_training_logits(game: str) -> None:
     """``action_logits`` (snapshots, evaluation; it may skip the value head) equals ``_run``'s logits."""
     model, cfg, obs, masks = _model(game)
-    hint = _hint(cfg, seed=0)
-    full = torch.as_tensor(obs if hint is None else np.concatenate([obs, hint(obs, masks)], axis=1))
+    prior = _prior(cfg, seed=0)
+    full = torch.as_tensor(obs if prior is None else np.concatenate([obs, prior(obs, masks)], axis=1))
     policy = _perturbed(model.policy, 1)[0]
     with torch.no_grad():
         if hasattr(policy, "_run"):  # this package's policies

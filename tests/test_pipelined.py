@@ -1,5 +1,5 @@
 """Shards stepped one at a time (``ShardedVecEnv(local=False)``), the pipelined rollouts of
-``experiments.training.model`` that use them, and the numpy path of sampling MLP snapshots
+``experiments.training.ppo.model`` that use them, and the numpy path of sampling MLP snapshots
 (``agents.nets.numpy_mlp``)."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def pipelined_model(n_steps: int, seed: int) -> tuple[Any, ShardedVecEnv]:
     """castles' preset learner on 6 games in two worker shards, its rollouts pipelined (close the env after)."""
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model, pipeline_rollouts
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model, pipeline_rollouts
 
     cfg = make_config("castles", n_envs=6, shards=2, n_steps=n_steps, batch_size=6 * n_steps // 4)
     split = remote("castles", [3, 3], 0)
@@ -159,7 +159,7 @@ def test_pipelined_rollouts_store_the_policys_numbers() -> None:
 def test_pipelined_rollouts_need_shards_stepped_one_at_a_time() -> None:
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model, pipeline_rollouts
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model, pipeline_rollouts
 
     cfg = make_config("castles", n_envs=4, shards=1, n_steps=8, batch_size=16)
     spec = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
@@ -177,12 +177,12 @@ def test_pipelined_rollouts_need_shards_stepped_one_at_a_time() -> None:
 # ------------------------------------------------------------------------------------------- numpy plans
 def _policy(game: str, **settings: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     """A preset's policy with perturbed weights, and learner observations (hint included) with masks."""
-    from tests.test_joint import _hint, _model, _perturbed
+    from tests.test_joint import _model, _perturbed, _prior
 
     model, cfg, obs, masks = _model(game)
-    hint_fn = _hint(cfg, 0)
-    if hint_fn is not None:
-        obs = np.concatenate([obs, hint_fn(obs, masks)], axis=1)
+    prior_fn = _prior(cfg, 0)
+    if prior_fn is not None:
+        obs = np.concatenate([obs, prior_fn(obs, masks)], axis=1)
     return _perturbed(model.policy, 1)[0], obs, masks
 
 

@@ -1,29 +1,39 @@
-"""Training presets (experiments.training.presets): one table, resolved once, for any registered game."""
+"""Training presets (experiments.training.presets): one table per learner, resolved once, for any registered game."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from agents.registry import available, baselines
-from experiments import train
 from experiments.training import presets
+from experiments.training.config import Compat
+from experiments.training.dmc.config import DmcConfig
+from experiments.training.exit.config import ExitConfig
+from experiments.training.ppo.config import TrainConfig, check_minibatch, check_rollout, make_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_default_entry_names_every_setting_and_games_state_only_differences() -> None:
-    fields = {f.name for f in dataclasses.fields(train.TrainConfig)} - {"game", "options"}
-    assert set(presets.PRESETS["default"]) == fields
-    for game, entry in presets.PRESETS.items():
+@pytest.mark.parametrize("cls", [TrainConfig, ExitConfig, DmcConfig])
+def test_the_default_entry_names_every_setting_and_games_state_only_differences(cls: type) -> None:
+    fields = {f.name for f in dataclasses.fields(cls)} - {"game", "options"}
+    assert set(cls.PRESETS["default"]) == fields
+    for game, entry in cls.PRESETS.items():
         if game == "default":
             continue
         assert set(entry) <= fields, game
-        same = [k for k, v in entry.items() if presets.PRESETS["default"][k] == v]
+        same = [k for k, v in entry.items() if cls.PRESETS["default"][k] == v]
         assert not same, f"{game} restates the default for {same}"
+    assert {id(cls.PRESETS) for cls in (TrainConfig, ExitConfig, DmcConfig)} == {
+        id(presets.PPO),
+        id(presets.EXIT),
+        id(presets.DMC),
+    }  # the three tables, in one place
 
 
 def test_per_game_values_are_the_ones_measured() -> None:
@@ -40,22 +50,20 @@ def test_per_game_values_are_the_ones_measured() -> None:
     }
     for key, per_game in expected.items():
         for game, value in per_game.items():
-            assert presets.resolve(game, {})[key] == value, (game, key)
+            assert getattr(make_config(game), key) == value, (game, key)
 
 
-def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
-    said: list[str] = []
-    values = presets.resolve("toy", {}, report=said.append)
-    assert values["pool"] == "random" and values["eval_opponent"] == "random"
-    assert values["policy"] == "mlp" and values["prior"] == "none"
-    assert values["timesteps"] == presets.PRESETS["default"]["timesteps"]
-    assert said == [
+def test_a_game_without_greedy_trains_on_the_default_with_what_it_has(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = make_config("toy")
+    assert cfg.pool == "random" and cfg.eval_opponent == "random"
+    assert cfg.policy == "mlp" and cfg.prior == "none"
+    assert cfg.timesteps == presets.PPO["default"]["timesteps"]
+    assert capsys.readouterr().out.splitlines() == [
         "toy: agents it lacks are dropped from the preset: pool random,greedy -> random; "
         "evaluation opponent greedy -> random"
     ]
-    said.clear()
-    presets.resolve("castles", {}, report=said.append)
-    assert not said, "nothing to drop for a game with greedy"
+    make_config("castles")
+    assert not capsys.readouterr().out, "nothing to drop for a game with greedy"
 
 
 @pytest.mark.parametrize(
@@ -66,44 +74,53 @@ def test_a_game_without_greedy_trains_on_the_default_with_what_it_has() -> None:
         ("toy", {"prior": "greedy"}, "--prior greedy needs a greedy agent, and 'toy' has none"),
         ("toy", {"policy": "grid-conv"}, "--policy grid-conv is for grid only, not 'toy'"),
         ("castles", {"pool": "ppo"}, "--pool takes agent names from random, greedy, greedy-capture"),
-        ("castles", {"batch": 3}, "unknown training settings batch"),
-        ("castles", {"lr_schedule": "cosine"}, "--lr-schedule takes one of constant, linear"),
-        ("castles", {"vec": "selfplay"}, "unknown training settings vec"),
+        ("castles", {"batch": 3}, "unknown experiments.train settings batch"),
+        ("castles", {"lr_schedule": "cosine"}, "lr_schedule (--lr-schedule) takes one of constant, linear"),
+        ("castles", {"vec": "selfplay"}, "unknown experiments.train settings vec"),
         ("castles", {"net": "0"}, "--net needs positive layer sizes"),
         ("castles", {"net": "64,,64"}, "--net takes comma-separated layer sizes"),
         ("castles", {"net": "99999999"}, "--net takes at most 16 layers of at most 4096 units each"),
         ("castles", {"pool": "random,,greedy"}, "--pool takes agent names from"),
-        ("castles", {"batch_size": 1}, "batch_size (--batch-size) must be a whole number >= 2, got 1"),
+        ("castles", {"batch_size": 1}, "batch_size (--batch-size): must be a whole number in 2..1000000000, got 1"),
         ("castles", {"n_envs": 1, "n_steps": 1}, "--n-envs 1 x --n-steps 1 is one sample per rollout"),
-        ("castles", {"n_envs": 10**9}, "n_envs (--n-envs) must be at most 100000 (games held in memory at once)"),
-        ("castles", {"eval_deals": 10**6}, "eval_deals (--eval-deals) must be at most 100000"),
-        ("castles", {"final_deals": 10**7}, "final_deals (--final-deals) must be at most 1000000"),
-        ("castles", {"shards": 1000, "n_envs": 1000}, "shards (--shards) must be at most 256 (worker processes)"),
-        ("castles", {"update_threads": 10**5}, "update_threads (--update-threads) must be at most 256"),
+        ("castles", {"n_envs": 10**9}, "n_envs (--n-envs): must be a whole number in 1..100000"),
+        ("castles", {"eval_deals": 10**6}, "eval_deals (--eval-deals): must be a whole number in 1..100000"),
+        ("castles", {"final_deals": 10**7}, "final_deals (--final-deals): must be a whole number in 1..1000000"),
+        ("castles", {"shards": 1000, "n_envs": 1000}, "shards (--shards): must be a whole number in 1..256"),
+        ("castles", {"update_threads": 10**5}, "update_threads (--update-threads): must be a whole number in 1..256"),
+        ("castles", {"gamma": float("nan")}, "gamma (--gamma): must be a finite number, got 'nan'"),
+        ("castles", {"n_steps": 3.0}, "n_steps (--n-steps): expected a whole number >= 1, got '3.0'"),
+        ("castles", {"ent_coef": True}, "ent_coef (--ent-coef): expected a number, got 'True'"),
+        ("castles", {"seed": -1}, "seed (--seed): a training seed is a whole number in 0..4294967295"),
+        ("castles", {"pool": 3}, "pool (--pool) must be text, got 3"),
+        ("castles", {"net": None, "timesteps": 5}, None),
     ],
 )
-def test_bad_values_are_clear_errors(game: str, given: dict[str, object], message: str) -> None:
+def test_bad_values_are_clear_errors(game: str, given: dict[str, object], message: str | None) -> None:
+    if message is None:  # None given: the preset's
+        assert make_config(game, **given).net == presets.PPO[game].get("net", presets.PPO["default"]["net"])
+        return
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        presets.resolve(game, given, report=lambda _: None)
+        make_config(game, **given)
 
 
 def test_unknown_games_and_bad_options_fail_in_resolve() -> None:
     with pytest.raises(ValueError, match="unknown game id 'chess'"):
-        presets.resolve("chess", {})
+        make_config("chess")
     with pytest.raises(ValueError, match="num_players"):
-        presets.resolve("walls", {}, {"num_players": 9})
+        make_config("walls", {"num_players": 9})
 
 
 def test_given_none_means_the_preset_and_old_configs_resolve() -> None:
-    assert presets.resolve("grid", {"timesteps": None, "n_epochs": None}) == presets.resolve("grid", {})
-    old = presets.resolve("walls", {"init": ""})  # config.json before the presets wrote "" for no checkpoint
-    assert old["init"] is None
+    assert make_config("grid", timesteps=None, n_epochs=None) == make_config("grid")
+    assert make_config("walls", init="").init is None  # config.json before the presets wrote "" for no checkpoint
 
 
 def test_help_lists_each_games_differences() -> None:
-    assert presets.per_game("timesteps") == "1000000; walls: 4000000, castles: 8000000"
-    assert presets.per_game("gamma") == "0.997"
-    assert presets.per_game("init") == "none"
+    assert TrainConfig.per_game("timesteps") == "1000000; walls: 4000000, castles: 8000000"
+    assert TrainConfig.per_game("gamma") == "0.997"
+    assert TrainConfig.per_game("init") == "none"
+    assert DmcConfig.per_game("lam") == "1.0; castles: 0.8, walls: 0.8, grid: 0.8"
 
 
 def test_baselines_follow_the_agents_a_game_has() -> None:
@@ -124,33 +141,42 @@ def test_no_code_outside_the_tests_names_the_test_game() -> None:
 
 def test_the_pool_is_recorded_without_blanks() -> None:
     """Blanks around the names were accepted, then failed when the opponents were built: they are dropped."""
-    assert presets.resolve("castles", {"pool": "random, greedy"}, report=lambda _: None)["pool"] == "random,greedy"
+    assert make_config("castles", pool="random, greedy").pool == "random,greedy"
 
 
-def test_a_preset_minibatch_larger_than_a_rollout_is_one_rollout_and_an_asked_one_is_refused() -> None:
-    said: list[str] = []
-    values = presets.resolve("castles", {"n_envs": 2, "n_steps": 8}, report=said.append)
-    assert values["batch_size"] == 16 and said == ["castles: batch_size 2048 -> 16, the samples of one rollout"]
-    assert presets.resolve("castles", {"n_envs": 2, "n_steps": 8, "batch_size": 64})["batch_size"] == 64
-    presets.check_minibatch(16, 2, 8)
+def test_a_preset_minibatch_larger_than_a_rollout_is_one_rollout_and_an_asked_one_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert make_config("castles", n_envs=2, n_steps=8).batch_size == 16
+    assert capsys.readouterr().out.splitlines() == ["castles: batch_size 2048 -> 16, the samples of one rollout"]
+    assert make_config("castles", n_envs=2, n_steps=8, batch_size=16).batch_size == 16
+    check_minibatch(16, 2, 8)
     with pytest.raises(ValueError, match=r"--batch-size 17 is more than one rollout holds: --n-envs 2 x --n-steps 8"):
-        presets.check_minibatch(17, 2, 8)
+        make_config("castles", n_envs=2, n_steps=8, batch_size=17)
 
 
 def test_a_rollout_that_cannot_fit_in_memory_is_refused_naming_the_flags() -> None:
-    values = presets.resolve("grid", {}, report=lambda _: None)
+    values = make_config("grid").to_json()
     per_sample = 4 * (8731 + 2 * 2206)  # grid's observation, the greedy-scores hint, the mask: float32
-    presets.check_rollout("grid", values, memory=per_sample * 64 * 32)
+    check_rollout("grid", values, memory=per_sample * 64 * 32)
     with pytest.raises(ValueError, match=r"--n-envs 64 x --n-steps 32 = 2048 samples per rollout need about"):
-        presets.check_rollout("grid", values, memory=per_sample * 64 * 32 - 1)
+        check_rollout("grid", values, memory=per_sample * 64 * 32 - 1)
 
 
-def test_a_config_json_of_the_single_agent_route_resumes_on_the_batched_env(capsys: pytest.CaptureFixture[str]) -> None:
-    old = {"game": "castles", "options": {"ranks": 5}, "vec": "dummy", "timesteps": 10}
-    options, settings = presets.saved_settings(old, "--resume: runs/x")
-    assert options == {"ranks": 5} and settings == {"timesteps": 10}
-    assert "trains on the batched self-play env only (vec selfplay)" in capsys.readouterr().out
-    assert presets.saved_settings({**old, "vec": "selfplay"}, "x")[1] == {"timesteps": 10}
-    assert not capsys.readouterr().out
-    with pytest.raises(ValueError, match=r"runs/x/config.json has unknown field\(s\) shiny"):
-        presets.saved_settings({**old, "shiny": 1}, "runs/x")
+def test_a_config_json_of_an_older_version_resumes_through_its_compat(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PPO's retired settings: the single-agent route is noted (the batched env is the only one), shaping refused."""
+    old = {"game": "castles", "options": {"ranks": 5}, "vec": "dummy", "timesteps": 10, "shaping": 0.0}
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    cfg = TrainConfig.saved(tmp_path, "castles")
+    assert cfg.options == {"ranks": 5} and cfg.timesteps == 10 and cfg.n_envs == presets.PPO["castles"]["n_envs"]
+    assert "trains with vec selfplay only" in capsys.readouterr().out
+    (tmp_path / "config.json").write_text(json.dumps({**old, "vec": "selfplay"}))
+    assert TrainConfig.saved(tmp_path, "castles").timesteps == 10 and not capsys.readouterr().out
+    for extra, says in (({"shiny": 1}, r"config.json has unknown field\(s\) shiny"), ({"shaping": 2.0}, "retired")):
+        (tmp_path / "config.json").write_text(json.dumps({**old, **extra}))
+        with pytest.raises(ValueError, match=says):
+            TrainConfig.saved(tmp_path, "castles")
+    compat = Compat(added={"a": 1}, renamed={"old": "new"}, retired={"gone": 0})
+    assert compat.apply({"old": 2, "gone": 0}, "x") == {"a": 1, "new": 2}

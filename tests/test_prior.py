@@ -1,4 +1,4 @@
-"""The greedy prior (agents.prior): hint encoding, the wrapper, the policy bonus, training and play."""
+"""The greedy prior (agents.prior): its floats' encoding, the wrapper, the policy bonus, training and play."""
 
 from __future__ import annotations
 
@@ -12,27 +12,26 @@ import agents
 import jericho_env
 from agents.checkpoint import CheckpointMeta, PolicySpec, load_policy, save_checkpoint
 from agents.nets import build_policy
-from agents.prior import PriorHintEnv, decode_hint, encode_hint, with_hint
+from agents.prior import PriorEnv, decode_prior, encode_prior, with_prior
 from experiments import train
 from experiments.play.tournament import play_game
-from experiments.training import presets
 from tests.helpers import play_out
 
 GAMES = ("grid", "walls", "castles")
 
 
-def test_hint_round_trips_every_action() -> None:
+def test_the_priors_move_round_trips_every_action() -> None:
     for n in (2, 7, 2206, 20_000):
         actions = np.arange(n)
-        hints = torch.as_tensor(np.array([encode_hint(int(a), n) for a in actions], dtype=np.float32))
-        assert (decode_hint(hints, n).numpy() == actions).all()
+        hints = torch.as_tensor(np.array([encode_prior(int(a), n) for a in actions], dtype=np.float32))
+        assert (decode_prior(hints, n).numpy() == actions).all()
     obs = np.zeros(3, dtype=np.float32)
-    assert with_hint(obs, np.array([encode_hint(4, 9)])).tolist() == [0, 0, 0, 0.5]
+    assert with_prior(obs, np.array([encode_prior(4, 9)])).tolist() == [0, 0, 0, 0.5]
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_wrapper_appends_greedys_legal_move(game: str) -> None:
-    env = PriorHintEnv(jericho_env.single_agent(game, opponents="random"), "greedy", game)
+    env = PriorEnv(jericho_env.single_agent(game, opponents="random"), "greedy", game)
     base = jericho_env.single_agent(game).observation_space.shape
     assert env.observation_space.shape == (base[0] + 1,)
     obs, _ = env.reset(seed=3)
@@ -43,8 +42,8 @@ def test_wrapper_appends_greedys_legal_move(game: str) -> None:
     while not done:
         mask = env.action_masks()
         assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
-        hinted = int(decode_hint(torch.tensor([obs[-1]]), n)[0])
-        assert mask[hinted], "the hint must be a legal action"
+        hinted = int(decode_prior(torch.tensor([obs[-1]]), n)[0])
+        assert mask[hinted], "the prior's floats must be a legal action"
         # greedy's scores do not depend on its seed except in exact ties, so the move must score as greedy's
         wanted = greedy.act({"observation": obs[:-1], "action_mask": mask.astype(np.int8)})
         if game == "castles":  # castles' greedy has no random tie-break: the same move
@@ -58,19 +57,19 @@ def test_wrapper_appends_greedys_legal_move(game: str) -> None:
 def test_wrapper_rejects_none_and_unknown_prior() -> None:
     single = jericho_env.single_agent("castles")
     with pytest.raises(ValueError, match="needs a prior agent"):
-        PriorHintEnv(single, "none", "castles")
+        PriorEnv(single, "none", "castles")
     with pytest.raises(ValueError, match="--prior takes one of none, greedy"):
-        PriorHintEnv(single, "oracle", "castles")
+        PriorEnv(single, "oracle", "castles")
 
 
 def _fresh_model(game: str, tmp_path: Path, prior: str = "greedy", weight: float = 5.0) -> Path:
     from sb3_contrib import MaskablePPO
 
-    policy, kwargs = build_policy(presets.preset(game)["policy"], game, {}, "32,32", prior, weight)
-    env = PriorHintEnv(jericho_env.single_agent(game), prior, game)
+    policy, kwargs = build_policy(train.TrainConfig.preset(game)["policy"], game, {}, "32,32", prior, weight)
+    env = PriorEnv(jericho_env.single_agent(game), prior, game)
     model = MaskablePPO(policy, env, n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=0)
     path = tmp_path / f"{game}-{prior}.zip"
-    spec = PolicySpec(presets.preset(game)["policy"], "32,32", prior, weight)
+    spec = PolicySpec(train.TrainConfig.preset(game)["policy"], "32,32", prior, weight)
     save_checkpoint(model, path, CheckpointMeta(game, {}, spec))
     return path
 
@@ -99,7 +98,7 @@ def test_prior_weight_is_a_trained_parameter(tmp_path: Path) -> None:
     assert "prior_weight" in names
     assert float(policy.prior_weight.detach()) == pytest.approx(5.0)
     obs = torch.zeros(1, policy.observation_space.shape[0])
-    obs[0, -1] = encode_hint(3, policy.action_space.n)
+    obs[0, -1] = encode_prior(3, policy.action_space.n)
     logits = policy.action_logits(obs)[0]
     others = torch.cat([logits[:3], logits[4:]])
     assert float((logits[3] - others.max()).detach()) > 4.0
@@ -125,9 +124,9 @@ def test_bad_prior_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--prior: invalid choice: 'oracle'" in capsys.readouterr().err
 
 
-def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
+def test_greedy_scores_mark_greedys_choice_and_near_moves() -> None:
     opponent = agents.make("greedy", "grid", seed=1)
-    env = PriorHintEnv(jericho_env.single_agent("grid", opponents=opponent), "greedy-scores", "grid")
+    env = PriorEnv(jericho_env.single_agent("grid", opponents=opponent), "greedy-scores", "grid")
     n = env.action_space.n
     base = jericho_env.single_agent("grid").observation_space.shape[0]
     assert env.observation_space.shape == (base + n,)
@@ -167,7 +166,7 @@ def test_greedy_scores_hint_marks_greedys_choice_and_near_moves() -> None:
 def test_greedy_scores_no_pass_at_level_points() -> None:
     """On the opening table (0 points each) the pass, which would beat every placement's tie-break cost, is not
     scored: the best move is a placement. The same table with our points ahead scores the pass best."""
-    env = PriorHintEnv(jericho_env.single_agent("grid", seat=0), "greedy-scores", "grid")
+    env = PriorEnv(jericho_env.single_agent("grid", seat=0), "greedy-scores", "grid")
     n = env.action_space.n
     layout = jericho_env.make_rules("grid").layout
     first = 0
@@ -236,7 +235,7 @@ def test_walls_greedy_scores_follow_greedys_own_simulation() -> None:
 
 def test_greedy_scores_is_for_grid_and_walls_only(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="greedy-scores is for grid, walls only"):
-        PriorHintEnv(jericho_env.single_agent("castles"), "greedy-scores", "castles")
+        PriorEnv(jericho_env.single_agent("castles"), "greedy-scores", "castles")
     with pytest.raises(SystemExit) as e:
         train.main(["castles", "--prior", "greedy-scores"])
     assert (

@@ -1,4 +1,4 @@
-"""``agents.rollout.FlatRolloutBuffer``: the same samples as sb3-contrib's buffer, minibatches not aliasing it."""
+"""``agents.ppo_buffer.FlatRolloutBuffer``: the same samples as sb3-contrib's buffer, minibatches not aliasing it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 
-from agents.rollout import FlatRolloutBuffer
+from agents.ppo_buffer import FlatRolloutBuffer
 
 
 def filled(cls: type, n_steps: int = 6, n_envs: int = 4, seed: int = 0) -> MaskableRolloutBuffer:

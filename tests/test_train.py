@@ -71,7 +71,7 @@ def test_tiny_training_run_saves_reloads_resumes_and_plays(
     assert state["num_timesteps"] >= 1024 and state["snapshots"] and state["evals"]
     # config.json records the values used, per-game defaults resolved
     cfg = json.loads((out / "config.json").read_text())
-    preset = presets.preset(game)
+    preset = train.TrainConfig.preset(game)
     assert cfg["timesteps"] == 1024 and cfg["policy"] == preset["policy"]
     assert cfg["pool"] == preset["pool"] and cfg["prior"] == preset["prior"]
     assert cfg["learning_rate"] == preset["learning_rate"] and cfg["n_epochs"] == preset["n_epochs"]
@@ -133,7 +133,7 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
     results = json.loads((out / "tournament" / "results.json").read_text())
     assert results["agents"] == ["random", "ppo", "untrained"] and len(results["games"]) == 3 * 2 * 10
     cfg = json.loads((out / "config.json").read_text())
-    expected = {**presets.PRESETS["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
+    expected = {**presets.PPO["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
     expected.update(n_envs=2, snapshot_every=1024, eval_every=1024, eval_deals=4, checkpoint_every=1024)
     expected.update(final_deals=10, workers=1, net="16,16", batch_size=2 * 64)  # the preset's 2048: one rollout
     assert cfg == {"game": "toy", "options": {}, **expected}
@@ -157,7 +157,7 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
         (["castles", "--learning-rate", "-1"], "--learning-rate: must be a finite number above 0"),
         (["castles", "--learning-rate", "fast"], "--learning-rate: expected a number > 0"),
         (["castles", "--policy", "grid-features"], "--policy grid-features is for grid only"),
-        (["castles", "--shards", "0"], "--shards: must be at least 1"),
+        (["castles", "--shards", "0"], "--shards: must be a whole number in 1..256, got 0"),
         (["castles", "--n-envs", "4", "--shards", "5"], "--shards 5 is more than the 4 games"),
     ],
 )
@@ -170,14 +170,14 @@ def test_train_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFi
 
 NUMBERS = [
     (["--batch-size", "64", "--n-envs", "2", "--n-steps", "8"], "--batch-size 64 is more than one rollout holds"),
-    (["--batch-size", "1"], "batch_size (--batch-size) must be a whole number >= 2, got 1"),
+    (["--batch-size", "1"], "--batch-size: must be a whole number in 2..1000000000, got 1"),
     (["--n-envs", "1", "--n-steps", "1"], "--n-envs 1 x --n-steps 1 is one sample per rollout"),
-    (["--n-envs", "1000000"], "n_envs (--n-envs) must be at most 100000 (games held in memory at once)"),
+    (["--n-envs", "1000000"], "--n-envs: must be a whole number in 1..100000, got 1000000"),
     (["--n-envs", "20000", "--n-steps", "100000"], "--n-envs 20000 x --n-steps 100000 = 2000000000 samples per"),
-    (["--eval-deals", "1000000000"], "eval_deals (--eval-deals) must be at most 100000"),
-    (["--final-deals", "1000000000"], "final_deals (--final-deals) must be at most 1000000"),
-    (["--update-threads", "100000"], "update_threads (--update-threads) must be at most 256 (torch threads)"),
-    (["--shards", "1000", "--n-envs", "1000"], "shards (--shards) must be at most 256 (worker processes)"),
+    (["--eval-deals", "1000000000"], "--eval-deals: must be a whole number in 1..100000"),
+    (["--final-deals", "1000000000"], "--final-deals: must be a whole number in 1..1000000"),
+    (["--update-threads", "100000"], "--update-threads: must be a whole number in 1..256"),
+    (["--shards", "1000", "--n-envs", "1000"], "--shards: must be a whole number in 1..256"),
     (["--net", "99999999"], "--net takes at most 16 layers of at most 4096 units each"),
     (["--net", "64,,64"], "--net takes comma-separated layer sizes"),
     (["--pool", "random,,greedy"], "--pool takes agent names from"),
@@ -231,7 +231,7 @@ def _untrained(game: str, net: str = "32,32") -> Any:
 
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta
 
-    name = presets.preset(game)["policy"]
+    name = train.TrainConfig.preset(game)["policy"]
     policy, kwargs = build_policy(name, game, {}, net)
     model = MaskablePPO(
         policy, jericho_env.single_agent(game), n_steps=32, batch_size=32, policy_kwargs=kwargs, device="cpu", seed=1
@@ -336,9 +336,9 @@ def test_the_training_config_stays_in_experiments_train() -> None:
 
     root = Path(__file__).resolve().parent.parent
     parts = [
-        "experiments/training/selfplay.py",
-        "experiments/training/pool.py",
-        "experiments/training/model.py",
+        "experiments/training/ppo/selfplay.py",
+        "experiments/training/ppo/pool.py",
+        "experiments/training/ppo/model.py",
         "agents/batch.py",
     ]
     parts += ["agents/prior.py", "agents/ppo.py", "jericho_env/envs/sb3.py", "jericho_env/envs/selfplay.py"]

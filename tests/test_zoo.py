@@ -94,8 +94,9 @@ def test_the_card_names_a_command_that_makes_the_same_config(runs: dict[str, Pat
     assert argv[:4] == ["python", "-m", "experiments.train", "castles"] and not unset
     assert dataclasses.asdict(train.config_from_args(train.build_parser().parse_args(argv[3:]), "castles")) == config
     walls = dataclasses.asdict(train.make_config("walls", {"num_players": 3}, seed=4, gamma=0.9))
-    command, unset = zoo.derived_command("ppo", walls)
-    assert command == "python -m experiments.train walls --seed 4 --option num_players=3" and unset == ["gamma=0.9"]
+    command, unset = zoo.derived_command("ppo", {**walls, "vec": "selfplay"})  # vec: an older version's setting
+    assert command == "python -m experiments.train walls --seed 4 --gamma 0.9 --option num_players=3"
+    assert unset == ["vec='selfplay'"]
 
 
 def test_an_exit_run_ships_one_network_for_exit_and_exit_search(

@@ -23,7 +23,7 @@ import jericho_env
 from agents import ppo, pretrained
 from agents.pretrained import ZOO_ENV, ZooError
 from experiments import dmc, evaluate, leaderboard, zoo
-from experiments.training.dmc import PRESETS, make_config
+from experiments.training.dmc.config import DmcConfig, make_config
 from experiments.training.provenance import source_commit
 from jericho_env.registry import make_rules
 
@@ -124,7 +124,7 @@ def test_the_card_names_a_command_that_makes_the_same_config(runs: dict[str, Pat
         argv = shlex.split(command)
         assert argv[:3] == ["python", "-m", "experiments.dmc"] and not unset
         args = dmc.build_parser().parse_args(argv[3:])
-        remade = make_config(args.game, dmc.game_options(args), **{k: getattr(args, k) for k in PRESETS["default"]})
+        remade = DmcConfig.from_args(args, args.game)
         assert dataclasses.asdict(remade) == config
     walls = dataclasses.asdict(make_config("walls", {"num_players": 3}, seed=4, prior="none"))
     command, _ = zoo.derived_command("dmc", walls)  # only what differs from the preset (walls: greedy-scores)

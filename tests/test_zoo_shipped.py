@@ -146,7 +146,7 @@ def test_each_shipped_network_plays_its_cards_moves_at_fixed_positions(game: str
     """At every decision of three seeded games of greedy play, the move the card recorded when it was added.
 
     The positions follow from the rules, greedy and the seeds, the moves from the network, its observations
-    and its prior's hint: so a change to any of them shows here even when no version number declared it,
+    and its prior's floats: so a change to any of them shows here even when no version number declared it,
     also in grid and walls, where the networks start from greedy's scores and so play much like greedy.
     """
     for entry in entries_of(game):

@@ -66,10 +66,10 @@ class PolicyChoice:
     games: tuple[str, ...] | None  # the games it can play; None: every game
     help: str  # one line for --help
     build: PolicyBuild  # (game_id, resolved game options, --net sizes, prior kwargs) -> (policy class, kwargs)
-    sizes: tuple[str, ...] = ()  # size arguments of the network besides --net (experiments.studies.imitate sets them)
+    sizes: tuple[str, ...] = ()  # size arguments of the network besides --net (a checkpoint may record them)
 
 
-CONV_SIZES = ("channels", "layers")  # GridConvPolicy's arguments that experiments.studies.imitate sets
+CONV_SIZES = ("channels", "layers")  # GridConvPolicy's size arguments
 CELL_SIZES = ("width", "embed", "max_cells")  # GridCellsPolicy's
 POLICIES: dict[str, PolicyChoice] = {
     "mlp": PolicyChoice(None, "MLP, the first --net layer shared by both heads", _mlp),

@@ -27,7 +27,7 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
         self, observation_space: gym.spaces.Box, features_dim: int = 256, input_size: int | None = None
     ) -> None:
         super().__init__(observation_space, features_dim)
-        # input_size: read only the first floats (the game's observation, without the prior's hint)
+        # input_size: read only the first floats (the game's observation, without the prior's floats)
         n_in = int(observation_space.shape[0]) if input_size is None else input_size
         self.derived = self.derived_features(n_in)
         extra = self.derived.size if self.derived is not None else 0
@@ -106,24 +106,24 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
     def _prior_parameters(self) -> dict[str, Any]:
         return {"prior": self.prior, "prior_weight": self.prior_init}
 
-    def _hint_size(self, action_space: gym.spaces.Space) -> int:
-        """Floats of the prior's hint at the end of the observation (``agents.prior.hint_size``)."""
-        from agents.prior import hint_size
+    def _prior_size(self, action_space: gym.spaces.Space) -> int:
+        """Floats of the prior's floats at the end of the observation (``agents.prior.prior_size``)."""
+        from agents.prior import prior_size
 
         assert isinstance(action_space, gym.spaces.Discrete)
-        return hint_size(self.prior, int(action_space.n))
+        return prior_size(self.prior, int(action_space.n))
 
     def _split(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(the game's observation, the prior bonus per action or None)."""
         if self.prior is None:
             return obs, None
-        from agents.prior import decode_hint
+        from agents.prior import decode_prior
 
         assert isinstance(self.action_space, gym.spaces.Discrete)
         n = int(self.action_space.n)
         if self.prior == "greedy-scores":  # one score per action in [0, 1]
             return obs[:, :-n], obs[:, -n:] * self.prior_weight
-        bonus = torch.nn.functional.one_hot(decode_hint(obs[:, -1], n), n).to(obs.dtype) * self.prior_weight
+        bonus = torch.nn.functional.one_hot(decode_prior(obs[:, -1], n), n).to(obs.dtype) * self.prior_weight
         return obs[:, :-1], bonus
 
     def _run(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # pragma: no cover - abstract
@@ -249,7 +249,7 @@ class _BodyPolicy(_LogitsPolicy):
 class PriorMlpPolicy(_LogitsPolicy):
     """SB3's MLP actor-critic (features extractor, ``net_arch`` heads) plus the prior bonus of ``agents.prior``.
 
-    The extractor and heads see the game's observation without the hint float.
+    The extractor and heads see the game's observation without the prior's floats float.
     """
 
     def __init__(
@@ -263,7 +263,7 @@ class PriorMlpPolicy(_LogitsPolicy):
     ) -> None:
         self._init_prior(prior, prior_weight)
         assert isinstance(observation_space, gym.spaces.Box) and observation_space.shape is not None
-        n = observation_space.shape[0] - self._hint_size(action_space)
+        n = observation_space.shape[0] - self._prior_size(action_space)
         # the extractor is built on the game's observation (SB3 builds it from the space it is given)
         kwargs.setdefault("features_extractor_class", SharedLinearExtractor)
         shared = kwargs.get("share_features_extractor", True)

@@ -1,30 +1,11 @@
 """Deep Monte-Carlo's action-value network: Q(s, a) for every action of the game in one forward pass.
 
-``QNetwork`` is an MLP trunk over the observation, ``h(s)``, and one output per action id:
-
-    Q(s, a) = h(s) . (E[a] + F[a] P) + b[a]
-
-``E[a]`` is the action's own embedding (a row of the output layer: the action-id embedding), ``F[a]``
-a fixed table of the action's features (``action_features``: what kind of move, which card or rank,
-how many cards, which colour or where on the table) and ``P`` a learned projection of those features.
-Actions that share features share the ``F[a] P`` part of their embedding, so what is learned about
-"play a 7" carries to "play two 7s"; the id part lets each action differ where it must.
-
-Why every action at once (a DQN-style head) rather than DouZero's per-action forward pass (the state
-and one action's features concatenated, a scalar out, one pass per legal action): the cost of acting and
-learning is one trunk pass per position whatever the number of legal actions, and the head is one
-matrix product; the masked argmax over the legal actions picks the move. The action features enter
-through the embedding, which is the part of DouZero's encoding that generalizes across moves.
-
-With a **prior** (``QSpec.prior == "greedy-scores"``, grid and walls), greedy's score of every action
-(``agents.prior``: ``exp(score - best score)``, 1 for greedy's best moves) is both an input and a residual:
-the trunk reads the observation and the scores of every action, and ``w * score[a]`` (a learned ``w``,
-starting at 1) is added to Q(s, a). The untrained network (Q near 0 elsewhere) plays greedy's best move,
-so self-play starts from greedy's games, and Q learns where to depart from it. The scores are computed
-outside the network, from the observation alone (they read nothing hidden), by ``agents.prior.prior_hint``.
-
-``QPlan`` is the same network as numpy arrays (the actors' snapshot: numpy costs less than torch's
-dispatch on the batches of a few hundred rows that actors ask for); ``best_actions`` is the masked argmax.
+``QNetwork``: an MLP trunk ``h(s)`` over the observation and one output per action id,
+``Q(s, a) = h(s) . (E[a] + F[a] P) + b[a]``: ``E[a]`` the action's own embedding, ``F[a]`` its fixed features
+(``action_features``) and ``P`` a learned projection, so what is learned about "play a 7" carries to "play two
+7s". With the prior ``greedy-scores`` the trunk also reads greedy's score of every action and ``w * score[a]``
+(``w`` learned from 1) is added to Q: the untrained network plays greedy's best move. ``QPlan`` is the network as
+numpy arrays, the actors' snapshot. Why this shape, and grid's: docs/dmc.md, "How it works".
 """
 
 from __future__ import annotations
@@ -38,35 +19,16 @@ import torch
 from torch import nn
 
 ACTION_FEATURE_KINDS = ("none", "game")  # "game": the game's table (action_features), "none": ids alone
-# "ids": Q of every action id in one pass (QNetwork); "pairs": Q of (state, action features) pairs
-# (agents.nets.dmc_grid.GridQNetwork, grid only)
-NETWORK_KINDS = ("ids", "pairs")
-# "greedy-scores": greedy's score of every action as an input and a residual (module docstring), grid and walls
-PRIOR_KINDS = ("none", "greedy-scores")
+# the games whose network (kind "pairs": agents.nets.dmc_grid) scores (state, action) pairs; the rest: kind "ids"
+PAIR_GAMES = ("grid",)
+PRIOR_KINDS = ("none", "greedy-scores")  # greedy-scores: greedy's score of every action, an input and a residual
 PRIOR_WEIGHT = 1.0  # the residual's weight at the start
 
 
-def make_hinter(prior: str, game_id: str, options: Mapping[str, Any]) -> Any:
-    """The scorer of ``prior`` for ``game_id`` (``(obs (B, D), masks (B, A)) -> (B, A)``), None for "none"."""
-    if prior not in PRIOR_KINDS:
-        raise ValueError(f"the prior must be one of {', '.join(PRIOR_KINDS)}, got {prior!r}")
-    if prior == "none":
-        return None
-    from agents.prior import SCORE_GAMES, prior_hint
-
-    if game_id not in SCORE_GAMES:
-        raise ValueError(f"prior {prior!r} is for {', '.join(SCORE_GAMES)} only, not {game_id!r}")
-    return prior_hint(prior, game_id, **dict(options))
-
-
 def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
-    """The fixed features of every action id of ``game_id`` (A, d) float32, decoded from its action encoding.
-
-    castles: kind (play, joker, save, turn over a save, discard), rank one-hot, cards put down / copies;
-    walls: kind (build, trumpet, supply), card type one-hot, colour one-hot (none for a trumpet's supply);
-    grid: stop, hand slot one-hot, the cell's column and row from the base / half the window, its distance
-    from the base. Other games: an empty table (the id embedding alone).
-    """
+    """The fixed features of every action id of ``game_id`` (A, d) float32, decoded from its action encoding
+    (castles: kind, rank, cards; walls: kind, card, colour; grid: stop, hand slot, the cell's place from the base;
+    other games: none)."""
     from jericho_env.registry import make_rules
 
     rules = make_rules(game_id, **dict(options))
@@ -100,18 +62,12 @@ def action_features(game_id: str, options: Mapping[str, Any]) -> np.ndarray:
             if move.kind == "stop":
                 table[a, 0] = 1
                 continue
-            x, y = _grid_xy(move.cell, side)
+            row, col = divmod(move.cell, side)  # x from the base's column, y from its row (upwards)
+            x, y = col - (side - 1) // 2, (side - 1) // 2 - row
             table[a, 1 + move.slot] = 1
             table[a, 6:9] = (x / half, y / half, (abs(x) + abs(y)) / (2 * half))
         return table
     return np.zeros((n, 0), np.float32)
-
-
-def _grid_xy(cell: int, side: int) -> tuple[int, int]:
-    """(x, y) of ``cell`` from the base: row 0 at the top (y = +half), column 0 at the left (x = -half)."""
-    row, col = divmod(cell, side)
-    half = (side - 1) // 2
-    return col - half, half - row
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,38 +78,26 @@ class QSpec:
     hidden: tuple[int, ...]
     num_actions: int
     features: str = "game"  # a key of ACTION_FEATURE_KINDS
-    kind: str = "ids"  # a key of NETWORK_KINDS
+    kind: str = "ids"  # "ids" (QNetwork) or "pairs" (agents.nets.dmc_grid.GridQNetwork)
     prior: str = "none"  # a key of PRIOR_KINDS
 
     def to_json(self) -> dict[str, Any]:
         """The spec as JSON (the checkpoint's ``network``)."""
-        return {
-            "observation_size": self.observation_size,
-            "hidden": list(self.hidden),
-            "num_actions": self.num_actions,
-            "features": self.features,
-            "kind": self.kind,
-            "prior": self.prior,
-        }
+        return {**dataclasses.asdict(self), "hidden": list(self.hidden)}
 
 
 class QNetwork(nn.Module):
     """Q(s, ·) for every action id (module docstring); ``forward(obs) -> (B, A)``."""
 
-    def __init__(self, spec: QSpec, feature_table: np.ndarray, hinter: Any = None) -> None:
+    scores_every_action = True  # one pass gives every action's Q (a teacher's row of every action can be learned)
+
+    def __init__(self, spec: QSpec, feature_table: np.ndarray, scorer: Any = None) -> None:
         super().__init__()
-        if spec.features not in ACTION_FEATURE_KINDS:
-            raise ValueError(f"action features must be one of {', '.join(ACTION_FEATURE_KINDS)}, got {spec.features!r}")
-        if (spec.prior != "none") != (hinter is not None):
+        if (spec.prior != "none") != (scorer is not None):
             raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
-        self.hinter = hinter
-        layers: list[nn.Module] = []
-        size = spec.observation_size + (spec.num_actions if hinter is not None else 0)
-        for width in spec.hidden:
-            layers += [nn.Linear(size, width), nn.ReLU()]
-            size = width
-        self.trunk = nn.Sequential(*layers)
+        self.scorer = scorer
+        self.trunk, size = mlp(spec.observation_size + (spec.num_actions if scorer is not None else 0), spec.hidden)
         self.head = nn.Linear(size, spec.num_actions)
         table = feature_table if spec.features == "game" else np.zeros((spec.num_actions, 0), np.float32)
         if table.shape[0] != spec.num_actions:
@@ -164,7 +108,7 @@ class QNetwork(nn.Module):
             nn.init.normal_(self.project.weight, std=0.01)
         nn.init.normal_(self.head.weight, std=0.01)
         nn.init.zeros_(self.head.bias)
-        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if scorer is not None else None
 
     def action_embeddings(self) -> torch.Tensor:
         """Each action's embedding ``E[a] + F[a] P`` (A, hidden)."""
@@ -183,14 +127,10 @@ class QNetwork(nn.Module):
     @property
     def stored_width(self) -> int:
         """Numbers stored per position for learning: the observation, then any prior's score of every action."""
-        return self.spec.observation_size + (self.spec.num_actions if self.hinter is not None else 0)
+        return self.spec.observation_size + (self.spec.num_actions if self.scorer is not None else 0)
 
     def q_stored(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """Q(s, a) of stored positions and the actions taken (B,)."""
-        return self.q_taken(x, actions)
-
-    def q_taken(self, x: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-        """Q(s, a) of the given actions (B,): the trunk once, then only the taken actions' embeddings."""
+        """Q(s, a) of stored positions and the actions taken (B,): the trunk once, then those actions' embeddings."""
         h = self.trunk(x)
         emb = self.head.weight[actions]
         if self.project is not None:
@@ -204,39 +144,27 @@ class QNetwork(nn.Module):
     def plan(self) -> QPlan:
         """The network as numpy arrays (a snapshot for the actors)."""
         with torch.no_grad():
-            layers = [
-                (m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                for m in self.trunk
-                if isinstance(m, nn.Linear)
-            ]
+            layers = [(m.weight.numpy().T.copy(), m.bias.numpy().copy()) for m in self.trunk if type(m) is nn.Linear]
             out = (self.action_embeddings().numpy().T.copy(), self.head.bias.detach().numpy().copy())
             weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
-        return QPlan(tuple(layers), out, self.hinter, weight)
+        return QPlan(tuple(layers), out, self.scorer, weight)
 
 
 class QPlan:
-    """A ``QNetwork`` as numpy arrays: trunk layers (weight (in, out), bias) with ReLU, then the Q head.
+    """A ``QNetwork`` as numpy arrays; with a prior, ``best`` keeps the rows it built (the scores) for ``stored``
+    right after it on the same observations."""
 
-    With a prior, ``best`` computes the scores (``hinter``) and keeps the rows it built, so that ``stored``
-    right after it on the same observations reuses them.
-    """
-
-    def __init__(
-        self,
-        layers: tuple[tuple[np.ndarray, np.ndarray], ...],
-        head: tuple[np.ndarray, np.ndarray],
-        hinter: Any = None,
-        prior_weight: float = 0.0,
-    ) -> None:
-        self.layers, self.head, self.hinter, self.prior_weight = layers, head, hinter, prior_weight
+    def __init__(self, layers: tuple[tuple[np.ndarray, np.ndarray], ...], head: tuple[np.ndarray, np.ndarray],
+                 scorer: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
+        self.layers, self.head, self.scorer, self.prior_weight = layers, head, scorer, prior_weight
         self._last: tuple[np.ndarray, np.ndarray] | None = None
 
     def rows(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The network's input rows: the observations, then any prior's scores of every action."""
         x = np.ascontiguousarray(obs, dtype=np.float32)
-        if self.hinter is None:
+        if self.scorer is None:
             return x
-        return np.concatenate([x, self.hinter(x, np.asarray(masks, dtype=bool))], axis=1)
+        return np.concatenate([x, self.scorer(x, np.asarray(masks, dtype=bool))], axis=1)
 
     def q_values(self, x: np.ndarray) -> np.ndarray:
         """Q of every action (B, A) float32 of input rows (``rows``; the observations where there is no prior)."""
@@ -247,7 +175,7 @@ class QPlan:
             h += bias
             np.maximum(h, 0, out=h)
         out: np.ndarray = h @ self.head[0] + self.head[1]
-        if self.hinter is not None:
+        if self.scorer is not None:
             out += self.prior_weight * x[:, x.shape[1] - out.shape[1] :]
         return out
 
@@ -269,7 +197,7 @@ class QPlan:
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best(obs, ...)``)."""
-        if self.hinter is None:
+        if self.scorer is None:
             return np.asarray(obs)[rows]
         if self._last is None or self._last[0] is not obs:
             raise RuntimeError("QPlan.stored needs best() on the same observations first (the prior's scores)")
@@ -277,20 +205,13 @@ class QPlan:
 
 
 class MeanQPlan:
-    """Several networks' plans (one game, one kind) as one: the legal action of highest mean Q.
-
-    Each plan scores the rows with its own layers and prior weight; the mean is taken over every action id
-    (``QPlan``; the prior's scores, one game's, are computed once for all) or over every legal (row, action)
-    pair (grid's ``GridQPlan``). Actors' ``stored`` is not offered: an ensemble plays, it is not trained.
-    """
+    """Several networks' plans (one game, one kind) as one: the legal action of highest mean Q (an ensemble plays,
+    it is not trained: no ``stored``). Per-action-id plans share the prior's scores, computed once for all."""
 
     def __init__(self, plans: Sequence[Any]) -> None:
-        if not plans:
-            raise ValueError("MeanQPlan needs at least one plan")
+        if not plans or len({type(p) for p in plans}) > 1:
+            raise ValueError("MeanQPlan needs plans of one kind (one game's networks)")
         self.plans = list(plans)
-        self.pairs = hasattr(self.plans[0], "pair_values")
-        if any(hasattr(p, "pair_values") != self.pairs for p in self.plans):
-            raise ValueError("MeanQPlan: the plans mix per-action-id and per-pair networks (different games)")
 
     def best(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action of highest mean Q per row (B,) int64."""
@@ -298,35 +219,28 @@ class MeanQPlan:
 
     def best_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The legal action of highest mean Q per row (B,) int64 and that mean Q (B,) float32."""
-        masks = np.asarray(masks, dtype=bool)
-        if self.pairs:
-            parts = [p.pair_values(obs, masks) for p in self.plans]
-            q = np.asarray(np.mean([v for _, _, v in parts], axis=0), dtype=np.float32)
-            return best_pairs(parts[0][0], parts[0][1], q, len(masks))
         q = self.q_all(obs, masks)
         actions = best_actions(q, masks)
         return actions, q[np.arange(len(actions)), actions]
 
     def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The mean Q of every action (B, A) float32 (per-action-id networks; grid's pair networks have none)."""
-        if self.pairs:
-            raise ValueError("MeanQPlan.q_all: grid's pair networks score legal (row, action) pairs, not every id")
+        """The mean Q of every action (B, A) float32 (pair networks: of the legal ones, -inf elsewhere)."""
         masks = np.asarray(masks, dtype=bool)
         rows: dict[bool, np.ndarray] = {}  # the input rows, with or without the prior's scores: each built once
         values = []
         for p in self.plans:
-            key = p.hinter is None
-            if key not in rows:
+            if not isinstance(p, QPlan):
+                values.append(p.q_all(obs, masks))
+                continue
+            if (key := p.scorer is None) not in rows:
                 rows[key] = p.rows(obs, masks)
             values.append(p.q_values(rows[key]))
         return np.asarray(np.mean(values, axis=0), dtype=np.float32)
 
 
 def best_pairs(rows: np.ndarray, acts: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each of ``n`` rows' action of highest Q among its (row, action, Q) pairs (B,) int64, and that Q (B,) float32.
-
-    Ties go to the pair listed first (``pair_values`` lists a row's actions in id order: the lowest id).
-    """
+    """Each of ``n`` rows' action of highest Q among its (row, action, Q) pairs (B,) int64, and that Q (B,) float32
+    (ties: the pair listed first, the lowest id)."""
     order = np.lexsort((-q, rows))  # by row, best first
     first = np.ones(len(order), bool)
     first[1:] = rows[order][1:] != rows[order][:-1]
@@ -336,6 +250,15 @@ def best_pairs(rows: np.ndarray, acts: np.ndarray, q: np.ndarray, n: int) -> tup
     out[rows[top]] = acts[top]
     values[rows[top]] = q[top]
     return out, values
+
+
+def mlp(size: int, hidden: tuple[int, ...]) -> tuple[nn.Sequential, int]:
+    """Linear layers of ``hidden`` sizes on ``size`` inputs, each followed by a ReLU; and the last size."""
+    layers: list[nn.Module] = []
+    for width in hidden:
+        layers += [nn.Linear(size, width), nn.ReLU()]
+        size = width
+    return nn.Sequential(*layers), size
 
 
 def best_actions(q: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -1,25 +1,10 @@
 """Deep Monte-Carlo's grid network: Q(s, a) from a compact state and the features of the one action, DouZero-style.
 
-Grid's observation is 8,731 floats, most of them table planes far from any play, and its action space
-2,206 ids (hand slot x cell), of which a position has a few dozen legal: an MLP over the whole observation
-with a head over every id costs about 3 million multiply-adds a position and learns slowly. Here:
-
-- the **state** ``S``: every observation field but the table planes (hand, hand slots, capture piles,
-  scores, table cards, discard, counts, flags, and any later field such as the belief features), plus
-  the mean and the maximum of the frontier cells' features;
-- each legal **action** ``A``: the card of its hand slot (suit and rank one-hot, from ``hand_slots``), the
-  fixed features of its cell (``agents.nets.frontier_kernel``: points captured there now, points exposed,
-  the share of unseen cards and of our own that fit, the opponent's chance of fitting, covered sides,
-  distance from the base; 15 numbers), and its place (``agents.nets.dmc.action_features``); "stop" (pass
-  or end the turn) is its own flag.
-
-``Q(s, a) = head(relu(W h(S) + U A + b))`` with ``h`` an MLP trunk: the trunk runs once per position,
-the small head once per legal action (DouZero's per-action evaluation, with the state part shared). A
-position is stored for learning as ``S`` and the chosen action's ``A`` (about 420 numbers, not 8,731).
-
-With the prior ``greedy-scores`` (``agents.nets.dmc``'s docstring), ``A`` ends with greedy's score of the
-action and ``w * score`` (a learned ``w``, starting at 1) is added to Q: the untrained network plays greedy's
-best move.
+The state ``S``: every observation field but the table planes, and the mean and maximum of the frontier cells'
+features; each legal action ``A``: its card (suit and rank), its cell's 15 fixed features
+(``agents.nets.frontier_kernel``), its place (``agents.nets.dmc.action_features``), a flag for "stop", and with the
+prior greedy's score of it (also added to Q with a learned weight). ``Q(s, a) = head(relu(W h(S) + U A + b))``: the
+trunk once per position, the small head once per legal action; a position is stored as ``S`` and its ``A``.
 """
 
 from __future__ import annotations
@@ -32,7 +17,7 @@ import torch
 from torch import nn
 
 from agents.nets import frontier_kernel
-from agents.nets.dmc import PRIOR_WEIGHT, QSpec, action_features, best_pairs
+from agents.nets.dmc import PRIOR_WEIGHT, QSpec, action_features, best_pairs, mlp
 
 HEAD = (128, 64)  # the action head's layers
 MAX_CELLS = 96  # frontier cells gathered per position (a legal cell beyond them gets zero cell features)
@@ -47,15 +32,13 @@ class GridEncoder:
         from jericho_env.registry import make_rules
 
         rules = make_rules("grid", **dict(options))
-        layout = rules.layout
-        self.layout = layout
+        self.layout = layout = rules.layout
         self.side = int(rules.options["board_size"])
         self.cells = self.side * self.side
         self.num_actions = rules.info.num_actions
         self.stop = self.num_actions - 1
-        self.keep = np.concatenate(
-            [np.arange(s.start, s.stop) for n, s in layout.slices.items() if n not in TABLE_FIELDS]
-        )
+        self.keep = np.concatenate([np.arange(s.start, s.stop) for n, s in layout.slices.items()
+                                    if n not in TABLE_FIELDS])  # fmt: skip
         slots = layout.slices["hand_slots"]
         self.slots_at, self.slot_width = slots.start, (slots.stop - slots.start) // 5
         frontier = FrontierFeatures(self.side, layout, MAX_CELLS)
@@ -68,9 +51,7 @@ class GridEncoder:
 
     def frontier(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(gathered cells (B, K), valid (B, K), features (B, K, 15)) of the rows."""
-        rows = np.ascontiguousarray(obs, dtype=np.float32)
-        idx, valid, x = frontier_kernel.features(rows, *self.kernel_args)
-        return idx, valid, x
+        return frontier_kernel.features(np.ascontiguousarray(obs, dtype=np.float32), *self.kernel_args)  # type: ignore[no-any-return]
 
     def state(self, obs: np.ndarray, front: tuple[np.ndarray, ...]) -> np.ndarray:
         """``S`` (B, state_size): the observation without its table planes, the frontier's mean and maximum."""
@@ -79,14 +60,8 @@ class GridEncoder:
         summary = [x.sum(axis=1) / count, np.where(valid[:, :, None] > 0, x, 0).max(axis=1)]
         return np.concatenate([obs[:, self.keep], *summary], axis=1).astype(np.float32)
 
-    def actions(
-        self,
-        obs: np.ndarray,
-        front: tuple[np.ndarray, ...],
-        rows: np.ndarray,
-        acts: np.ndarray,
-        scores: np.ndarray | None = None,
-    ) -> np.ndarray:
+    def actions(self, obs: np.ndarray, front: tuple[np.ndarray, ...], rows: np.ndarray, acts: np.ndarray,
+                scores: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
         """``A`` (P, action_size) of the pairs (row, action); ``scores`` (B, actions): the prior's, if any."""
         idx, valid, x = front
         place = acts != self.stop
@@ -112,28 +87,23 @@ class GridEncoder:
 class GridQNetwork(nn.Module):
     """Q of (state, action) pairs (module docstring); stores ``S`` and the chosen action's ``A`` for learning."""
 
-    def __init__(self, spec: QSpec, options: Mapping[str, Any], hinter: Any = None) -> None:
+    scores_every_action = False  # one (state, action) row at a time
+
+    def __init__(self, spec: QSpec, options: Mapping[str, Any], scorer: Any = None) -> None:
         super().__init__()
-        if (spec.prior != "none") != (hinter is not None):
+        if (spec.prior != "none") != (scorer is not None):
             raise ValueError(f"a network with prior {spec.prior!r} needs its scorer (and only then)")
         self.spec = spec
-        self.hinter = hinter
-        self.encoder = GridEncoder(options, prior=hinter is not None)
-        layers: list[nn.Module] = []
-        size = self.encoder.state_size
-        for width in spec.hidden:
-            layers += [nn.Linear(size, width), nn.ReLU()]
-            size = width
-        self.trunk = nn.Sequential(*layers)
+        self.scorer = scorer
+        self.encoder = GridEncoder(options, prior=scorer is not None)
+        self.trunk, size = mlp(self.encoder.state_size, spec.hidden)
         self.join_state = nn.Linear(size, HEAD[0])
         self.join_action = nn.Linear(self.encoder.action_size, HEAD[0], bias=False)
-        self.head = nn.Sequential(nn.ReLU(), nn.Linear(HEAD[0], HEAD[1]), nn.ReLU(), nn.Linear(HEAD[1], 1))
-        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if hinter is not None else None
-        if hinter is not None:  # the head starts near 0, so that the untrained network plays greedy's best move
-            last = self.head[-1]
-            assert isinstance(last, nn.Linear)
-            nn.init.normal_(last.weight, std=0.01)
-            nn.init.zeros_(last.bias)
+        self.head = nn.Sequential(nn.ReLU(), nn.Linear(HEAD[0], HEAD[1]), nn.ReLU(), out := nn.Linear(HEAD[1], 1))
+        self.prior_weight = nn.Parameter(torch.tensor(PRIOR_WEIGHT)) if scorer is not None else None
+        if scorer is not None:  # the head starts near 0, so that the untrained network plays greedy's best move
+            nn.init.normal_(out.weight, std=0.01)
+            nn.init.zeros_(out.bias)
 
     @property
     def stored_width(self) -> int:
@@ -159,63 +129,39 @@ class GridQNetwork(nn.Module):
             trunk = tuple(arrays(m) for m in self.trunk if isinstance(m, nn.Linear))
             head = tuple(arrays(m) for m in self.head if isinstance(m, nn.Linear))
             weight = 0.0 if self.prior_weight is None else float(self.prior_weight.detach())
-            plan = GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head)
-            plan.hinter, plan.prior_weight = self.hinter, weight
-            return plan
+            return GridQPlan(self.encoder, trunk, arrays(self.join_state), arrays(self.join_action)[0], head,
+                             self.scorer, weight)  # fmt: skip
 
 
 class GridQPlan:
     """A ``GridQNetwork`` as numpy arrays: the masked argmax of Q over each row's legal actions."""
 
-    def __init__(self, encoder: GridEncoder, trunk: Any, join_state: Any, join_action: np.ndarray, head: Any) -> None:
-        self.encoder, self.trunk, self.join_state, self.join_action, self.head = (
-            encoder,
-            trunk,
-            join_state,
-            join_action,
-            head,
-        )
-        self.hinter: Any = None  # the prior's scorer, if any (set by GridQNetwork.plan)
-        self.prior_weight = 0.0
+    def __init__(self, encoder: GridEncoder, trunk: Any, join_state: Any, join_action: np.ndarray, head: Any,
+                 scorer: Any = None, prior_weight: float = 0.0) -> None:  # fmt: skip
+        self.encoder, self.trunk, self.head = encoder, trunk, head
+        self.join_state, self.join_action = join_state, join_action
+        self.scorer, self.prior_weight = scorer, prior_weight  # the prior's scorer, if any, and its weight
         self._last: tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray, np.ndarray | None] | None = None
 
     def _encoded(
-        self,
-        obs: np.ndarray,
-        masks: np.ndarray | None = None,
-        frontier_obs: np.ndarray | None = None,
-        prior_obs: np.ndarray | None = None,
+        self, obs: np.ndarray, masks: np.ndarray | None = None
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray | None]:
-        """(frontier, ``S``, the prior's scores) of ``obs``; ``masks`` None: those ``best`` computed last on ``obs``.
-
-        ``frontier_obs`` / ``prior_obs`` (same shape as ``obs``): the rows the frontier features (and ``S``'s
-        summary of them) / the prior's scores are computed from instead of ``obs`` (``pair_values``).
-        """
+        """(frontier, ``S``, the prior's scores) of ``obs``; ``masks`` None: those ``best`` computed last on ``obs``."""
         if masks is None:
             if self._last is None or self._last[0] is not obs:
                 raise RuntimeError("GridQPlan.stored needs best() on the same observations first")
             return self._last[1], self._last[2], self._last[3]
-        front = self.encoder.frontier(obs if frontier_obs is None else frontier_obs)
+        front = self.encoder.frontier(obs)
         state = self.encoder.state(obs, front)
         scores = None
-        if self.hinter is not None:
-            scores = self.hinter(np.ascontiguousarray(obs if prior_obs is None else prior_obs, np.float32), masks)
+        if self.scorer is not None:
+            scores = self.scorer(np.ascontiguousarray(obs, np.float32), masks)
         self._last = (obs, front, state, scores)
         return front, state, scores
 
-    def pair_values(
-        self,
-        obs: np.ndarray,
-        masks: np.ndarray,
-        frontier_obs: np.ndarray | None = None,
-        prior_obs: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(row, action, Q) of every legal pair of the rows.
-
-        ``frontier_obs`` / ``prior_obs``: other rows for the frontier features / the prior's scores (a study's
-        narrowed views of the unseen cards, ``experiments.studies.grid_belief``); None: ``obs`` itself.
-        """
-        front, h, scores = self._encoded(obs, masks, frontier_obs, prior_obs)
+    def pair_values(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, action, Q) of every legal pair of the rows."""
+        front, h, scores = self._encoded(obs, masks)
         for w, b in self.trunk:
             h = np.maximum(h @ w + b, 0)
         h = h @ self.join_state[0] + self.join_state[1]
@@ -225,9 +171,17 @@ class GridQPlan:
         for w, b in self.head:  # each head layer follows a ReLU
             z = np.maximum(z, 0) @ w + b
         q = z[:, 0]
-        if self.hinter is not None:
+        if self.scorer is not None:
             q = q + self.prior_weight * a[:, -1]
         return rows, acts, q
+
+    def q_all(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Q of every legal action (B, A) float32, -inf elsewhere."""
+        masks = np.asarray(masks, dtype=bool)
+        rows, acts, values = self.pair_values(obs, masks)
+        q = np.full(masks.shape, -np.inf, dtype=np.float32)
+        q[rows, acts] = values
+        return q
 
     def stored(self, obs: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """What to store for the positions ``obs[rows]`` where ``actions`` were taken (after ``best``): ``S``, ``A``."""

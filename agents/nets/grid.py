@@ -209,7 +209,7 @@ class GridConvPolicy(_BodyPolicy):
 
     Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
     and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits. With
-    ``prior`` (``agents.prior``) the observation carries the prior's hint (``agents.prior.hint_size`` floats).
+    ``prior`` (``agents.prior``) the observation carries the prior's floats (``agents.prior.prior_size`` floats).
     ``game_id`` and ``game_options`` are saved with the checkpoint; ``game_options=None`` (checkpoints from
     before they were saved) finds the board from the observation size.
     """
@@ -244,7 +244,7 @@ class GridConvPolicy(_BodyPolicy):
         """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
         obs_shape = self.observation_space.shape
         assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        size = int(obs_shape[0]) - self._hint_size(self.action_space)
+        size = int(obs_shape[0]) - self._prior_size(self.action_space)
         options = {"board_size": grid_board_size(size)} if self.game_options is None else self.game_options
         self.body = GridConvNet(options, **self.net_kwargs)
         if self.body.observation_size != size:

@@ -263,7 +263,7 @@ class GridCellsPolicy(_BodyPolicy):
         """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
         obs_shape = self.observation_space.shape
         assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        size = int(obs_shape[0]) - self._hint_size(self.action_space)
+        size = int(obs_shape[0]) - self._prior_size(self.action_space)
         self.body = GridCellsNet(self.game_options or {}, **self.net_kwargs)
         if self.body.observation_size != size or self.body.num_actions != int(self.action_space.n):
             raise ValueError(

@@ -69,14 +69,16 @@ class PolicyRolloutSearch:
     per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
     ``top``: only the prior's ``top`` most probable legal actions of a position are rolled out (ties: the
     lower action) and the improved policy is spread over them alone (the others keep probability 0, Q 0 and
-    no visits); None rolls out every legal action. ``player``: a batch policy ``(observations, masks) -> actions``
-    (``agents.batch.make_batch_policy``, e.g. greedy's compiled one) that plays the rollouts in the network's
-    place; the network still gives the prior. None: the network plays them.
+    no visits); None rolls out every legal action. ``fixed``: a batch policy ``(observations, masks) -> actions``
+    (``agents.batch.make_batch_policy``) held fixed in every seat but the searching one: in the rollouts it plays
+    the other seats' moves and the network the searching seat's, so the search values each action against that
+    agent's play (a search that knows the other seats' policy, not their cards). None: the network plays every
+    seat.
     """
 
     def __init__(
         self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator,
-        top: int | None = None, player: Any = None,
+        top: int | None = None, fixed: Any = None,
     ) -> None:  # fmt: skip
         from jericho_env.registry import batched_game
 
@@ -87,7 +89,7 @@ class PolicyRolloutSearch:
         if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 2):
             raise ValueError(f"top must be an int >= 2 (or None: every legal action), got {top!r}")
         self.top = top
-        self.player = player
+        self.fixed = fixed
         self.rules, self.evaluator = rules, evaluator
         self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
         self.game = batched_game(rules)
@@ -167,8 +169,8 @@ class PolicyRolloutSearch:
                 game.to_batched(dets[i], rows, r)
         everyone = np.arange(len(rows), dtype=np.int64)
         game.apply(rows, everyone, np.array(acts, dtype=np.int64))
-        final = self._play_out(rows)
         seat_a = np.array(seat_of, dtype=np.int64)
+        final = self._play_out(rows, seat_a)
         mine = final[everyone, seat_a]
         owner_a, col_a = np.array(owner, dtype=np.int64), np.array(col, dtype=np.int64)
         for j in searched:
@@ -179,22 +181,19 @@ class PolicyRolloutSearch:
     def _moves(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The network's most probable legal action per row (``agents.batch.NetworkBatchPolicy``: no value pass).
 
-        An evaluator with ``best_moves`` (``agents.dmc.QEvaluator``: the highest Q) gives its own; a ``player``
-        given to the search plays instead of either.
+        An evaluator with ``best_moves`` (``agents.dmc.QEvaluator``: the highest Q) gives its own.
         """
-        if self.player is not None:
-            return np.asarray(self.player(obs, masks), dtype=np.int64)
         if hasattr(self.evaluator, "best_moves"):
             return np.asarray(self.evaluator.best_moves(obs, masks), dtype=np.int64)
         if self._greedy is None:
             from agents.batch import NetworkBatchPolicy
 
-            self._greedy = NetworkBatchPolicy(self.evaluator.policy, deterministic=True, hint=self.evaluator.hint)
+            self._greedy = NetworkBatchPolicy(self.evaluator.policy, deterministic=True, hint=self.evaluator.prior)
         return np.asarray(self._greedy(obs, masks), dtype=np.int64)
 
-    def _play_out(self, rows: np.ndarray) -> np.ndarray:
-        """Every row played to the end by the network's most probable moves (or ``player``'s); the final returns
-        (rows, seats)."""
+    def _play_out(self, rows: np.ndarray, searchers: np.ndarray) -> np.ndarray:
+        """Every row played to the end by the network's most probable moves (``fixed``'s in the seats other than
+        the row's searching seat, ``searchers``); the final returns (rows, seats)."""
         game, info = self.game, self.rules.info
         n = len(rows)
         final = np.zeros((n, info.num_players), dtype=np.float64)
@@ -218,7 +217,15 @@ class PolicyRolloutSearch:
                 break
             game.masks(rows, live, masks8[:k])
             game.observe(rows, live, seats, obs[:k])
-            actions = self._moves(obs[:k], masks8[:k].astype(bool))
+            masks = masks8[:k].astype(bool)
+            if self.fixed is None:
+                actions = self._moves(obs[:k], masks)
+            else:  # the fixed agent's seats, then the searching seats
+                actions = np.empty(k, dtype=np.int64)
+                theirs = seats != searchers[live]
+                for rows_of, play in ((theirs, self.fixed), (~theirs, self._moves)):
+                    if rows_of.any():
+                        actions[rows_of] = np.asarray(play(obs[:k][rows_of], masks[rows_of]), dtype=np.int64)
             self.rows_played += k
             game.apply(rows, live, actions)
         return final

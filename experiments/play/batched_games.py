@@ -37,7 +37,7 @@ number of workers or the backend.
 Rules: the game's compiled kernels (``jericho_env.envs.batched.batched_game``: ``apply``, ``status``,
 ``masks``, ``observe`` over rows of a structured array; states go in with ``to_batched``) where the game has
 them and Numba is installed, else the Python rules through the same interface (``PythonBatchedGame``).
-The kernels equal the Python rules bit for bit (issue 31's equality harness), so the engine changes no
+The kernels equal the Python rules bit for bit (the compiled engine's equality harness), so the engine changes no
 game, only the views where ``determinize`` is compiled.
 """
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from experiments.cli import cli_parser, positive_float, positive_int
 
-# the training steps/s each game should reach, as a share of its AEC random-play steps/s (issue 16)
+# the training steps/s each game should reach, as a share of its AEC random-play steps/s (batched self-play's bar)
 TARGETS = {"castles": 0.25, "walls": 0.20, "grid": 0.08}
 DEFAULT_STEPS = {"castles": 600_000, "walls": 400_000, "grid": 150_000}
 
@@ -73,15 +73,15 @@ def learner_ceiling(game: str, timesteps: int) -> dict[str, float]:
 
     from agents.checkpoint import PolicySpec
     from experiments.train import make_config
-    from experiments.training.model import PPO_SETTINGS, make_model, update_with_threads
-    from experiments.training.pool import opponent_pool
-    from experiments.training.selfplay import make_vec_env
+    from experiments.training.ppo.model import PPO_SETTINGS, make_model, update_with_threads
+    from experiments.training.ppo.pool import opponent_pool
+    from experiments.training.ppo.selfplay import make_vec_env
 
     cfg = make_config(game, shards=1)  # replayed in this process: nothing to split
     torch.set_num_threads(1)  # as experiments.train
     torch.distributions.Distribution.set_default_validate_args(False)
     pool = opponent_pool(game, cfg.pool.split(","), cfg.seed, cfg.options)
-    games = make_vec_env(game, cfg.n_envs, pool, cfg.prior, cfg.seed, options=cfg.options, hint_seed=cfg.seed)
+    games = make_vec_env(game, cfg.n_envs, pool, cfg.prior, cfg.seed, options=cfg.options, prior_seed=cfg.seed)
     vec = replay_vec_env(games, cfg.n_steps)
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, cfg.prior_weight)
     model = make_model(vec, game, network, {k: getattr(cfg, k) for k in PPO_SETTINGS}, cfg.seed, cfg.options)

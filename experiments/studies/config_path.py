@@ -168,15 +168,41 @@ def traced_train(game: str = "castles", learn: bool = True) -> ConfigPath:
             return trace(run)
 
 
+DMC_TINY = {"positions": 600, "envs": 8, "rounds": 8, "buffer": 2000, "batch_size": 64, "net": "16"}
+DMC_TINY_EVERY = {"eval_every": 600, "eval_deals": 1}
+
+
+def traced_dmc(game: str = "castles") -> ConfigPath:
+    """The config's path through one tiny ``experiments.dmc`` run of ``game``: from the flags to final.zip and its
+    evaluation (the command's ``main``, as a user runs it)."""
+    from experiments import dmc
+
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in {**DMC_TINY, **DMC_TINY_EVERY}.items()]
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [game, *flags, "--quiet", "--out", str(Path(tmp) / "run")]
+        return trace(lambda: dmc.main(argv))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: trace a tiny run and print its path."""
     p = argparse.ArgumentParser(prog="python -m experiments.studies.config_path", description=__doc__.splitlines()[0])
     p.add_argument("game", nargs="?", default="castles", help="the game to train (default castles)")
+    p.add_argument(
+        "--command",
+        choices=("train", "dmc"),
+        default="train",
+        help="whose run to trace: experiments.train's (PPO) or experiments.dmc's (Deep Monte-Carlo)",
+    )
     p.add_argument("--stays", action="store_true", help="print every stay with the functions first called there")
     p.add_argument("--engine", action="store_true", help="count the rules' and kernels' files too")
     p.add_argument("--setup-only", action="store_true", help="the set-up and saves alone (no games, no updates)")
     args = p.parse_args(argv)
-    path = traced_train(args.game, learn=not args.setup_only)
+    if args.command == "dmc":
+        if args.setup_only:
+            p.error("--setup-only is for --command train")
+        path = traced_dmc(args.game)
+    else:
+        path = traced_train(args.game, learn=not args.setup_only)
     if not args.engine:
         path = path.without(ENGINE_INTERNALS)
     if args.stays:

@@ -43,15 +43,15 @@ def preset_checkpoint(game: str, folder: Path) -> Path:
 
     import jericho_env
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta, save_checkpoint
-    from agents.prior import PriorHintEnv
-    from experiments.training import presets
+    from agents.prior import PriorEnv
+    from experiments.training.ppo.config import TrainConfig
 
-    values = presets.preset(game)
+    values = TrainConfig.preset(game)
     spec = PolicySpec(values["policy"], values["net"], values["prior"], values["prior_weight"])
     policy, kwargs = spec.build(game, {})
     env: Any = jericho_env.single_agent(game)
     if spec.prior != "none":
-        env = PriorHintEnv(env, spec.prior, game)
+        env = PriorEnv(env, spec.prior, game)
     model = MaskablePPO(policy, env, n_steps=64, batch_size=64, policy_kwargs=kwargs, seed=0, device="cpu")
     hyper = {k: values[k] for k in ("learning_rate", "lr_schedule", "n_steps", "batch_size", "n_epochs")}
     hyper.update({k: values[k] for k in ("gamma", "gae_lambda", "ent_coef", "seed")})

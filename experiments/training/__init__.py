@@ -1,7 +1,6 @@
-"""Training's library: the model, the opponent pool, self-play, the run folder, presets, provenance, expert iteration.
+"""Training's library, by learner, beside what the three share.
 
-``presets`` (every default, as data; the config resolved and checked once), ``model`` (MaskablePPO made,
-resumed and its rollouts pipelined), ``pool`` (the opponents), ``selfplay`` (the vec env and evaluations),
-``callbacks`` (progress, periodic work), ``run_folder`` (checkpoints, snapshots, resume, training.json),
-``provenance`` (which commit and command made a run), ``exit_play`` / ``exit_learn`` (expert iteration).
+Shared: ``presets`` (every learner's defaults, as data), ``run_folder`` (config.json, checkpoints, resume,
+training.json), ``provenance`` (which commit and command made a run). By learner: ``ppo`` (``experiments.train``),
+``exit`` (``experiments.exit``), ``dmc`` (``experiments.dmc``).
 """

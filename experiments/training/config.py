@@ -1,116 +1,236 @@
-"""The config of a ``experiments.train`` run: every value concrete, resolved and checked once, before any work.
+"""One config idiom for the three learners' commands (``experiments.train``, ``experiments.exit``, ``experiments.dmc``).
 
-``TrainConfig`` is what a run depends on (config.json records it); each field with a flag carries its help and
-argparse type (``flag``), from which ``experiments.train.build_parser`` makes the command line.
-``make_config`` resolves a game's preset under the given values (``experiments.training.presets.resolve``:
-every check, the prior's against the game included, happens there once); ``config_from_args`` reads the flags,
-or a run's config.json for ``--resume`` (where a flag that differs from the run's config is refused, naming
-it: only a larger ``--timesteps`` extends the run).
+A learner's config is a dataclass derived from ``RunConfig``: ``game``, ``options``, then one field per setting,
+each made by ``flag`` (its help, its argparse type or choices). From the class alone come
+
+- the command's flags (``add_flags``): ``--field-name`` per field, its help ending with its default and the
+  games that change it (the presets, ``experiments.training.presets``, one table per learner);
+- a new run's config (``make``): the game's preset under the values given, every value checked once, by its
+  field's type and by the learner's own ``resolve`` (what depends on the game or on other values);
+- ``--resume`` (``resumed``): the run's config.json read back and checked the same way, and every flag given
+  beside it that differs from it refused, naming the flag, by one function (``refuse_changes``); only the
+  budget (``BUDGET``: timesteps, iterations, positions) may change (``BUDGET_CUTS``: lower too), which ends the
+  run elsewhere;
+- config.json itself (``to_json``). Runs written by older versions load through the class's ``COMPAT``, the one
+  place that knows them: a field added since (with the value those runs had), a field renamed, a field retired
+  (with the only value this version runs; another value is refused, or for ``RETIRED_NOTE`` fields noted).
+
+Flags that are not part of a run's config (where it goes, ``--resume``, ``--quiet``, where games run) are each
+command's own; ``RunConfig.RUN_FLAGS`` names them, so a test can hold the flags and the fields equal.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
-from agents.nets import POLICY_NAMES, describe_policies
-from agents.prior import PRIORS
-from experiments import cli
-from experiments.training import presets
-from experiments.training.run_folder import RunFolder
-from jericho_env.registry import make_rules
+C = TypeVar("C", bound="RunConfig")
 
 
 def flag(text: str, kind: Any = None, **argparse_kw: Any) -> Any:
-    """A ``TrainConfig`` field that is also the flag ``--field-name``: its help and its argparse type."""
+    """A config field that is also the flag ``--field-name``: its help, its argparse type (a ``experiments.cli``
+    parser, which also checks a value read back from config.json) and any other ``add_argument`` keyword."""
     return dataclasses.field(metadata={"help": text, "type": kind, **argparse_kw})
 
 
+@dataclasses.dataclass(frozen=True)
+class Compat:
+    """How config.json of older versions reads: fields added since, renamed, or retired."""
+
+    added: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # field -> the value runs before it had
+    renamed: Mapping[str, str] = dataclasses.field(default_factory=dict)  # old name -> new name
+    retired: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # field -> the only value this version runs
+    noted: tuple[str, ...] = ()  # retired fields whose other values are noted, not refused
+
+    def apply(self, saved: dict[str, Any], where: str) -> dict[str, Any]:
+        """``saved`` (a config.json's settings) as this version's fields; ``ValueError`` for a retired value."""
+        out = {self.renamed.get(k, k): v for k, v in saved.items()}
+        for key, only in self.retired.items():
+            if key in out and out.pop(key) != only:
+                if key not in self.noted:
+                    raise ValueError(f"{where}: the run's {key} is retired; this version runs {key} {only} only "
+                                     "(docs/history/retired.md)")  # fmt: skip
+                print(f"{where}: this version trains with {key} {only} only (docs/history/retired.md)")
+        return {**self.added, **out}
+
+
 @dataclasses.dataclass
-class TrainConfig:
-    """Everything a run depends on, every value concrete (``presets.resolve``); config.json records it."""
+class RunConfig:
+    """What every learner's config holds first; subclasses add their settings (``flag`` fields) and say, as class
+    attributes, their command, presets, budget and what older config.json files hold (``Compat``)."""
 
-    game: str  # the game id
-    options: dict[str, Any]  # the game's options as given (--option KEY=VALUE; the game's defaults for the others)
-    timesteps: int = flag("learner steps to train for", cli.positive_int)
-    seed: int = flag("seeds torch, numpy, the games, the opponents and the final tournament", cli.training_seed)
-    n_envs: int = flag("games played at once, in lockstep, feeding PPO", cli.positive_int)
-    shards: int = flag("processes the games are split over (1: all in the training process)", cli.positive_int)
-    update_threads: int = flag("torch threads for PPO's update (rollouts use one)", cli.positive_int)
-    policy: str = flag(f"the network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
-    net: str = flag("mlp layer sizes: the first shared by the policy and value heads, the rest per head")
-    learning_rate: float = flag("Adam's learning rate (its start, with the linear schedule)", cli.positive_float)
-    lr_schedule: str = flag("constant, or linear: down to 0 at the end", choices=presets.LR_SCHEDULES)
-    n_steps: int = flag("rollout length per game between updates", cli.positive_int)
-    batch_size: int = flag("PPO minibatch size (at most --n-envs x --n-steps)", cli.positive_int)
-    n_epochs: int = flag("PPO epochs per update", cli.positive_int)
-    gamma: float  # discount (rewards come only at the end of a game)
-    gae_lambda: float  # GAE's lambda
-    ent_coef: float = flag("entropy bonus, >= 0", cli.nonnegative_float)
-    shaping: float = flag("weight of the shaping reward (the game's potential)", cli.nonnegative_float)
-    prior: str = flag("the prior the policy starts from (agents.prior; none: from scratch)", choices=PRIORS)
-    prior_weight: float = flag("initial logit bonus of the prior's move (trained with the rest)", cli.finite_float)
-    init: str | None = flag("a checkpoint whose policy weights start the run (same game, --policy)", metavar="CKPT")
-    pool: str = flag("fixed opponents, comma-separated (a name twice: twice the share); snapshots join them")
-    snapshot_every: int = flag("steps between frozen copies of the learner joining the pool", cli.positive_int)
-    max_snapshots: int  # the pool keeps this many latest snapshots
-    eval_every: int = flag("steps between evaluations", cli.positive_int)
-    eval_opponent: str  # the baseline the evaluations play (greedy, where the game has one)
-    eval_deals: int = flag("deals per evaluation (each played in every seat arrangement)", cli.positive_int)
-    checkpoint_every: int = flag("steps between checkpoints", cli.positive_int)
-    final_deals: int = flag("deals per pair in the final tournament", cli.positive_int)
-    workers: int = flag("processes for the final tournament", cli.positive_int)
+    game: str  # the game id (the command's first argument)
+    options: dict[str, Any]  # the game's options as given (--option KEY=VALUE)
 
+    COMMAND: ClassVar[str] = ""  # python -m COMMAND
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}  # "default" and what each game changes
+    BUDGET: ClassVar[str] = ""  # the field --resume may raise
+    BUDGET_CUTS: ClassVar[bool] = False  # whether --resume may lower it too (a run stopped early at a new budget)
+    COMPAT: ClassVar[Compat] = Compat()
+    RUN_FLAGS: ClassVar[tuple[str, ...]] = ("--option", "--out", "--resume", "--quiet")  # flags that are no field
 
-def make_config(game: str, options: dict[str, Any] | None = None, **given: Any) -> TrainConfig:
-    """The game's preset (``experiments.training.presets``) with the ``given`` values that are not None on top."""
-    return TrainConfig(game=game, options=dict(options or {}), **presets.resolve(game, given, options))
+    # ------------------------------------------------------------------------------------------ the fields
+    @classmethod
+    def settings(cls) -> list[dataclasses.Field[Any]]:
+        """The fields that are flags: every one but ``game`` and ``options``."""
+        return [f for f in dataclasses.fields(cls) if f.name not in ("game", "options")]
 
+    @staticmethod
+    def flag_of(name: str) -> str:
+        """``learning_rate`` -> ``--learning-rate``."""
+        return "--" + name.replace("_", "-")
 
-def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
-    """The run's config, checked before any work: ``--resume``'s config.json, or the flags on the game's preset."""
-    from agents.checkpoint import load_policy
+    @classmethod
+    def preset(cls, game: str) -> dict[str, Any]:
+        """The ``default`` entry updated with the game's."""
+        return {**cls.PRESETS["default"], **cls.PRESETS.get(game, {})}
 
-    if getattr(args, "resume", None):  # a larger --timesteps extends the run (written back); other flags must agree
-        options, saved = presets.saved_settings(RunFolder.saved_config(args.resume, game), f"--resume: {args.resume}")
-        cfg = make_config(game, options, **saved)
-        check_resume_flags(args, cfg)
-        if args.timesteps is not None and args.timesteps > cfg.timesteps:
-            cfg.timesteps = args.timesteps
-            RunFolder(Path(args.resume)).save_config(dataclasses.asdict(cfg))
+    @classmethod
+    def per_game(cls, name: str) -> str:
+        """``name``'s default and the games that change it, for ``--help``: ``"200000; grid: 150000, ..."``."""
+        default = cls.PRESETS["default"][name]
+        games = [f"{g}: {e[name]}" for g, e in cls.PRESETS.items() if g != "default" and name in e]
+        return ("none" if default is None else str(default)) + (f"; {', '.join(games)}" if games else "")
+
+    @classmethod
+    def add_flags(cls, parser: argparse.ArgumentParser) -> None:
+        """One flag per setting, not given: None (the preset's value)."""
+        for f in cls.settings():
+            kw = {k: v for k, v in f.metadata.items() if k != "help" and v is not None}
+            parser.add_argument(cls.flag_of(f.name), default=None, help=f"{f.metadata['help']} "
+                                f"(default {cls.per_game(f.name)})", **kw)  # fmt: skip
+
+    @classmethod
+    def given(cls, args: argparse.Namespace) -> dict[str, Any]:
+        """The settings given on the command line (None where a flag was not given)."""
+        return {f.name: getattr(args, f.name, None) for f in cls.settings()}
+
+    # ------------------------------------------------------------------------------------------ checked once
+    @classmethod
+    def check_values(cls, values: Mapping[str, Any]) -> None:
+        """``ValueError`` for the first value its field's type or choices refuse (None only for optional fields)."""
+        for f in cls.settings():
+            v, name = values[f.name], f"{f.name} ({cls.flag_of(f.name)})"
+            if v is None:
+                if "None" not in str(f.type):
+                    raise ValueError(f"{name} must be given, got None")
+                continue
+            choices, kind = f.metadata.get("choices"), f.metadata.get("type")
+            if choices is not None and v not in choices:
+                raise ValueError(f"{name} takes one of {', '.join(map(str, choices))}, got {v!r}")
+            if kind is None:
+                if not isinstance(v, str):
+                    raise ValueError(f"{name} must be text, got {v!r}")
+                continue
+            try:
+                parsed = kind(str(v))
+            except argparse.ArgumentTypeError as e:
+                raise ValueError(f"{name}: {e}") from None
+            if isinstance(v, (bool, str)) or parsed != v:
+                raise ValueError(f"{name} must be a number ({type(parsed).__name__}), got {v!r}")
+
+    @classmethod
+    def resolve(cls, game: str, options: dict[str, Any], values: dict[str, Any], explicit: set[str]) -> dict[str, Any]:
+        """The learner's own checks of a complete set of values (``explicit``: those given, not the preset's); may
+        settle values that depend on the game or on others. Here: none."""
+        return values
+
+    @classmethod
+    def build(
+        cls: type[C],
+        game: str,
+        options: Mapping[str, Any] | None,
+        values: dict[str, Any],
+        explicit: Collection[str] = (),
+    ) -> C:
+        """The config of ``values`` (every setting), checked: the game and options, each value, then ``resolve``."""
+        from jericho_env.registry import make_rules
+
+        options = dict(options or {})
+        make_rules(game, **options)  # unknown games and bad options fail here, naming what is allowed
+        unknown = sorted(set(values) - {f.name for f in cls.settings()})
+        if unknown:
+            known = ", ".join(f.name for f in cls.settings())
+            raise ValueError(f"unknown {cls.COMMAND} settings {', '.join(unknown)}; known: {known}")
+        cls.check_values(values)
+        return cls(game=game, options=options, **cls.resolve(game, options, dict(values), set(explicit)))
+
+    @classmethod
+    def make(cls: type[C], game: str, options: Mapping[str, Any] | None = None, **given: Any) -> C:
+        """A new run's config: the game's preset with the ``given`` values that are not None on top."""
+        explicit = {k for k, v in given.items() if v is not None}
+        values = cls.preset(game)
+        unknown = sorted(set(given) - set(values))
+        if unknown:
+            raise ValueError(f"unknown {cls.COMMAND} settings {', '.join(unknown)}; known: {', '.join(values)}")
+        return cls.build(game, options, {**values, **{k: given[k] for k in explicit}}, explicit)
+
+    def to_json(self) -> dict[str, Any]:
+        """What config.json holds: every field."""
+        return dataclasses.asdict(self)
+
+    # ------------------------------------------------------------------------------------------ --resume
+    @classmethod
+    def saved(cls: type[C], folder: str | Path, game: str) -> C:
+        """The config of the run in ``folder`` (its config.json through ``COMPAT``), checked as a new one is."""
+        from experiments.training.run_folder import RunFolder
+
+        saved = dict(RunFolder.saved_config(folder, game))
+        saved.pop("game", None)
+        options = saved.pop("options", {})
+        where = f"--resume {str(folder)!r}"
+        if not isinstance(options, dict):
+            raise ValueError(f"{where}: config.json's options must be a JSON object, got {options!r}")
+        saved = cls.COMPAT.apply(saved, where)
+        unknown = sorted(set(saved) - {f.name for f in cls.settings()})
+        if unknown:
+            raise ValueError(
+                f"{where}: config.json has unknown field(s) {', '.join(unknown)} (not a run of python -m {cls.COMMAND})"
+            )
+        return cls.build(game, options, {**cls.preset(game), **saved}, set(saved))
+
+    @classmethod
+    def resumed(cls: type[C], args: argparse.Namespace, game: str) -> C:
+        """The config of ``--resume``'s run; flags that differ from it refused; a larger budget extends it (and is
+        written to config.json)."""
+        from experiments.training.run_folder import RunFolder
+
+        cfg = cls.saved(args.resume, game)
+        cfg.refuse_changes(args)
+        more = getattr(args, cls.BUDGET, None)
+        if more is not None and more != getattr(cfg, cls.BUDGET):
+            setattr(cfg, cls.BUDGET, more)
+            RunFolder(Path(args.resume)).save_config(cfg.to_json())
         return cfg
-    given = {key: getattr(args, key, None) for key in presets.PRESETS["default"]}  # no flag: from the preset
-    given["policy"] = None if args.policy == "auto" else args.policy
-    cfg = make_config(game, dict(args.option or []), **given)
-    if args.batch_size is not None:  # asked for: refused if one rollout holds fewer samples
-        presets.check_minibatch(args.batch_size, cfg.n_envs, cfg.n_steps)
-    if cfg.init:  # missing, damaged, unsafe or for another game: a clear error before the run folder is made
-        load_policy(cfg.init, trust=getattr(args, "trust_checkpoint", False), game_id=game, options=cfg.options)
-    return cfg
 
+    def refuse_changes(self, args: argparse.Namespace) -> None:
+        """``ValueError`` naming the first flag given beside ``--resume`` that differs from the run's config.json
+        (``--option`` compared as the game resolves it); the budget may only grow."""
+        from jericho_env.registry import make_rules
 
-def check_resume_flags(args: argparse.Namespace, cfg: TrainConfig) -> None:
-    """``ValueError`` naming the first flag given beside ``--resume`` that differs from the run's config.json."""
-    if args.timesteps is not None and args.timesteps < cfg.timesteps:
-        raise ValueError(
-            f"--timesteps {args.timesteps} is below the run's {cfg.timesteps}: --resume extends, never cuts"
-        )
-    given = {f.name: getattr(args, f.name, None) for f in dataclasses.fields(TrainConfig) if f.metadata}
-    given["policy"] = None if args.policy == "auto" else args.policy
-    if args.option:  # compared as the game resolves them (an option given at its default changes nothing)
-        saved = make_rules(cfg.game, **cfg.options).options
-        if make_rules(cfg.game, **{**cfg.options, **dict(args.option)}).options != saved:
-            raise ValueError(
-                f"--option {' '.join(f'{k}={v}' for k, v in args.option)} differs from the run's config.json "
-                f"(options {dict(saved)!r}): --resume continues the run as it was configured; start a new run to "
-                "change it"
-            )
-    for key, value in given.items():
-        if value is not None and key != "timesteps" and value != getattr(cfg, key):
-            raise ValueError(
-                f"--{key.replace('_', '-')} {value!r} differs from the run's config.json ({getattr(cfg, key)!r}): "
-                "--resume continues the run as it was configured (only a larger --timesteps extends it); "
-                "start a new run to change it"
-            )
+        budget = getattr(args, self.BUDGET, None)
+        if budget is not None and budget < getattr(self, self.BUDGET) and not self.BUDGET_CUTS:
+            raise ValueError(f"{self.flag_of(self.BUDGET)} {budget} is below the run's {getattr(self, self.BUDGET)}: "
+                             "--resume extends, never cuts")  # fmt: skip
+        changed = [(self.flag_of(k), repr(v), getattr(self, k)) for k, v in self.given(args).items()
+                   if v is not None and k != self.BUDGET and v != getattr(self, k)]  # fmt: skip
+        option = dict(getattr(args, "option", None) or [])
+        if option:
+            saved = make_rules(self.game, **self.options).options
+            if make_rules(self.game, **{**self.options, **option}).options != saved:
+                changed.append(("--option", " ".join(f"{k}={v}" for k, v in option.items()), dict(saved)))
+        if changed:
+            name, value, theirs = changed[0]
+            raise ValueError(f"{name} {value} differs from the run's config.json ({theirs!r}): --resume continues "
+                             f"the run as it was configured (only a larger {self.flag_of(self.BUDGET)} extends it); "
+                             "start a new run to change it")  # fmt: skip
+
+    @classmethod
+    def from_args(cls: type[C], args: argparse.Namespace, game: str) -> C:
+        """The run's config, checked before any work: ``--resume``'s, or the flags on the game's preset."""
+        if getattr(args, "resume", None):
+            return cls.resumed(args, game)
+        return cls.make(game, dict(getattr(args, "option", None) or []), **cls.given(args))

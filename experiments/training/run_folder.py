@@ -280,8 +280,8 @@ class RunFolder:
         return steps
 
     def _find_snapshot(self, listed: str) -> Path:
-        """Where the snapshot ``listed`` in a run state is: relative to the run folder, or (runs written before
-        issue 35) as it was given when saved, or in this folder's snapshots/ (a folder moved since)."""
+        """Where the snapshot ``listed`` in a run state is: relative to the run folder, or (older runs) as it was
+        given when saved, or in this folder's snapshots/ (a folder moved since)."""
         given = Path(listed)
         places = [given] if given.is_absolute() else [self.folder / given, given]
         places.append(self.snap_dir / given.name)

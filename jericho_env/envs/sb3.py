@@ -260,7 +260,7 @@ class ShardedVecEnv(_MaskedVecEnv):
 
     ``local=False`` puts every shard in a worker of its own, this process playing none, and opens the
     shards to stepping one at a time (``parts``, ``step_part_async``, ``step_part_wait``): the learner
-    can then compute the moves of one shard while the others play theirs (``experiments.training.model``'s
+    can then compute the moves of one shard while the others play theirs (``experiments.training.ppo.model``'s
     pipelined rollouts). Any other command first collects the answers of the shards still playing
     (``step_part_wait`` then returns them).
 

@@ -142,7 +142,7 @@ nothing else is legal and saves the strongest cards (how strong it plays: ``docs
 
 Version History
 ---------------
-* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``own_deck``,
+* observation version 1 (option ``obs_version=1``): version 0's fields, then ``own_deck``,
   ``opp_barred``, ``opp_need``, ``opp_need_rank`` and ``opp_hand_expected`` (``4K + 1`` floats). The rules
   and version 0 are unchanged; version 0 stays the default.
 * v0: first release.

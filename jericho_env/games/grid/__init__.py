@@ -170,7 +170,7 @@ whose turn it is (gold) with the capture-chain marker. ``seat=None`` shows both 
 
 Version History
 ---------------
-* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``unseen``,
+* observation version 1 (option ``obs_version=1``): version 0's fields, then ``unseen``,
   ``unseen_suit``, ``unseen_rank``, ``unseen_count``, ``opp_lacked``, ``opp_lacked_room``, ``fits`` and
   ``fits_capture`` (227 floats). The rules and version 0 are unchanged; version 0 stays the default.
 * v0: first release.

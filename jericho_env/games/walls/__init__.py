@@ -145,7 +145,7 @@ a trumpet in a wall is ``T-red``.
 
 Version History
 ---------------
-* observation version 1 (option ``obs_version=1``, issue 44): version 0's fields, then ``unseen``,
+* observation version 1 (option ``obs_version=1``): version 0's fields, then ``unseen``,
   ``unseen_count`` and ``known_trumpets`` (25 + 2n floats). The rules (v1) and observation version 0
   are unchanged; version 0 stays the default.
 * v1: the trumpets of a wall that loses its last wall card go face up into the supply, as the

@@ -4,7 +4,7 @@
 ``agents.checkpoint.PolicySpec`` (a name in ``agents.nets.POLICIES``, its ``--net`` sizes and its prior),
 ``ppo`` holds PPO's hyperparameters (``PPO_SETTINGS``). The model carries the checkpoint meta
 (``training_meta``) that its checkpoints record (``agents.checkpoint.save_checkpoint``), and its
-rollouts go through ``agents.rollout.FlatRolloutBuffer``. ``init`` copies the policy weights of a
+rollouts go through ``agents.ppo_buffer.FlatRolloutBuffer``. ``init`` copies the policy weights of a
 checkpoint in (``agents.ppo.start_from``). ``resume_model`` reloads a run's checkpoint to continue it;
 ``load_model_for_resume`` rebuilds the model a checkpoint was saved from (its hyperparameters checked
 first); ``update_with_threads`` gives PPO's updates more torch threads than its rollouts.
@@ -68,7 +68,7 @@ def make_model(
     from sb3_contrib import MaskablePPO
 
     from agents.ppo import start_from
-    from agents.rollout import FlatRolloutBuffer
+    from agents.ppo_buffer import FlatRolloutBuffer
 
     options = dict(options or {})
     # the plain values first (the rate, the checkpoints' meta), then what is built from them
@@ -235,7 +235,7 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
     """
     from sb3_contrib import MaskablePPO
 
-    from agents.rollout import FlatRolloutBuffer
+    from agents.ppo_buffer import FlatRolloutBuffer
     from jericho_env.core.validate import seed32
 
     p = resolve_path(path)

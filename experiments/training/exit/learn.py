@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.training.exit_play import Rows
+from experiments.training.exit.play import Rows
 
 
 class ReplayBuffer:

@@ -1,21 +1,20 @@
 """The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
 
-``make_vec_env(game_id, n_envs, pool, prior, seed, shards, shaping, options, hint_seed)`` plays ``n_envs``
+``make_vec_env(game_id, n_envs, pool, prior, seed, shards, options, prior_seed)`` plays ``n_envs``
 games in lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
-drawn per game from the opponent pool (``experiments.training.pool.OpponentPool``): each opponent policy is asked
+drawn per game from the opponent pool (``experiments.training.ppo.pool.OpponentPool``): each opponent policy is asked
 once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
 forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
-building its own opponents and hint (``pool.policies(k)``, the prior's hint for shard ``k``), and the training
+building its own opponents and prior (``pool.policies(k)``, the prior for shard ``k``), and the training
 process plays none: it computes one shard's moves while the others play
-(``experiments.training.model.pipeline_rollouts``). The hint of the learner's ``prior``
-(``agents.prior.prior_hint``, seeded from ``hint_seed``) is appended to its observations; ``shaping`` weighs the
-potential-based shaping reward (``Rules.potential``).
+(``experiments.training.ppo.model.pipeline_rollouts``). The floats of the learner's ``prior``
+(``agents.prior.make_prior``, seeded from ``prior_seed``) is appended to its observations.
 
-``evaluate(policy, game_id, opponent, deals, seed, hint, options)`` plays a policy network's
+``evaluate(policy, game_id, opponent, deals, seed, prior, options)`` plays a policy network's
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
 
-Before issue 35 ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
-nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorHintEnv``
+Before the batched env ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
+nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorEnv``
 remains for anyone training on ``jericho_env.single_agent`` with a prior.
 """
 
@@ -23,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiments.training.pool import OpponentPool
+from experiments.training.ppo.pool import OpponentPool
 
 
 def make_vec_env(
@@ -33,24 +32,23 @@ def make_vec_env(
     prior: str = "none",
     seed: int = 0,
     shards: int = 1,
-    shaping: float = 0.0,
     options: dict[str, Any] | None = None,
-    hint_seed: int | None = None,
+    prior_seed: int | None = None,
 ) -> Any:
     """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes.
 
     Game ``i`` is seeded with ``seed + i`` whatever shard holds it; with one shard the games are played
     in this process against ``pool.policies(0)``; with more, shard ``k`` builds ``pool.policies(k)`` and
-    its hint in a worker of its own, and this process plays none (``ShardedVecEnv(local=False)``: its
-    rollouts go shard by shard). The learner's observations carry the hint of ``prior`` (none for
-    ``"none"``), built where its shard's games are: shard ``k``'s draws from ``hint_seed`` as
-    ``PriorHint.for_shard(k)`` does.
+    its prior's floats in a worker of its own, and this process plays none (``ShardedVecEnv(local=False)``: its
+    rollouts go shard by shard). The learner's observations carry the floats of ``prior`` (none for
+    ``"none"``), built where its shard's games are: shard ``k``'s draws from ``prior_seed`` as
+    ``Prior.for_shard(k)`` does.
     """
     from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
 
     options = dict(options or {})
     if shards == 1:
-        return _shard(game_id, pool, prior, hint_seed, seed, shaping, options, 0, n_envs)
+        return _shard(game_id, pool, prior, prior_seed, seed, options, 0, n_envs)
     sizes = shard_sizes(n_envs, shards)
     offsets = [sum(sizes[:k]) for k in range(shards)]
 
@@ -62,10 +60,10 @@ def make_vec_env(
         # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
         # cores the other shards and the learner need
         threadpool_limits(1, user_api="blas")
-        return _shard(game_id, pool, prior, hint_seed, seed + offsets[k], shaping, options, k, sizes[k])
+        return _shard(game_id, pool, prior, prior_seed, seed + offsets[k], options, k, sizes[k])
 
     # every shard in a worker, none here: the learner computes one shard's moves while the others play
-    # (experiments.training.model.pipeline_rollouts)
+    # (experiments.training.ppo.model.pipeline_rollouts)
     return ShardedVecEnv(make_shard, sizes, local=False)
 
 
@@ -73,25 +71,22 @@ def _shard(
     game_id: str,
     pool: OpponentPool,
     prior: str,
-    hint_seed: int | None,
+    prior_seed: int | None,
     seed: int,
-    shaping: float,
     options: dict[str, Any],
     k: int,
     n: int,
 ) -> Any:
-    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games (the first seeded with ``seed``), its opponents and hint."""
-    from agents.prior import SHARD_SEED_STRIDE, prior_hint
+    """The ``SelfPlayVecEnv`` of shard ``k``: ``n`` games (the first seeded with ``seed``), its opponents and prior."""
+    from agents.prior import SHARD_SEED_STRIDE, make_prior
     from jericho_env.envs.sb3 import SelfPlayVecEnv
 
     opponents = pool.policies(k)
-    # shard k's hint draws another stream, as PriorHint.for_shard(k) would make it (shard 0: hint_seed itself)
-    stream = None if hint_seed is None else hint_seed + SHARD_SEED_STRIDE * k
-    hint = prior_hint(prior, game_id, seed=stream, **options)
-    size = hint.size if hint is not None else 0
-    return SelfPlayVecEnv(
-        game_id, n, opponents=opponents, seed=seed, hint=hint, hint_size=size, shaping=shaping, **options
-    )
+    # shard k's prior draws another stream, as Prior.for_shard(k) would make it (shard 0: prior_seed itself)
+    stream = None if prior_seed is None else prior_seed + SHARD_SEED_STRIDE * k
+    scores = make_prior(prior, game_id, seed=stream, **options)
+    size = scores.size if scores is not None else 0  # the env's hint: the floats appended to the learner's observations
+    return SelfPlayVecEnv(game_id, n, opponents=opponents, seed=seed, hint=scores, hint_size=size, **options)
 
 
 def evaluate(
@@ -100,12 +95,12 @@ def evaluate(
     opponent: str,
     deals: int,
     seed: int,
-    hint: Any = None,
+    prior: Any = None,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``policy``'s most probable moves against the baseline ``opponent`` on ``deals`` seat-swapped deals.
 
-    ``policy`` is a MaskablePPO policy network (``model.policy``) and ``hint`` its prior's hint, if any;
+    ``policy`` is a MaskablePPO policy network (``model.policy``) and ``prior`` its ``agents.prior.Prior``, if any;
     the deals and the opponent draw from ``seed``. Returns training.json's evaluation row without its
     steps: ``opponent``, ``vs_<opponent>`` (the score: wins plus half the draws, per game), ``ci95``
     (Wilson) and ``games``.
@@ -114,7 +109,7 @@ def evaluate(
     from experiments.play.tournament import wilson_interval
 
     options = dict(options or {})
-    learner = NetworkBatchPolicy(policy, deterministic=True, hint=hint)
+    learner = NetworkBatchPolicy(policy, deterministic=True, hint=prior)
     rival = make_batch_policy(opponent, game_id, seed=seed, **options)
     score, _, _, games = play_matches(game_id, learner, rival, deals, seed, options)
     lo, hi = wilson_interval(score * games, games)

@@ -6,26 +6,20 @@ network's prior and value, Dirichlet noise at the root), so each round of simula
 leaves of all its games in one forward pass. The search is ``agents.search.compiled.CompiledPUCT`` where
 the game has compiled row kernels, else ``agents.search.puct.PUCTSearch`` (``SearchSettings.engine``: ``"auto"``,
 ``"compiled"``, ``"python"``). At each decision it records the mover's network input
-(observation and the prior's hint), its legal mask and the search's visit distribution; when the game
+(observation and the prior's floats), its legal mask and the search's visit distribution; when the game
 ends, every recorded row gets the final return of its seat as the value target. With ``value_rows="all"``
 (games of more than two players) it also records every other seat's input at each decision, as value-only
 rows, since the search asks the network for every seat's value.
-
-With ``expert="ismcts"`` the games are played by the game's ``ismcts`` agent instead (its default settings:
-greedy rollouts and prior in grid and walls; ``expert_simulations`` its budget), one search per position and
-no network: the network then learns to imitate that search (the first expert of Anthony et al. 2017, whose
-apprentice starts by learning from plain MCTS) and the game outcomes under it.
 
 With ``expert="rollouts"`` a policy-rollout search (``agents.search.rollout_search``) gives the targets: each legal
 action valued by games the network plays on to the end from sampled worlds, the improved policy
 ``softmax(log prior + Q / expert_temperature)``.
 
-With ``target="move"`` a decision's policy target is the expert's chosen move (one-hot: the chosen-action
-target of Anthony et al. 2017) instead of its whole distribution. With ``target="advantage"`` (rollouts
-only) it is the improved policy's logits, ``log prior + Q / expert_temperature`` over the legal actions,
-centred on their mean: ``experiments.training.exit_learn`` regresses the network's centred logits on them by squared
-error, whose minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of
-sharpening each row's softmax at random.
+With ``target="advantage"`` (rollouts only) a decision's policy target is the improved policy's logits,
+``log prior + Q / expert_temperature`` over the legal actions, centred on their mean:
+``experiments.training.exit.learn`` regresses the network's centred logits on them by squared error, whose
+minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of sharpening each
+row's softmax at random.
 
 The move played is drawn from the visit distribution for a seat's first ``temperature_moves`` decisions,
 then the most visited one. Every random draw comes from the task's seeds, so a payload and a task list
@@ -44,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from agents.search.puct import SearchResult
 from agents.search.rollout_search import improved_logits
 from experiments.play.backends import Backend, map_chunks
 
@@ -60,11 +53,11 @@ class SearchSettings:
     temperature_moves: int
     value_rows: str
     engine: str = "auto"  # agents.search.compiled.make_puct: compiled where the game has row kernels, else Python
-    expert: str = "puct"  # who plays and gives the targets: "puct", "rollouts" (the network in search), "ismcts"
-    expert_simulations: int | None = None  # "ismcts": its budget (None: its default); "rollouts": games per action
+    expert: str = "puct"  # who plays and gives the targets, the network in search: "puct" or "rollouts"
+    expert_simulations: int | None = None  # "rollouts": games per action (None: its default)
     expert_temperature: float = 0.1  # "rollouts": the returns' scale against the prior's log-probabilities
-    target: str = "policy"  # the policy target: the expert's distribution ("policy"), its chosen move ("move"),
-    # or the improved policy's centred logits ("advantage", rollouts only)
+    target: str = "policy"  # the policy target: the expert's distribution ("policy") or the improved policy's
+    # centred logits ("advantage", rollouts only)
 
 
 @dataclasses.dataclass
@@ -126,12 +119,12 @@ def advantage_target(res: Any, num_actions: int, temperature: float) -> np.ndarr
 
 
 class _Worker:
-    """What a worker builds once per iteration: the rules, the network, its hint and the search."""
+    """What a worker builds once per iteration: the rules, the network, its prior's floats and the search."""
 
     def __init__(self, payload: dict[str, Any]) -> None:
         import torch
 
-        from agents.exit import NetworkEvaluator, network_hint
+        from agents.exit import NetworkEvaluator, network_prior
         from jericho_env.registry import make_rules
 
         torch.set_num_threads(1)
@@ -139,7 +132,7 @@ class _Worker:
         self.rules = make_rules(self.game_id, **self.options)
         self.settings = SearchSettings(**payload["search"])
         self.policy = network_from_payload(payload["network"], self.game_id, self.options)
-        self.evaluator = NetworkEvaluator(self.policy, network_hint(self.policy, self.game_id, self.options))
+        self.evaluator = NetworkEvaluator(self.policy, network_prior(self.policy, self.game_id, self.options))
 
     def play(self, seeds: Sequence[int]) -> Rows:
         """The games of ``seeds`` played in lockstep; their rows in game order, then move order."""
@@ -152,9 +145,7 @@ class _Worker:
         rng = np.random.default_rng(seed_seq)
         states = [rules.initial_state(np.random.default_rng(int(s))) for s in seeds]
         search: Any
-        if st.expert == "ismcts":
-            search = _ISMCTSExpert(self.game_id, self.options, st.expert_simulations, rng)
-        elif st.expert == "rollouts":
+        if st.expert == "rollouts":
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
 
             count = st.expert_simulations if st.expert_simulations is not None else DEFAULT_ROLLOUTS
@@ -176,10 +167,7 @@ class _Worker:
             features = self.evaluator.features(obs, masks)
             for j, (k, p, res) in enumerate(zip(live, movers, results, strict=True)):
                 target = res.policy(num_actions)
-                if st.target == "move":  # the chosen-action target of Anthony et al. (2017)
-                    learned = np.zeros(num_actions, dtype=np.float32)
-                    learned[res.best()] = 1.0
-                elif st.target == "advantage":
+                if st.target == "advantage":
                     learned = advantage_target(res, num_actions, st.expert_temperature)
                 else:
                     learned = target
@@ -223,37 +211,6 @@ class _Worker:
             len(states),
             moves,
         )
-
-
-@dataclasses.dataclass
-class _Chosen(SearchResult):
-    """An ``ismcts`` search's root as a ``SearchResult`` whose ``best`` is the move ``ismcts`` chose."""
-
-    action: int = -1
-
-    def best(self) -> int:
-        return self.action
-
-
-class _ISMCTSExpert:
-    """The game's ``ismcts`` agent (its defaults: greedy rollouts and prior where the game has them) as the
-    expert of the ``"ismcts"`` setting: one search per position, from the mover's information state."""
-
-    def __init__(self, game_id: str, options: dict[str, Any], simulations: int | None, rng: np.random.Generator):
-        from agents.search.ismcts import ISMCTSAgent
-
-        agent = ISMCTSAgent(game_id, seed=int(rng.integers(2**62)), simulations=simulations, **options)
-        self.search_one, self.rules = agent.search, agent.rules
-
-    def search(self, states: Sequence[Any], movers: Sequence[int]) -> list[SearchResult]:
-        out = []
-        for state, p in zip(states, movers, strict=True):
-            action = int(self.search_one.search(state, p))  # determinizes from p's information state only
-            legal = [int(a) for a in self.rules.legal_actions(state)]
-            seen = self.search_one.last_visits
-            visits = np.array([seen.get(a, 0) for a in legal], dtype=np.int64)
-            out.append(_Chosen(legal, visits, np.zeros(len(legal)), 0.0, np.zeros(len(legal)), action))
-        return out
 
 
 _worker: _Worker | None = None

@@ -1,80 +1,24 @@
-"""Deep Monte-Carlo's actors on Ray (``python -m experiments.dmc GAME --backend ray``): more cores, more actors.
+"""Deep Monte-Carlo's actors on Ray (``--backend ray``): ``--actors`` Ray actors, the learner in the command's process.
 
-The learner stays in the command's process; ``--actors N`` Ray actors (one CPU each, anywhere on the
-cluster) each own an ``experiments.training.dmc_actors.Actors`` of ``--envs`` games and its own seed
-(``[seed, session, 2, i]``). A phase of actor ``i``: it receives the network's weights (numpy arrays,
-``ray.put`` once per learner phase and shared by every actor sent out after it), loads them into its own
-copy of the network (built once, with the prior's scorer where ``--prior`` asks for one: the scorer holds
-compiled code, so weights travel, not the numpy plan), plays ``--rounds`` steps of every game epsilon-greedy,
-and returns the positions whose games ended (stored rows as float16, actions, targets as the local actors
-label them) with its counters (agent-steps, positions recorded, games finished, seconds). Positions of
-games still running stay in the actor (``FinishedGames``) until their game ends in a later phase.
-
-The learner takes the phases as they come (``ray.wait``): it sends the actor straight back to play with the
-latest weights it has put (so the actor plays while the learner learns: the actor's weights are one learner
-phase older than with ``--backend local``), adds the positions to its ``ReplayBuffer`` (added and labelled at
-once), learns as the local loop does (``replay_ratio`` positions learned per position generated), then puts
-the new weights. ``positions_generated``, ``agent_steps`` and ``games`` add up the actors' counters;
-``seconds_actor`` is the actors' seconds summed (actor-seconds: above the wall time with 2 actors or more);
-``seconds_learner`` the learner's (adding to the buffer, updates, putting the weights). The learner's wait for
-the next phase is in neither. A phase still running when the budget is reached is dropped (not counted).
-
-Ray is started as the tournaments' backend starts it (``experiments.play.backends.ray_session``): the
-cluster at ``--ray-address`` (or ``RAY_ADDRESS``), the caller's connection, else a local Ray of ``--actors``
-CPUs (default: this machine's CPUs, one of them left to the learner). An actor whose process dies is restarted
-by Ray (``Backend.retries`` times, with its seed: its games restart); past that the command stops with an
-error and the run continues from its last checkpoint with ``--resume``. Ray itself is imported only here and
-only for ``--backend ray`` (through ``experiments.play.backends``).
+Each ``ActorWorker`` owns an ``Actors`` of ``--envs`` games (seeded ``[seed, session, 2, i]``) and a copy of the
+network; a phase loads the latest weights (put once per learner phase), plays ``--rounds`` steps and hands over the
+positions whose games ended (``FinishedGames`` keeps the others). ``RayActors`` takes the phases as they come and
+sends each actor straight back to play, so the actors play while the learner learns. How it behaves and what it
+gains: docs/ray.md, "Deep Monte-Carlo on Ray".
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from experiments.play.backends import BACKENDS, Backend, BackendError, cluster_cpus, ray_session
-from experiments.training.dmc_actors import Actors, ReplayBuffer
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    """``--backend local|ray``, ``--ray-address`` and ``--actors`` (``--backend`` None when not given: --resume)."""
-    from experiments.cli import positive_int
-
-    parser.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=None,
-        help="where the actors run: local (this process, the default) or ray (--actors Ray actors, on "
-        "--ray-address or a local Ray; docs/ray.md)",
-    )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="HOST:PORT",
-        help="a running Ray cluster (default: Ray's RAY_ADDRESS, else a local Ray with --actors CPUs)",
-    )
-    parser.add_argument(
-        "--actors",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="Ray actors, each playing --envs games (--backend ray; default: the Ray cluster's CPUs minus one "
-        "for the learner, at least 1; a local Ray: this machine's CPUs minus one)",
-    )
-
-
-def backend_of(name: str | None, address: str | None, actors: int | None) -> Backend:
-    """The ``Backend`` of the flags (``name`` None: local); ``ValueError`` where they disagree."""
-    backend = Backend(name or "local", address)
-    if actors is not None and not backend.is_ray:
-        raise ValueError(f"--actors {actors} is for --backend ray, not {backend.name}")
-    return backend
+from experiments.play.backends import Backend, BackendError, cluster_cpus, ray_session
+from experiments.training.dmc.actors import Actors, ReplayBuffer, one_blas_thread
 
 
 class FinishedGames:
@@ -122,28 +66,20 @@ def network_state(network: Any) -> dict[str, np.ndarray]:
 
 
 class ActorWorker:
-    """One Ray actor (also usable in-process): its own network copy and ``Actors``; ``play`` is one phase.
+    """One Ray actor (also usable in-process): its own network copy and ``Actors`` writing into its
+    ``FinishedGames``; ``play`` is one phase."""
 
-    ``make_actors(cfg, buffer, seed)`` builds the ``Actors`` as the local backend does
-    (``experiments.training.dmc.make_actors``, sent by reference), writing into this actor's ``FinishedGames``.
-    """
-
-    def __init__(self, cfg: Any, make_actors: Callable[[Any, Any, Any], Actors], seed: Any) -> None:
+    def __init__(self, cfg: Any, seed: Any) -> None:
         import torch
 
         from agents.dmc import build_network
 
         torch.set_num_threads(1)
-        try:  # numpy's BLAS on one thread, as the local actors (experiments.training.dmc.one_blas_thread)
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(1, user_api="blas")
-        except ImportError:  # pragma: no cover - threadpoolctl comes with the train extra
-            pass
+        one_blas_thread()
         self.network = build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior)
         self.network.eval()
         self.staging = FinishedGames(self.network.stored_width)
-        self.actors = make_actors(cfg, self.staging, seed)
+        self.actors = Actors(cfg, self.staging, seed)
 
     def play(self, weights: dict[str, np.ndarray], rounds: int) -> dict[str, Any]:
         """``rounds`` steps of every game with ``weights``; the positions whose games ended, and the counters."""
@@ -154,38 +90,21 @@ class ActorWorker:
         steps, games = self.actors.steps, self.actors.games
         positions = self.actors.play(self.network.plan(), rounds)
         obs, actions, targets = self.staging.take()
-        return {
-            "obs": obs,
-            "actions": actions,
-            "targets": targets,
-            "positions": positions,
-            "steps": self.actors.steps - steps,
-            "games": self.actors.games - games,
-            "seconds": time.perf_counter() - t0,
-        }
+        return {"obs": obs, "actions": actions, "targets": targets, "positions": positions,
+                "steps": self.actors.steps - steps, "games": self.actors.games - games,
+                "seconds": time.perf_counter() - t0}  # fmt: skip
 
 
 class RayActors:
     """The learner's side: the Ray actors, the weights they play with, and their phases as they come back."""
 
-    def __init__(
-        self,
-        ray: Any,
-        cfg: Any,
-        make_actors: Callable[[Any, Any, Any], Actors],
-        network: Any,
-        buffer: ReplayBuffer,
-        session: int,
-        count: int,
-        backend: Backend,
-        overlap: bool = True,
-    ) -> None:
+    def __init__(self, ray: Any, cfg: Any, network: Any, buffer: ReplayBuffer, session: int, count: int,
+                 backend: Backend, overlap: bool = True) -> None:  # fmt: skip
         self.ray, self.buffer, self.rounds, self.backend, self.overlap = ray, buffer, cfg.rounds, backend, overlap
         self.count, self.envs = count, cfg.envs
-        remote = ray.remote(ActorWorker).options(
-            num_cpus=1, max_restarts=backend.retries, max_task_retries=backend.retries
-        )
-        self.workers = [remote.remote(cfg, make_actors, [cfg.seed, session, 2, i]) for i in range(count)]
+        remote = ray.remote(ActorWorker).options(num_cpus=1, max_restarts=backend.retries,
+                                                 max_task_retries=backend.retries)  # fmt: skip
+        self.workers = [remote.remote(cfg, [cfg.seed, session, 2, i]) for i in range(count)]
         self.weights = ray.put(network_state(network))
         self.pending: dict[Any, int] = {}
         self.idle = list(range(count))
@@ -247,28 +166,16 @@ class RayActors:
         self.workers, self.pending = [], {}
 
 
-def actor_count(ray: Any, actors: int | None) -> int:
-    """``actors``, or the cluster's CPUs minus one for the learner (at least 1); ``ValueError`` if it cannot fit."""
-    cpus = cluster_cpus(ray)
-    count = actors or max(1, cpus - 1)
-    if count > cpus:
-        raise ValueError(f"--actors {count}: the Ray cluster has {cpus} CPU(s), and each actor takes one")
-    return count
-
-
 @contextlib.contextmanager
-def ray_actors(
-    cfg: Any,
-    make_actors: Callable[[Any, Any, Any], Actors],
-    network: Any,
-    buffer: ReplayBuffer,
-    session: int,
-    backend: Backend,
-    actors: int | None,
-) -> Iterator[RayActors]:
+def ray_actors(cfg: Any, network: Any, buffer: ReplayBuffer, session: int, backend: Backend,
+               actors: int | None) -> Iterator[RayActors]:  # fmt: skip
     """Ray connected (``ray_session``: a local Ray gets ``actors`` CPUs, default this machine's), its actors started."""
     with ray_session(backend, actors or os.cpu_count() or 1) as ray:
-        source = RayActors(ray, cfg, make_actors, network, buffer, session, actor_count(ray, actors), backend)
+        cpus = cluster_cpus(ray)
+        count = actors or max(1, cpus - 1)  # the cluster's CPUs minus one for the learner
+        if count > cpus:
+            raise ValueError(f"--actors {count}: the Ray cluster has {cpus} CPU(s), and each actor takes one")
+        source = RayActors(ray, cfg, network, buffer, session, count, backend)
         try:
             yield source
         finally:

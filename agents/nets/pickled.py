@@ -1,9 +1,9 @@
-"""The old home of the PPO networks, kept so that saved checkpoints still load.
+"""The classes that older Stable-Baselines3 checkpoints name by pickled path, under the names they use.
 
-The networks now live in ``agents.nets`` (``common``, ``grid``, ``walls`` and the registry of names).
-Checkpoints written before the move name their classes by this module's path (a pickled
-``agents.networks.GridConvPolicy``, ``PriorMlpPolicy``, ``SharedLinearExtractor`` or
-``WallsExtractor``), and loading one imports them from here. New code imports from ``agents.nets``.
+Checkpoints written before the networks moved to ``agents.nets`` name their classes ``agents.networks.X`` (a
+pickled ``GridConvPolicy``, ``PriorMlpPolicy``, ``SharedLinearExtractor`` or ``WallsExtractor``): that path is
+this module (``agents._moved.PICKLED``), so loading one (``trust=True``) finds them here. New code imports from
+``agents.nets``.
 """
 
 from agents.nets.common import PriorMlpPolicy, SharedLinearExtractor, _LogitsPolicy

@@ -6,11 +6,11 @@ recipe of plain values: cheap to send to the worker processes of a sharded vec e
 registered agents by name (a name twice: twice the share of the games); baseline ``k`` of shard ``s`` draws
 from ``seed + k + 1_000_003 * s``. Saved snapshots are checkpoints (``agents.checkpoint``, the safe
 format) loaded as ``NetworkBatchPolicy(joint=True)``: they sample from their masked distribution, with
-the hint of the ``prior`` they were trained with (``agents.prior.prior_hint``), and the snapshots waiting
+the floats of the ``prior`` they were trained with (``agents.prior.make_prior``), and the snapshots waiting
 in a round share one forward pass. ``frozen(network, seed)`` is the learner as it is now, an in-process
 copy, for ``vec.add_opponent`` during training.
 
-Used by ``experiments.train`` (with ``experiments.training.selfplay.make_vec_env``) and usable by any loop that
+Used by ``experiments.train`` (with ``experiments.training.ppo.selfplay.make_vec_env``) and usable by any loop that
 plays against baselines and earlier networks::
 
     pool = opponent_pool("castles", ["random", "greedy"], seed=0)
@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from agents.prior import SHARD_SEED_STRIDE, prior_hint
+from agents.prior import SHARD_SEED_STRIDE, make_prior
 
 
 @dataclasses.dataclass
@@ -35,7 +35,7 @@ class OpponentPool:
     options: dict[str, Any]  # the game's options
     baselines: list[str]  # registered agents (agents.make names); a name twice: twice the share
     seed: int  # baseline k of shard s draws from seed + k + SHARD_SEED_STRIDE * s
-    prior: str = "none"  # the prior the snapshots were trained with: their observations get its hint
+    prior: str = "none"  # the prior the snapshots were trained with: their observations get its prior's floats
     snapshots: list[str] = dataclasses.field(default_factory=list)  # checkpoint paths of saved snapshots
     trust: bool = False  # snapshots saved as Stable-Baselines3 zips (runs before agents.checkpoint) may load
 
@@ -56,16 +56,16 @@ class OpponentPool:
         from agents.checkpoint import load_policy
 
         policy, _ = load_policy(path, trust=self.trust, game_id=self.game_id, options=self.options)
-        hint = prior_hint(self.prior, self.game_id, seed=len(path), **self.options)
-        snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=hint, joint=True)
+        prior = make_prior(self.prior, self.game_id, seed=len(path), **self.options)
+        snapshot = NetworkBatchPolicy(policy, seed=len(path), name="snapshot", hint=prior, joint=True)
         return snapshot.for_shard(shard) if shard else snapshot
 
     def frozen(self, network: Any, seed: int) -> Any:
         """A frozen copy of ``network`` (the learner's policy now) as a batch policy seeded with ``seed``."""
         from agents.batch import NetworkBatchPolicy
 
-        hint = prior_hint(self.prior, self.game_id, seed=seed, **self.options)
-        return NetworkBatchPolicy(copy.deepcopy(network), seed=seed, name="snapshot", hint=hint, joint=True)
+        prior = make_prior(self.prior, self.game_id, seed=seed, **self.options)
+        return NetworkBatchPolicy(copy.deepcopy(network), seed=seed, name="snapshot", hint=prior, joint=True)
 
 
 def opponent_pool(
