@@ -326,8 +326,6 @@ def parse_settings(text: str, name: str = "exit-search") -> dict[str, Any]:
     return kwargs
 
 
-
-
 _BUDGET_KEYS = {
     "prior": str,
     "rollout_depth": int,
