@@ -21,6 +21,13 @@ evaluation against greedy (training.json), and ``scores["source"]`` says which.
 Then it loads the entry as ``agents.make`` will, plays a game with each agent that uses it, and
 prints the entry; if that fails, the files are removed. ``list`` prints the entries; ``check`` verifies
 every entry (file matches its card, versions match the games, each agent loads and plays a game).
+A card names no path of the machine that made it: the run folder's parent is written ``{runs}``.
+
+``rebuild NAME`` runs the entry's recipe (``agents/zoo/recipes.toml``: the commands that make it from
+nothing, ``experiments.recipes``) under ``--out`` (a killed rebuild, run again, goes on where it stopped),
+then prints the scores on the shipped card beside the rebuilt network's; ``--ship`` replaces the entry with
+it, from a clean checkout only, its card naming the recipe; ``--tiny`` checks the chain at a few seconds'
+budget.
 
 Examples:
     python -m experiments.zoo add runs/train/castles-20261202-040000
@@ -28,6 +35,8 @@ Examples:
     python -m experiments.zoo add runs/dmc/castles-20261204-030000 --scores runs/evaluate/castles-dmc/results.json
     python -m experiments.zoo list
     python -m experiments.zoo check
+    python -m experiments.zoo rebuild grid-ppo --out runs/rebuild
+    python -m experiments.zoo rebuild castles-dmc --out runs/rebuild --ship
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import numpy as np
 
 from agents.pretrained import CARD_VERSION, KINDS, ZooEntry, ZooError, read_card, sha256, zoo, zoo_folder
 from experiments.cli import cli_parser, run_cli
+from experiments.recipes import Recipe, relative
 from experiments.training.provenance import read_provenance, source_commit
 
 # the file each kind's run writes when it ends; experiments.dmc's training.json counts positions (DMC_MARK)
@@ -387,11 +397,19 @@ def network_meta(kind: str, path: Path) -> dict[str, Any]:
 
 
 def add(
-    folder: Path, name: str | None, zoo_dir: Path, commit: str | None, replace: bool, scores: Path | None = None
+    folder: Path,
+    name: str | None,
+    zoo_dir: Path,
+    commit: str | None,
+    replace: bool,
+    scores: Path | None = None,
+    recipe: Recipe | None = None,
 ) -> ZooEntry:
     """Make the zoo entry of the run in ``folder`` in ``zoo_dir``; return it (the files removed if its check fails).
 
     ``scores``: a results.json of experiments.evaluate whose rows give the card's scores (``final_scores``).
+    ``recipe``: the recipe that made the run (its card names it). Every path under the run folder's parent is
+    written ``{runs}`` on the card.
     """
     from jericho_env.registry import make_rules
 
@@ -436,6 +454,9 @@ def add(
         },
         "added": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if recipe is not None:
+        card["made_by"]["recipe"] = {"name": recipe.name, "needs": list(recipe.needs), "steps": list(recipe.steps)}
+    card = relative(card, folder.resolve().parent)
     import jericho_env
 
     card["package_version"] = card["made_by"].get("package_version") or jericho_env.__version__
@@ -487,10 +508,53 @@ def check(zoo_dir: Path) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------- command line
+def rebuilt(name: str, runs: Path, zoo_dir: Path, tiny: bool, ship: bool) -> list[str]:
+    """``rebuild``: the recipe run (``experiments.recipes.rebuild``), the card's scores beside the new ones.
+
+    Returns the lines printed at the end; ``ship`` adds the network to ``zoo_dir`` in place of the entry.
+    """
+    from experiments.recipes import load_recipes, rebuild
+
+    book = load_recipes()
+    if name not in book:
+        raise ValueError(f"no recipe {name!r}; the recipes: {', '.join(book)}")
+    if ship:
+        _, dirty = source_commit()
+        if tiny:
+            raise ValueError("--ship with --tiny: a tiny rebuild checks the chain; it ships no network")
+        if dirty:
+            raise ValueError("--ship: this checkout has uncommitted changes; a shipped network comes from a clean tree")
+    recipe = rebuild(name, runs, tiny, book)[-1]
+    folder = Path(recipe.ship.replace("{runs}", str(runs)))
+    table = None if recipe.scores is None else Path(recipe.scores.replace("{runs}", str(runs)))
+    new = final_scores(recipe.kind(), folder, table)
+    card_path = zoo_dir / f"{name}.json"
+    old = read_card(card_path).get("scores", {}) if card_path.is_file() else {}
+    lines = [f"{name}: the shipped card's scores beside the rebuilt network's ({folder})", ""]
+    lines += ["| agent | against | card | rebuilt |", "| --- | --- | --- | --- |"]
+    for agent, rows in new.items():
+        if not isinstance(rows, dict) or agent in ("deals", "seed", "source", "table"):
+            continue
+        for opponent, cell in rows.items():
+            before = old.get(agent, {}).get(opponent)
+            lines.append(f"| {agent} | {opponent} | {_score(before)} | {_score(cell)} |")
+    if ship:
+        entry = add(folder, recipe.kind(), zoo_dir, None, True, table, recipe)
+        lines += ["", f"shipped: {entry.line()}"]
+    return lines
+
+
+def _score(cell: Any) -> str:
+    if not isinstance(cell, dict) or "score" not in cell:
+        return "—"
+    lo, hi = cell.get("ci95", (float("nan"), float("nan")))
+    return f"{100 * cell['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = cli_parser("experiments.zoo", __doc__)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{add,list,check}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{add,list,check,rebuild}")
     a = sub.add_parser("add", help="ship a finished run's network (card written from the run folder)")
     a.add_argument("run", metavar="RUN_FOLDER", help="a finished experiments.train, exit or dmc run folder")
     a.add_argument("--name", choices=tuple(KINDS), default=None, help="the kind of network (default: the run's)")
@@ -503,7 +567,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the card's scores from this experiments.evaluate results.json (its rows must have played the run's "
         "final.zip); default: the run's final table, for a dmc run (none) its last evaluation in training.json",
     )
-    for s in (a, sub.add_parser("list", help="the shipped agents"), sub.add_parser("check", help="verify entries")):
+    r = sub.add_parser("rebuild", help="run an entry's recipe; print its card's scores beside the rebuilt network's")
+    r.add_argument("name", metavar="NAME", help="the entry, GAME-KIND (agents/zoo/recipes.toml)")
+    r.add_argument("--out", default="runs/rebuild", help="the runs folder (default runs/rebuild); again to go on")
+    r.add_argument("--tiny", action="store_true", help="every budget a few seconds': a check of the chain")
+    r.add_argument("--ship", action="store_true", help="replace the entry with the rebuilt network (clean tree only)")
+    for s in (a, r, sub.add_parser("list", help="the shipped agents"), sub.add_parser("check", help="verify entries")):
         s.add_argument("--zoo", default=None, help="the zoo folder (default: $JERICHO_ENV_ZOO, else agents/zoo)")
     return p
 
@@ -522,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
             print(entry.line())
         elif args.command == "list":
             print(zoo(zoo_dir))
+        elif args.command == "rebuild":
+            print("\n".join(rebuilt(args.name, Path(args.out), zoo_dir, args.tiny, args.ship)))
         else:
             lines = check(zoo_dir)
             print("\n".join(lines) if lines else f"no agents shipped in {zoo_dir}")
