@@ -506,7 +506,7 @@ def test_the_command_trains_a_prior_network(tmp_path: Path) -> None:
     assert agent.network.spec.prior == "greedy-scores" and agent.network.prior_weight is not None
 
 
-def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None:
+def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     lr = ["--learning-rate", "1e-3", "--learning-rate-end", "2e-4", "--anneal", "0.5"]
     assert dmc_cli.main(["castles", *TINY, *lr, "--out", str(out)]) == 0
@@ -521,6 +521,16 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
     with pytest.raises(SystemExit) as refused:  # a resumed run keeps its settings
         dmc_cli.main(["castles", "--resume", str(out), "--epsilon", "0.5", "--quiet"])
     assert refused.value.code == 2
+    config = (out / "config.json").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:  # a budget the run has passed: refused, not a silent no-op
+        dmc_cli.main(["castles", "--resume", str(out), "--positions", "10", "--quiet"])
+    done = first["positions_generated"]
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and err.strip().splitlines() == [
+        f"python -m experiments.dmc: error: --positions 10 is below the run's {done}: --resume extends, never cuts"
+    ]
+    assert (out / "config.json").read_text() == config
     assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0
     second = json.loads((out / "training.json").read_text())
     assert second["positions_generated"] >= 6000 and len(second["sessions"]) == 2
