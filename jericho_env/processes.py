@@ -103,8 +103,8 @@ def context(method: str | None = None, preload: Sequence[str] = ()) -> Any:
     """The ``multiprocessing`` context of ``start_method(method)``; its fork server running, ``preload`` imported.
 
     The fork server is started once per process, with ``PRELOAD``, those of ``PRELOAD_IF_IMPORTED`` this
-    process has imported, and the ``preload`` of the calls made until then; a module named after it has
-    started is imported by each worker itself.
+    process has imported, the command's module (``python -m MODULE``) and the ``preload`` of the calls made
+    until then; a module named after it has started is imported by each worker itself.
     """
     chosen = start_method(method)
     ctx = mp.get_context(chosen)
@@ -120,7 +120,11 @@ def _start_server(ctx: Any, preload: Sequence[str]) -> None:
 
     with _server_lock:
         imported = [m for m in PRELOAD_IF_IMPORTED if m in sys.modules]
-        _preloaded.extend(m for m in (*PRELOAD, *imported, *preload) if m not in _preloaded)
+        # a command run as `python -m package.module`: each worker runs that module again (as spawn does),
+        # so its imports are preloaded too (its `if __name__ == "__main__"` part does not run)
+        main = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+        command = [main] if isinstance(main, str) and not main.endswith("__main__") else []
+        _preloaded.extend(m for m in (*PRELOAD, *imported, *command, *preload) if m not in _preloaded)
         ctx.set_forkserver_preload(["jericho_env._forkserver", *_preloaded])
         # The server copies this process's environment when it starts (later calls find it running): one
         # thread per BLAS and OpenMP library there and in its workers; and, asked from the main thread only
@@ -286,7 +290,8 @@ def _fresh_monitor() -> None:  # pragma: no cover - run in forked children
     _monitor = _Monitor()
 
 
-os.register_at_fork(after_in_child=_fresh_monitor)  # a forked child owes nothing to anyone yet
+if hasattr(os, "register_at_fork"):  # a forked child owes nothing to anyone yet
+    os.register_at_fork(after_in_child=_fresh_monitor)
 
 
 # ------------------------------------------------------------------------------------------------ workers
@@ -563,6 +568,8 @@ class WorkerPool:
         preload: Sequence[str] = (),
         silence: float | None = None,
     ) -> None:
+        if int(workers) < 1:
+            raise ValueError(f"a pool needs one worker at least, got {workers!r}")
         why = check_picklable(initargs)
         if why is not None:
             raise ValueError(f"what the {name}s start with cannot be sent to them ({why})")

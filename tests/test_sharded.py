@@ -223,14 +223,16 @@ print("played")
 """
 
 
-def test_a_worker_forked_after_torch_ran_on_threads_still_runs_torch() -> None:
-    """A fork copies torch's OpenMP pool without its threads: a worker that used it would wait forever."""
+@pytest.mark.parametrize("method", ["forkserver", "fork"])
+def test_a_worker_started_after_torch_ran_on_threads_still_runs_torch(method: str) -> None:
+    """The default start and an explicit fork: a fork copies torch's OpenMP pool without its threads, and a
+    worker that used that pool would wait forever (the worker sets one thread first)."""
     import os
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2"}
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2", "JERICHO_START_METHOD": method}
     done = subprocess.run(
         [sys.executable, "-c", FORKED_AFTER_TORCH], capture_output=True, text=True, env=env, cwd=root, timeout=120
     )

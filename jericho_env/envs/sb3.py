@@ -293,12 +293,16 @@ class ShardedVecEnv(_MaskedVecEnv):
         return [w.proc for w in self._workers]
 
     def _send(self, worker: Worker, message: tuple[str, Any]) -> None:
+        if self._lost is not None:
+            raise self._lost
         try:
             worker.send(message)
         except WorkerLostError as e:
             self._lose(e)
 
     def _receive(self, worker: Worker) -> Any:
+        if self._lost is not None:
+            raise self._lost
         try:
             status, value = worker.receive()
         except WorkerLostError as e:
