@@ -37,7 +37,15 @@ def _left_out(config: Any) -> list[str]:
     return [lib for lib in _ECOSYSTEM if f"requires_{lib}" not in expr]
 
 
+# Slow tests of files whose decorators stay as they are: the documentation site's builds.
+_SLOW = ("tests/test_docs_site.py::test_the_site_builds", "tests/test_docs_site.py::test_a_broken_link_fails")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    for item in items:
+        if item.nodeid.startswith(_SLOW):
+            item.add_marker(pytest.mark.slow)
     out = _left_out(config)
     keep, drop = [], []
     for item in items:

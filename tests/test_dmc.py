@@ -128,7 +128,10 @@ def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
     assert len(labelled) > 100 and len(set(np.round(labelled, 3).tolist())) > 5
 
 
-@pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [("walls", {"num_players": 3}), pytest.param("grid", {"board_size": 7}, marks=pytest.mark.slow)],
+)
 def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, options: dict[str, Any]) -> None:
     """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
     lam = 0.6
@@ -433,7 +436,11 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
 
 @pytest.mark.parametrize(
     ("game", "options", "prior"),
-    [("castles", {}, "none"), ("walls", {"num_players": 3}, "greedy-scores"), ("grid", {"board_size": 7}, "none")],
+    [
+        ("castles", {}, "none"),
+        ("walls", {"num_players": 3}, "greedy-scores"),
+        pytest.param("grid", {"board_size": 7}, "none", marks=pytest.mark.slow),
+    ],
 )
 def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
     game: str, options: dict[str, Any], prior: str, tmp_path: Path
@@ -571,11 +578,13 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path, capsys:
         ["castles", "--learning-rate-end", "1e-5", "--anneal", "0"],
     ],
 )
-def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
-    run = subprocess.run([sys.executable, "-m", "experiments.dmc", *argv], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2, run.stderr
-    lines = [line for line in run.stderr.splitlines() if line.strip()]
-    assert lines and "error:" in lines[-1] and "Traceback" not in run.stderr
+def test_bad_flags_exit_2_in_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:  # any other exception escapes main: a traceback, and the test fails
+        dmc_cli.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and "error:" in lines[-1] and "Traceback" not in err
     assert len([line for line in lines if "error" in line]) == 1
 
 
@@ -639,6 +648,7 @@ def test_help_documents_every_flag() -> None:
         assert action.help or action.dest == "help"
 
 
+@pytest.mark.slow
 def test_kill_9_loses_nothing_saved_and_resume_continues(tmp_path: Path) -> None:
     import os
     import signal

@@ -378,6 +378,7 @@ def test_grid_rollout_teacher_stores_every_action_it_rolled_out_labelled_with_it
         RolloutTeacher(agent).rollout_values(np.zeros((1, agent.observation_size), np.float32), np.ones((1, 5), bool))
 
 
+@pytest.mark.slow
 def test_a_grid_run_distils_its_rollouts_and_refuses_other_settings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -244,6 +244,7 @@ def test_snapshots_listed_by_older_runs_resolve_and_a_missing_one_is_named(
         run._restore_state(state)
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_training_process_leaves_no_shard_worker(tmp_path: Path) -> None:
     """A real training process on two shards, killed with SIGKILL once it trains: every process it started ends.
 

@@ -300,6 +300,7 @@ def test_the_ismcts_expert_gives_rows_over_legal_moves_the_same_on_any_worker_co
     assert np.all(np.abs(one.values) <= 1.0) and (one.values != 0).any()
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) -> None:
     from experiments.play.backends import Backend

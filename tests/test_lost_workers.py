@@ -91,6 +91,7 @@ def ends_naming_it(
     return err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_lost_shard_worker_ends_training_naming_it_and_the_run_resumes(
     sig: str, started: list[Worker], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -121,6 +122,7 @@ def test_a_lost_tournament_worker_ends_the_tournament_naming_it_and_its_games(
     assert not (out / "results.json").exists(), "no table of a tournament cut short"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_lost_expert_iteration_worker_ends_the_run_naming_it_and_the_run_resumes(
     sig: str, started: list[Worker], tmp_path: Path, capsys: pytest.CaptureFixture[str]

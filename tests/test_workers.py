@@ -89,7 +89,7 @@ def test_forkserver_is_the_default_and_the_environment_chooses_another(monkeypat
 
 
 def test_a_task_error_is_raised_here_with_its_type_and_the_workers_traceback() -> None:
-    with pytest.raises(KeyError, match="no item [34] here") as caught, WorkerPool(2, name="test worker") as pool:
+    with pytest.raises(KeyError, match=r"no item [34] here") as caught, WorkerPool(2, name="test worker") as pool:
         list(pool.imap(fail, [3, 4]))
     assert isinstance(caught.value.__cause__, processes.RemoteTraceback)
     assert "in fail" in str(caught.value.__cause__)  # the worker's own traceback
