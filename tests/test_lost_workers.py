@@ -3,7 +3,7 @@
 Training on shards, a tournament and expert iteration's games: each command exits within bounded time with
 one line naming the worker and how it ended, leaves none of its workers behind, and a training or expert
 iteration run resumes from what it saved. A stopped worker is found silent after
-``JERICHO_WORKER_SILENCE_SECONDS`` (one second here) and killed.
+``JERICHO_WORKER_SILENCE_SECONDS`` (two seconds here) and killed.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ BOUND = 60  # seconds from the signal to the command's end, at most (a checkpoin
 
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> list[Worker]:
-    """Every worker started during the test, in order; a worker found silent after one second."""
+    """Every worker started during the test, in order; a worker found silent after two seconds."""
     made: list[Worker] = []
     real = Worker.__init__
 
@@ -39,7 +39,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[Worker]:
         made.append(self)
 
     monkeypatch.setattr(Worker, "__init__", init)
-    monkeypatch.setenv(processes.SILENCE_ENV, "1")
+    monkeypatch.setenv(processes.SILENCE_ENV, "2")
     return made
 
 

@@ -180,7 +180,11 @@ time.sleep(600)
 """
 
 
-@pytest.mark.parametrize(("signal", "poll"), [(True, None), (False, 0.2)], ids=["death-signal", "polling"])
+@pytest.mark.parametrize(
+    ("signal", "poll"),
+    [(True, None), pytest.param(False, 0.2, marks=pytest.mark.slow)],
+    ids=["death-signal", "polling"],
+)
 def test_a_worker_ends_when_its_parent_is_killed(signal: bool, poll: float | None) -> None:
     """Each way on its own: the kernel's death signal (prctl), and the worker noticing it was reparented."""
     import os
@@ -223,7 +227,7 @@ print("played")
 """
 
 
-@pytest.mark.parametrize("method", ["forkserver", "fork"])
+@pytest.mark.parametrize("method", ["forkserver", pytest.param("fork", marks=pytest.mark.slow)])
 def test_a_worker_started_after_torch_ran_on_threads_still_runs_torch(method: str) -> None:
     """The default start and an explicit fork: a fork copies torch's OpenMP pool without its threads, and a
     worker that used that pool would wait forever (the worker sets one thread first)."""
