@@ -126,7 +126,8 @@ def head_to_head(
             from jericho_env.processes import WorkerPool
 
             work = [(game_id, options, a, b, seed, c) for c in chunks]
-            with WorkerPool(workers, name="head-to-head worker", preload=("experiments.play.tournament",)) as pool:
+            preload = ("experiments.play.tournament", "agents.*")  # the fork server's imports (jericho_env.processes)
+            with WorkerPool(workers, name="head-to-head worker", preload=preload) as pool:
                 for part in pool.imap(_play_chunk, work, describe=lambda w: f"deals {w[0][5][0]}-{w[-1][5][-1]}"):
                     parts.append(part)
                     bar.update(len(part))

@@ -57,10 +57,11 @@ SILENCE_ENV = "JERICHO_WORKER_SILENCE_SECONDS"
 # How long a worker may use no CPU time while this process waits for its answer (seconds). A worker computing
 # uses CPU time however long its task, so this bounds a stopped or deadlocked worker, not a slow one.
 SILENCE_SECONDS = 60.0
-# What the fork server imports before it forks any worker (module names; callers add their own), and the
-# libraries it imports when this process has imported them (its workers are likely to need them too).
-PRELOAD: tuple[str, ...] = ("numpy", "jericho_env")
-PRELOAD_IF_IMPORTED: tuple[str, ...] = ("torch", "numba", "stable_baselines3", "sb3_contrib")
+# What the fork server imports before it forks any worker (callers add their own): module names, and
+# "package.*" for every module of that package this process has imported (its workers likely need them too);
+# and the libraries it imports when this process has imported them.
+PRELOAD: tuple[str, ...] = ("numpy", "jericho_env.*")
+PRELOAD_IF_IMPORTED: tuple[str, ...] = ("torch", "torch._dynamo", "numba", "stable_baselines3", "sb3_contrib")
 # A worker's end with its parent (see the module docstring): the kernel's death signal, and the polling.
 PARENT_DEATH_SIGNAL = True
 PARENT_POLL_SECONDS: float | None = 1.0
@@ -104,7 +105,8 @@ def context(method: str | None = None, preload: Sequence[str] = ()) -> Any:
 
     The fork server is started once per process, with ``PRELOAD``, those of ``PRELOAD_IF_IMPORTED`` this
     process has imported, the command's module (``python -m MODULE``) and the ``preload`` of the calls made
-    until then; a module named after it has started is imported by each worker itself.
+    until then (a name ``"package.*"``: every module of that package imported here by then); a module named
+    after it has started is imported by each worker itself.
     """
     chosen = start_method(method)
     ctx = mp.get_context(chosen)
@@ -124,7 +126,8 @@ def _start_server(ctx: Any, preload: Sequence[str]) -> None:
         # so its imports are preloaded too (its `if __name__ == "__main__"` part does not run)
         main = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
         command = [main] if isinstance(main, str) and not main.endswith("__main__") else []
-        _preloaded.extend(m for m in (*PRELOAD, *imported, *command, *preload) if m not in _preloaded)
+        wanted = [m for name in (*PRELOAD, *imported, *command, *preload) for m in _modules(name)]
+        _preloaded.extend(m for m in wanted if m not in _preloaded)
         ctx.set_forkserver_preload(["jericho_env._forkserver", *_preloaded])
         # The server copies this process's environment when it starts (later calls find it running): one
         # thread per BLAS and OpenMP library there and in its workers; and, asked from the main thread only
@@ -142,6 +145,14 @@ def _start_server(ctx: Any, preload: Sequence[str]) -> None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def _modules(name: str) -> list[str]:
+    """``name``, or for ``"package.*"`` the modules of ``package`` this process has imported, parents first."""
+    if not name.endswith(".*"):
+        return [name]
+    package = name[:-2]
+    return sorted(m for m in list(sys.modules) if m == package or m.startswith(package + "."))
 
 
 def silence_seconds(silence: float | None = None) -> float | None:

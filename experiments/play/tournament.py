@@ -301,8 +301,9 @@ def _run_locally(
     return records
 
 
-# what the fork server imports once, so that each tournament worker starts without importing it again
-_PRELOAD = ("experiments.play.tournament", "experiments.play.batched_games")
+# what the fork server imports once, so that each tournament worker starts without importing it again: this
+# module, and the modules of the agents this process has made (checking the specs)
+_PRELOAD = ("experiments.play.tournament", "experiments.play.batched_games", "agents.*", "experiments.*")
 
 
 def _sendable(specs: Sequence[AgentSpec]) -> list[AgentSpec]:
