@@ -88,6 +88,15 @@ def test_forkserver_is_the_default_and_the_environment_chooses_another(monkeypat
         processes.start_method("thread")
 
 
+def test_a_bad_silence_bound_is_refused_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(processes.SILENCE_ENV, "soon")
+    with pytest.raises(ValueError, match=r"^JERICHO_WORKER_SILENCE_SECONDS must be a number of seconds, got 'soon'$"):
+        WorkerPool(1)
+    monkeypatch.setenv(processes.SILENCE_ENV, "0")
+    with pytest.raises(ValueError, match=r"silence bound must be a positive number of seconds, got 0.0$"):
+        WorkerPool(1)
+
+
 def test_a_task_error_is_raised_here_with_its_type_and_the_workers_traceback() -> None:
     with pytest.raises(KeyError, match=r"no item [34] here") as caught, WorkerPool(2, name="test worker") as pool:
         list(pool.imap(fail, [3, 4]))
