@@ -20,6 +20,7 @@ from typing import Any
 from experiments.play.backends import BackendError
 from jericho_env.core.rules import JerichoError, OptionError, parse_option_text
 from jericho_env.core.validate import seed_from_text
+from jericho_env.processes import WorkerLostError
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -174,12 +175,15 @@ def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hi
 
 
 def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (our errors) exits 2, one line naming it."""
+    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (our errors) exits 2, one line naming it.
+
+    A worker process that died or stopped answering (``WorkerLostError``) is lost work: one line naming it.
+    """
     try:
         body()
     except KeyboardInterrupt:
         return 130
-    except (JerichoError, ValueError, OSError, ImportError, BackendError) as e:
+    except (JerichoError, ValueError, OSError, ImportError, BackendError, WorkerLostError) as e:
         parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     return 0
 

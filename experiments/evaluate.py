@@ -53,6 +53,7 @@ from experiments.play.report import run_folder, write_outputs
 from experiments.play.tournament import ILLEGAL, AgentSpec, check_illegal, check_loop, run_games
 from jericho_env.core.rules import JerichoError
 from jericho_env.core.validate import check_seed
+from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids, make_rules
 from jericho_env.user_agents import agent_label, check_agent
 
@@ -338,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except KeyboardInterrupt:
         return 130
-    except (JerichoError, ValueError, OSError, ImportError, BackendError) as e:
+    except (JerichoError, ValueError, OSError, ImportError, BackendError, WorkerLostError) as e:
         parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
     print()
     print(summary["table"])

@@ -47,6 +47,7 @@ import numpy as np
 from experiments.cli import check_out, cli_parser, parse_option, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.training.exit.config import ExitConfig, make_exit_config
+from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids
 
 __all__ = ["ExitConfig", "build_parser", "main", "make_exit_config", "run_exit"]
@@ -374,9 +375,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:
             final = run_exit(cfg, folder, resume, args.quiet, backend)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, WorkerLostError) as e:
             resume_with = f"python -m experiments.exit {cfg.game} --resume {folder}"
-            print(f"\ninterrupted: what was saved is kept. Resume with:\n  {resume_with}")
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else "a worker process was lost"
+            print(f"\n{why}: what was saved is kept. Resume with:\n  {resume_with}")
             raise
         summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True, backend), args.quiet, backend)
         wall = time.perf_counter() - t0

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import multiprocessing as mp
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,9 +123,12 @@ def head_to_head(
                 parts.append(play_deals(game_id, options, a, b, seed, c))
                 bar.update(len(parts[-1]))
         else:
-            ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
-            with ctx.Pool(workers) as pool:
-                for part in pool.imap(_play_chunk, [(game_id, options, a, b, seed, c) for c in chunks]):
+            from jericho_env.processes import WorkerPool
+
+            work = [(game_id, options, a, b, seed, c) for c in chunks]
+            preload = ("experiments.play.tournament", "agents.*")  # the fork server's imports (jericho_env.processes)
+            with WorkerPool(workers, name="head-to-head worker", preload=preload) as pool:
+                for part in pool.imap(_play_chunk, work, describe=lambda w: f"deals {w[0][5][0]}-{w[-1][5][-1]}"):
                     parts.append(part)
                     bar.update(len(part))
     finally:

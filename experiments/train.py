@@ -32,6 +32,7 @@ from experiments import cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.training.ppo.config import TrainConfig, config_from_args, make_config
 from experiments.training.run_folder import RunFolder
+from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids
 
 __all__ = ["TrainConfig", "build_parser", "config_from_args", "main", "make_config", "train", "train_one"]
@@ -112,10 +113,11 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
         callback = TrainCallback(done, cfg.timesteps, f"train {cfg.game}", quiet, [Every(*e) for e in every])
         try:
             model.learn(cfg.timesteps - done, callback=callback, reset_num_timesteps=False)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, WorkerLostError) as e:  # the learner is whole: save it, then stop
             run.save_checkpoint(model, model.num_timesteps)
             resume_with = f"python -m experiments.train {cfg.game} --resume {folder}"
-            print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} steps. Resume with:\n  {resume_with}")
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else "a worker process was lost"
+            print(f"\n{why}: checkpoint saved at {model.num_timesteps} steps. Resume with:\n  {resume_with}")
             raise
         finally:
             callback.close()

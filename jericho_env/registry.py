@@ -36,6 +36,11 @@ def register_game(game_id: str, rules_class: type[Rules[Any]]) -> None:
     _extra[game_id] = rules_class
 
 
+def registered_games() -> dict[str, type[Rules[Any]]]:
+    """The games registered with ``register_game`` (id -> ``Rules`` class), as a new dict."""
+    return dict(_extra)
+
+
 def known_game_ids() -> tuple[str, ...]:
     """Built-in game ids followed by any registered ones."""
     return GAME_IDS + tuple(_extra)

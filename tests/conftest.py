@@ -23,32 +23,50 @@ except ImportError:  # pragma: no cover
 register_game("toy", ToyRules)
 
 
-# Tests of the RL libraries with their own venvs (markers requires_<lib>, deselected by the default run
-# through pyproject's addopts): say how many were left out and which command runs them, never silently.
+# Tests of the RL libraries with their own venvs (markers requires_<lib>): every run leaves them out unless its
+# -m names them (scripts/test-ecosystem.sh runs them with -m requires_<lib>), so that any -m of one's own
+# (-m "not slow", the fast tier) keeps them out too; the summary says how many were left out and which
+# command runs them, never silently.
 _ECOSYSTEM = ("rllib", "torchrl", "tianshou", "agilerl")
 _deselected: dict[str, int] = {}
 
 
-def pytest_deselected(items: list[Any]) -> None:
+def _left_out(config: Any) -> list[str]:
+    """The libraries whose tests this run leaves out: those its -m does not name."""
+    expr = config.getoption("markexpr") or ""
+    return [lib for lib in _ECOSYSTEM if f"requires_{lib}" not in expr]
+
+
+# Slow tests of files whose decorators stay as they are: the documentation site's builds.
+_SLOW = ("tests/test_docs_site.py::test_the_site_builds", "tests/test_docs_site.py::test_a_broken_link_fails")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the markers
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     for item in items:
-        for lib in _ECOSYSTEM:
-            if item.get_closest_marker(f"requires_{lib}") is not None:
-                _deselected[lib] = _deselected.get(lib, 0) + 1
+        if item.nodeid.startswith(_SLOW):
+            item.add_marker(pytest.mark.slow)
+    out = _left_out(config)
+    keep, drop = [], []
+    for item in items:
+        libs = [lib for lib in out if item.get_closest_marker(f"requires_{lib}") is not None]
+        for lib in libs:
+            _deselected[lib] = _deselected.get(lib, 0) + 1
+        (drop if libs else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     for text in _hang_reports():
         terminalreporter.write_sep("=", "a test that hung")
         terminalreporter.write_line(text)
-    # Under pytest-xdist the workers deselect, so the count is known only in a run without -n.
-    expr = config.getoption("markexpr") or ""
-    for lib in _ECOSYSTEM:
-        if f"not requires_{lib}" in expr:
-            n = _deselected.get(lib)
-            terminalreporter.write_line(
-                f"deselected {f'{n} ' if n else ''}requires_{lib} tests (-m {expr!r}): "
-                f"run them with `bash scripts/test-ecosystem.sh {lib}`"
-            )
+    # Under pytest-xdist the workers collect, so the count is known only in a run without -n.
+    for lib in _left_out(config):
+        n = _deselected.get(lib)
+        command = f"bash scripts/test-ecosystem.sh {lib}"
+        terminalreporter.write_line(f"deselected {f'{n} ' if n else ''}requires_{lib} tests: run them with `{command}`")
 
 
 # The last guard against a hang: pyproject's `timeout` (SIGALRM) fails a test that Python code can

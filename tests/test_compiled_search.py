@@ -263,6 +263,7 @@ def test_engines_are_chosen_and_refused_with_reasons(monkeypatch: pytest.MonkeyP
         cs.make_puct(jericho_env.make_rules("toy"), _evaluator, 10, engine="compiled")
 
 
+@pytest.mark.slow
 def test_a_pickled_compiled_search_plays_in_another_process(tmp_path: Any) -> None:
     """The search holds machine-code addresses of this process: unpickled elsewhere it looks them up again."""
     import pickle

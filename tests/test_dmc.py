@@ -80,7 +80,10 @@ def test_targets_are_the_final_return_of_the_seat_that_moved(game: str, options:
         assert {1.0, -0.5} <= set(np.round(got[done], 4).tolist())
 
 
-@pytest.mark.parametrize(("game", "options"), [("walls", {"num_players": 3}), ("grid", {"board_size": 7})])
+@pytest.mark.parametrize(
+    ("game", "options"),
+    [("walls", {"num_players": 3}), pytest.param("grid", {"board_size": 7}, marks=pytest.mark.slow)],
+)
 def test_lambda_targets_mix_the_outcome_with_the_seats_next_value(game: str, options: dict[str, Any]) -> None:
     """``--lam``: each position's target is (1 - lam) V(next) + lam G(next) of the same seat, the outcome last."""
     lam = 0.6
@@ -347,7 +350,11 @@ def test_the_agent_plays_only_legal_moves(game: str, options: dict[str, Any], tm
 
 @pytest.mark.parametrize(
     ("game", "options", "prior"),
-    [("castles", {}, "none"), ("walls", {"num_players": 3}, "greedy-scores"), ("grid", {"board_size": 7}, "none")],
+    [
+        ("castles", {}, "none"),
+        ("walls", {"num_players": 3}, "greedy-scores"),
+        pytest.param("grid", {"board_size": 7}, "none", marks=pytest.mark.slow),
+    ],
 )
 def test_an_ensemble_plays_the_legal_action_of_highest_mean_q(
     game: str, options: dict[str, Any], prior: str, tmp_path: Path
@@ -419,7 +426,7 @@ def test_the_command_trains_a_prior_network(tmp_path: Path) -> None:
     assert agent.network.spec.prior == "greedy-scores" and agent.network.prior_weight is not None
 
 
-def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None:
+def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
     lr = ["--learning-rate", "1e-3", "--learning-rate-end", "2e-4", "--anneal", "0.5"]
     assert dmc_cli.main(["castles", *TINY, *lr, "--out", str(out)]) == 0
@@ -434,6 +441,16 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
     with pytest.raises(SystemExit) as refused:  # a resumed run keeps its settings
         dmc_cli.main(["castles", "--resume", str(out), "--epsilon", "0.5", "--quiet"])
     assert refused.value.code == 2
+    config = (out / "config.json").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:  # a budget the run has passed: refused, not a silent no-op
+        dmc_cli.main(["castles", "--resume", str(out), "--positions", "10", "--quiet"])
+    budget = json.loads(config)["positions"]
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and err.strip().splitlines() == [
+        f"python -m experiments.dmc: error: --positions 10 is below the run's {budget}: --resume extends, never cuts"
+    ]
+    assert (out / "config.json").read_text() == config
     assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0
     second = json.loads((out / "training.json").read_text())
     assert second["positions_generated"] >= 6000 and len(second["sessions"]) == 2
@@ -471,11 +488,13 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path) -> None
         ["castles", "--learning-rate-end", "1e-5", "--anneal", "0"],
     ],
 )
-def test_bad_flags_exit_2_in_one_line(argv: list[str]) -> None:
-    run = subprocess.run([sys.executable, "-m", "experiments.dmc", *argv], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2, run.stderr
-    lines = [line for line in run.stderr.splitlines() if line.strip()]
-    assert lines and "error:" in lines[-1] and "Traceback" not in run.stderr
+def test_bad_flags_exit_2_in_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:  # any other exception escapes main: a traceback, and the test fails
+        dmc_cli.main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and "error:" in lines[-1] and "Traceback" not in err
     assert len([line for line in lines if "error" in line]) == 1
 
 
@@ -521,6 +540,7 @@ def test_help_documents_every_flag() -> None:
         assert action.help or action.dest == "help"
 
 
+@pytest.mark.slow
 def test_kill_9_loses_nothing_saved_and_resume_continues(tmp_path: Path) -> None:
     import os
     import signal

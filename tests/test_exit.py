@@ -127,8 +127,9 @@ def test_puct_visits_add_up_and_its_policy_covers_only_legal_actions(
         assert res.best() in res.legal
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("game", "options"), [*GAMES, ("toy", {})])
+@pytest.mark.parametrize(  # the toy game: the command's smoke run in the fast tier
+    ("game", "options"), [*[pytest.param(*g, marks=pytest.mark.slow) for g in GAMES], ("toy", {})]
+)
 def test_the_loop_runs_end_to_end_on_a_tiny_budget(game: str, options: dict[str, Any], tmp_path: Path) -> None:
     start = "scratch" if game == "toy" else "prior"
     ppo = fresh_network(game, options, start, tmp_path)
@@ -264,6 +265,7 @@ def test_local_workers_give_the_rows_of_one_process(networks: dict[str, Path]) -
     assert one.games == 5 and len(one) > 5
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_rows_for_a_seed(networks: dict[str, Path]) -> None:
     from experiments.play.backends import Backend

@@ -8,9 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_a_hung_test_is_ended_named_and_its_stacks_printed_and_the_run_goes_on(tmp_path: Path) -> None:
     env = {**os.environ, "JERICHO_TEST_HANG_SECONDS": "3", "JERICHO_TEST_HANG_DIR": str(tmp_path)}
     options = ["-n", "2", "-p", "no:cacheprovider", "-o", "timeout=0"]  # timeout=0: the alarm off, the guard alone

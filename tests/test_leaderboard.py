@@ -115,6 +115,7 @@ def test_out_must_be_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "is a folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_and_local_make_the_same_leaderboard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The shipped network travels to the Ray workers as bytes; the games, cells and ratings are the local ones."""

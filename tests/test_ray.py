@@ -58,6 +58,7 @@ def results(folder: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", jericho_env.GAME_IDS)
 def test_ray_and_local_write_the_same_results(game: str, tmp_path: Path, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
@@ -72,6 +73,7 @@ def test_ray_and_local_write_the_same_results(game: str, tmp_path: Path, ray_cpu
     assert config["backend"] == "ray"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("loop", "tasks"), [("sequential", 9), ("batched", 6)])
 def test_ray_results_do_not_depend_on_how_the_tasks_are_cut(loop: str, tasks: int, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
@@ -84,6 +86,7 @@ def test_ray_results_do_not_depend_on_how_the_tasks_are_cut(loop: str, tasks: in
         assert sum(seen) == len(local) and len(seen) == tasks  # the progress bar moves per task, to the end
 
 
+@pytest.mark.slow
 def test_the_command_line_starts_and_stops_its_own_ray(tmp_path: Path, ray_cpus: int) -> None:
     argv = ["castles", "--agents", "random", "greedy", "--deals", "4", "--seed", "9", "--no-plot", "--quiet"]
     assert evaluate.main([*argv, "--out", str(tmp_path / "local")]) == 0
@@ -94,6 +97,7 @@ def test_the_command_line_starts_and_stops_its_own_ray(tmp_path: Path, ray_cpus:
     assert results(tmp_path / "ray") == results(tmp_path / "local")
 
 
+@pytest.mark.slow
 def test_ppo_checkpoints_reach_the_workers_as_bytes(tmp_path: Path, ray_cpus: int) -> None:
     from agents.checkpoint import save_checkpoint
     from tests.test_checkpoint_safety import tiny_model
@@ -154,6 +158,7 @@ class Killer(threading.Thread):
             time.sleep(0.005)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_retried_and_the_table_is_whole(tmp_path: Path, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
     reference = run_games("castles", specs, deals=300, seed=4)  # local: the correct table
@@ -168,6 +173,7 @@ def test_a_killed_worker_is_retried_and_the_table_is_whole(tmp_path: Path, ray_c
     assert records == reference and len(records) == 600
 
 
+@pytest.mark.slow
 def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Path, ray_cpus: int) -> None:
     specs = [AgentSpec("random", "random"), AgentSpec("greedy", "greedy")]
     killer = Killer()
@@ -187,6 +193,7 @@ def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Pat
 SMALL = ["--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "100000"]  # castles preset: 256 envs
 
 
+@pytest.mark.slow
 def test_sweep_on_ray_writes_the_combined_table_and_a_rerun_skips_finished_trials(
     tmp_path: Path, ray_cpus: int, capsys: pytest.CaptureFixture[str]
 ) -> None:

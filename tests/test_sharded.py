@@ -10,6 +10,7 @@ import pytest
 
 from jericho_env import IllegalActionError
 from jericho_env.envs.sb3 import SelfPlayVecEnv, ShardedVecEnv, shard_sizes
+from tests.helpers import alive, ends_within
 from tests.test_selfplay import by_observation, first_legal, last_legal
 
 
@@ -129,7 +130,7 @@ def test_a_killed_worker_is_reported_as_such() -> None:
         split.reset()
         split._procs[0].kill()
         split._procs[0].join()
-        with pytest.raises(RuntimeError, match="worker process died"):
+        with pytest.raises(RuntimeError, match=r"shard 1's worker \(pid \d+\) was killed by SIGKILL"):
             play(split, 2)
     finally:
         split.close()  # closing after a death is quiet
@@ -169,40 +170,21 @@ def test_a_policy_for_another_shard_shares_the_network_but_not_the_random_stream
 # Linux only, as the package's CI: processes are read from /proc, and prctl is Linux's.
 ORPHAN = """
 import sys, time
+from jericho_env import processes
 from jericho_env.envs import sb3
-sb3.PARENT_DEATH_SIGNAL = {signal}
-sb3.PARENT_POLL_SECONDS = {poll}
+processes.PARENT_DEATH_SIGNAL = {signal}
+processes.PARENT_POLL_SECONDS = {poll}
 venv = sb3.ShardedVecEnv(lambda k: sb3.SelfPlayVecEnv("castles", 1), [1, 1])
 print(venv._procs[0].pid, flush=True)
 time.sleep(600)
 """
 
 
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its new parent, does not)."""
-    try:
-        stat = open(f"/proc/{pid}/stat", encoding="utf-8").read()  # noqa: SIM115 - read at once
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def ends_within(pid: int, seconds: float) -> bool:
-    """Whether ``pid`` ends within ``seconds`` (polled); a survivor is killed so that no test leaves one behind."""
-    import os
-    import signal
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
-    return False
-
-
-@pytest.mark.parametrize(("signal", "poll"), [(True, None), (False, 0.2)], ids=["death-signal", "polling"])
+@pytest.mark.parametrize(
+    ("signal", "poll"),
+    [(True, None), pytest.param(False, 0.2, marks=pytest.mark.slow)],
+    ids=["death-signal", "polling"],
+)
 def test_a_worker_ends_when_its_parent_is_killed(signal: bool, poll: float | None) -> None:
     """Each way on its own: the kernel's death signal (prctl), and the worker noticing it was reparented."""
     import os
@@ -245,14 +227,16 @@ print("played")
 """
 
 
-def test_a_worker_forked_after_torch_ran_on_threads_still_runs_torch() -> None:
-    """A fork copies torch's OpenMP pool without its threads: a worker that used it would wait forever."""
+@pytest.mark.parametrize("method", ["forkserver", pytest.param("fork", marks=pytest.mark.slow)])
+def test_a_worker_started_after_torch_ran_on_threads_still_runs_torch(method: str) -> None:
+    """The default start and an explicit fork: a fork copies torch's OpenMP pool without its threads, and a
+    worker that used that pool would wait forever (the worker sets one thread first)."""
     import os
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2"}
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "2", "JERICHO_START_METHOD": method}
     done = subprocess.run(
         [sys.executable, "-c", FORKED_AFTER_TORCH], capture_output=True, text=True, env=env, cwd=root, timeout=120
     )

@@ -123,22 +123,22 @@ def test_a_registered_game_without_its_own_preset_or_greedy_trains(
 ) -> None:
     """The done-when of the "house" issue: the test-only toy game (tests/conftest.py) trains on the default preset."""
     out = tmp_path / "toy"
-    argv = ["toy", "--out", str(out), "--timesteps", "3072", "--n-envs", "2", "--snapshot-every", "1024"]
-    argv += ["--eval-every", "1024", "--eval-deals", "4", "--checkpoint-every", "1024", "--final-deals", "10"]
+    argv = ["toy", "--out", str(out), "--timesteps", "384", "--n-envs", "2", "--snapshot-every", "128"]
+    argv += ["--eval-every", "128", "--eval-deals", "4", "--checkpoint-every", "128", "--final-deals", "4"]
     assert train.main([*argv, "--workers", "1", "--net", "16,16", "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "toy: agents it lacks are dropped from the preset: pool random,greedy -> random" in printed
     assert "## toy: final table" in printed
     assert (out / "tournament" / "table.md").read_text().startswith("# toy: agent vs agent")
     results = json.loads((out / "tournament" / "results.json").read_text())
-    assert results["agents"] == ["random", "ppo", "untrained"] and len(results["games"]) == 3 * 2 * 10
+    assert results["agents"] == ["random", "ppo", "untrained"] and len(results["games"]) == 3 * 2 * 4
     cfg = json.loads((out / "config.json").read_text())
-    expected = {**presets.PPO["default"], "pool": "random", "eval_opponent": "random", "timesteps": 3072}
-    expected.update(n_envs=2, snapshot_every=1024, eval_every=1024, eval_deals=4, checkpoint_every=1024)
-    expected.update(final_deals=10, workers=1, net="16,16", batch_size=2 * 64)  # the preset's 2048: one rollout
+    expected = {**presets.PPO["default"], "pool": "random", "eval_opponent": "random", "timesteps": 384}
+    expected.update(n_envs=2, snapshot_every=128, eval_every=128, eval_deals=4, checkpoint_every=128)
+    expected.update(final_deals=4, workers=1, net="16,16", batch_size=2 * 64)  # the preset's 2048: one rollout
     assert cfg == {"game": "toy", "options": {}, **expected}
     evals = json.loads((out / "training.json").read_text())["evals"]
-    assert [e["steps"] for e in evals] == [1024, 2048, 3072] and all(e["opponent"] == "random" for e in evals)
+    assert [e["steps"] for e in evals] == [128, 256, 384] and all(e["opponent"] == "random" for e in evals)
     assert len(json.loads((out / "checkpoints" / "state.json").read_text())["snapshots"]) == 3
     agent = agents.make("ppo", "toy", path=str(out / "final.zip"))
     env = jericho_env.make("toy").unwrapped
@@ -267,6 +267,7 @@ def test_init_missing_checkpoint_is_a_clear_error(tmp_path: Path, capsys: pytest
     assert not out.exists(), "bad input is caught before the run folder is made"
 
 
+@pytest.mark.slow
 def test_linear_learning_rate_schedule_decays_to_zero(tmp_path: Path) -> None:
     import csv
 

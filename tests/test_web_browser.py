@@ -49,6 +49,8 @@ from tests.web_helpers import NO_HOOK, has_agent_options_hook, serving
 CHROMIUM = os.environ.get("JERICHO_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 60_000  # the machines that run this are shared and loaded
 EVIL = "evil.example"  # resolved to 127.0.0.1 by the browser (--host-resolver-rules): another site's name
+# A browser and a server for the module: the fast tier tests the server through its client (test_web_server.py)
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -350,14 +350,41 @@ def _run_locally(
         _init_worker(game_id, options, specs, seed, illegal)
         consume(_run_task(t) for t in tasks)
     else:
-        import multiprocessing as mp
+        from jericho_env.processes import WorkerPool
 
-        ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
-        with ctx.Pool(
-            workers, initializer=_init_worker, initargs=(game_id, options, list(specs), seed, illegal)
-        ) as pool:
-            consume(pool.imap(_run_task, tasks, chunksize=max(1, len(tasks) // (workers * 16))))
+        labels = [s.label for s in specs]
+        start = (game_id, options, _sendable(specs), seed, illegal)
+        with WorkerPool(workers, _init_worker, start, "tournament worker", preload=_PRELOAD) as pool:
+            chunk = max(1, len(tasks) // (workers * 16))
+            consume(pool.imap(_run_task, tasks, chunk, describe=lambda piece: _what(labels, piece)))
     return records
+
+
+# what the fork server imports once, so that each tournament worker starts without importing it again: this
+# module, and the modules of the agents this process has made (checking the specs)
+_PRELOAD = ("experiments.play.tournament", "experiments.play.batched_games", "agents.*", "experiments.*")
+
+
+def _sendable(specs: Sequence[AgentSpec]) -> list[AgentSpec]:
+    """``specs`` as a list, each checked to travel to worker processes (pickled); else a one-line ``ValueError``."""
+    from jericho_env.processes import check_picklable
+
+    for spec in specs:
+        why = check_picklable(spec)
+        if why is not None:
+            raise ValueError(
+                f"agent {spec.label!r} cannot be sent to the tournament's worker processes ({why}): name it by "
+                f"its import path, {spec.label}=pkg.module:attr or {spec.label}=path/file.py:attr"
+            )
+    return list(specs)
+
+
+def _what(labels: Sequence[str], piece: Sequence[Any]) -> str:
+    """The games of a chunk of tasks in words: its deals and pairings."""
+    pairs = ", ".join(sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece}))
+    if isinstance(piece[0], Task):
+        return f"deals {piece[0].deal}-{piece[-1].deal} of {pairs}"
+    return f"deals {min(t.start for t in piece)}-{max(t.stop for t in piece) - 1} of {pairs}"
 
 
 # ----------------------------------------------------------------------------------------------- on Ray

@@ -9,8 +9,8 @@ each made by ``flag`` (its help, its argparse type or choices). From the class a
   field's type and by the learner's own ``resolve`` (what depends on the game or on other values);
 - ``--resume`` (``resumed``): the run's config.json read back and checked the same way, and every flag given
   beside it that differs from it refused, naming the flag, by one function (``refuse_changes``); only the
-  budget (``BUDGET``: timesteps, iterations, positions) may change (``BUDGET_CUTS``: lower too), which ends the
-  run elsewhere;
+  budget (``BUDGET``: timesteps, iterations, positions) may change, and only upward,
+  which ends the run elsewhere;
 - config.json itself (``to_json``). Runs written by older versions load through the class's ``COMPAT``, the one
   place that knows them: a field added since (with the value those runs had), a field renamed, a field retired
   (with the only value this version runs; another value is refused, or for ``RETIRED_NOTE`` fields noted).
@@ -68,7 +68,6 @@ class RunConfig:
     COMMAND: ClassVar[str] = ""  # python -m COMMAND
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}  # "default" and what each game changes
     BUDGET: ClassVar[str] = ""  # the field --resume may raise
-    BUDGET_CUTS: ClassVar[bool] = False  # whether --resume may lower it too (a run stopped early at a new budget)
     COMPAT: ClassVar[Compat] = Compat()
     RUN_FLAGS: ClassVar[tuple[str, ...]] = ("--option", "--out", "--resume", "--quiet")  # flags that are no field
 
@@ -212,7 +211,7 @@ class RunConfig:
         from jericho_env.registry import make_rules
 
         budget = getattr(args, self.BUDGET, None)
-        if budget is not None and budget < getattr(self, self.BUDGET) and not self.BUDGET_CUTS:
+        if budget is not None and budget < getattr(self, self.BUDGET):
             raise ValueError(f"{self.flag_of(self.BUDGET)} {budget} is below the run's {getattr(self, self.BUDGET)}: "
                              "--resume extends, never cuts")  # fmt: skip
         changed = [(self.flag_of(k), repr(v), getattr(self, k)) for k, v in self.given(args).items()

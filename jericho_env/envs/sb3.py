@@ -19,10 +19,8 @@ the prior of ``agents.prior`` needs; without it the observation is the game's ow
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import cloudpickle
 import gymnasium as gym
@@ -31,6 +29,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from jericho_env.core.rules import IllegalActionError
 from jericho_env.envs.selfplay import SelfPlayVector, checked_actions
+from jericho_env.processes import Worker, WorkerLostError, context, next_command
 
 
 class _MaskedVecEnv(VecEnv):
@@ -143,9 +142,6 @@ class SelfPlayVecEnv(_MaskedVecEnv):
         return attr_name == "action_masks" or hasattr(self.vector, attr_name)
 
 
-DIED = "a shard's worker process died (killed, or out of memory); the run's last checkpoint resumes it"
-
-
 def shard_sizes(num_envs: int, shards: int) -> list[int]:
     """``num_envs`` games split over ``shards`` as evenly as possible, the first shards taking the remainder."""
     if not isinstance(shards, (int, np.integer)) or isinstance(shards, bool) or not 1 <= shards <= num_envs:
@@ -154,54 +150,15 @@ def shard_sizes(num_envs: int, shards: int) -> list[int]:
     return [q + (k < r) for k in range(int(shards))]
 
 
-# A worker ends when its parent does, whatever ends the parent (kill -9 included): on Linux the kernel
-# sends it SIGKILL (prctl's PR_SET_PDEATHSIG, asked first thing in the worker), and everywhere a worker
-# waiting for a command checks this often (seconds) that its parent is still the one that started it.
-PARENT_DEATH_SIGNAL = True
-PARENT_POLL_SECONDS: float | None = 1.0
-# ``close`` waits this long (seconds) for each worker's answer and end, then kills it: closing never hangs.
-CLOSE_SECONDS = 10.0
-
-
-def _end_with_parent(parent: int) -> None:
-    """Ask the kernel to kill this process when its parent ends (Linux), and end now if it already has."""
-    if PARENT_DEATH_SIGNAL and sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-        except (OSError, AttributeError):  # no prctl here: the polling below still notices
-            pass
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(0)
-
-
-def _parent_waits(conn: Any, parent: int) -> bool:
-    """Wait for the parent's next command: True when one arrives, False when the parent is gone."""
-    while PARENT_POLL_SECONDS is not None and not conn.poll(PARENT_POLL_SECONDS):
-        if os.getppid() != parent:  # reparented: the process that started us is gone
-            return False
-    return True
-
-
-def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = None) -> None:
+def _shard_worker(conn: Any, make_shard: Any, index: int) -> None:
     """A remote shard's loop: build the shard, then answer the parent's commands until ``close``.
 
-    Ctrl-C reaches the whole process group; the training process handles it (it saves a checkpoint and
-    closes the shards), so a worker ignores it, and ends when the parent closes it or its pipe, or when
-    the parent ``parent`` (its pid) dies (``PARENT_DEATH_SIGNAL``, ``PARENT_POLL_SECONDS``).
+    Started by ``jericho_env.processes`` (which ends it with its parent and has it ignore Ctrl-C: the
+    training process handles Ctrl-C, saving a checkpoint and closing the shards); it also ends when the
+    parent closes its pipe.
     """
-    import signal
     import traceback
 
-    torch = sys.modules.get("torch")  # a fork inherits torch's OpenMP pool broken: one thread, no pool
-    if torch is not None:
-        torch.set_num_threads(1)
-    parent = os.getppid() if parent is None else parent
-    _end_with_parent(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         venv = cloudpickle.loads(make_shard)(index)
     except BaseException:  # reported to the parent, which raises
@@ -209,12 +166,10 @@ def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = N
         return
     conn.send(("ok", (venv.num_envs, venv.observation_space, venv.action_space)))
     while True:
-        try:
-            if not _parent_waits(conn, parent):
-                return
-            cmd, arg = conn.recv()
-        except (EOFError, OSError):  # the parent is gone
+        message = next_command(conn)
+        if message is None:  # the parent is gone
             return
+        cmd, arg = message
         try:
             if cmd == "close":
                 venv.close()
@@ -248,6 +203,10 @@ def _shard_worker(conn: Any, make_shard: Any, index: int, parent: int | None = N
             conn.send(("error", traceback.format_exc()))
 
 
+# ``close`` waits this long (seconds) for each worker's answer and end, then kills it: closing never hangs.
+CLOSE_SECONDS = 10.0
+
+
 class ShardedVecEnv(_MaskedVecEnv):
     """One ``VecEnv`` over several shards of games: shard 0 in this process, the others in worker processes.
 
@@ -272,9 +231,13 @@ class ShardedVecEnv(_MaskedVecEnv):
     raises ``IllegalActionError`` and no game changes (``step_part_async`` checks its own shard's). An
     error in a worker is raised here with the worker's traceback. ``add_opponent`` sends the policy to
     every shard (with cloudpickle); a policy with a ``for_shard(k)`` method is replaced by what it
-    returns in shard ``k`` > 0 (so copies do not share one random stream). Workers start with
-    ``start_method`` (``fork`` where the platform has it) and end with this process, however it ends
-    (``kill -9`` included: ``PARENT_DEATH_SIGNAL``, ``PARENT_POLL_SECONDS``).
+    returns in shard ``k`` > 0 (so copies do not share one random stream).
+
+    Workers start, are waited for and end as ``jericho_env.processes`` says: ``start_method`` (default
+    ``forkserver``, else ``spawn``; ``fork`` on request), the fork server importing ``preload`` as well as
+    this module; a worker that dies, or uses no CPU for ``silence`` seconds while this process waits for it,
+    raises ``WorkerLostError`` naming its shard and how it ended, and every other worker is ended with it (the
+    vec env is closed); workers end with this process however it ends (``kill -9`` included).
     """
 
     def __init__(
@@ -283,9 +246,9 @@ class ShardedVecEnv(_MaskedVecEnv):
         sizes: Sequence[int],
         start_method: str | None = None,
         local: bool = True,
+        preload: Sequence[str] = (),
+        silence: float | None = None,
     ) -> None:
-        import multiprocessing as mp
-
         self.sizes = [int(s) for s in sizes]
         if not self.sizes or min(self.sizes) < 1:
             raise ValueError(f"sizes must be one positive number of games per shard, got {list(sizes)!r}")
@@ -293,27 +256,21 @@ class ShardedVecEnv(_MaskedVecEnv):
         if self.local is not None and self.local.num_envs != self.sizes[0]:
             raise ValueError(f"make_shard(0) built {self.local.num_envs} games, sizes[0] is {self.sizes[0]}")
         self.offsets = np.cumsum([0, *self.sizes]).tolist()
-        self.first_worker = 1 if local else 0  # the shard of self._conns[0]
+        self.first_worker = 1 if local else 0  # the shard of self._workers[0]
         self._parts = [slice(self.offsets[k], self.offsets[k + 1]) for k in range(len(self.sizes))]
-        if start_method is None:
-            start_method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        ctx: Any = mp.get_context(start_method)
         payload = cloudpickle.dumps(make_shard)
-        self._conns: list[Any] = []
-        self._procs: list[Any] = []
+        self._workers: list[Worker] = []
         self._closed = False
+        self._lost: WorkerLostError | None = None
         self._pending: dict[int, Any] = {}  # shard -> None (its step's answer not read yet) or the answer
         spaces = None
         try:
+            ctx = context(start_method, ("jericho_env.envs.sb3", *preload))
             for k in range(self.first_worker, len(self.sizes)):
-                parent, child = ctx.Pipe()
-                work = (child, payload, k, os.getpid())
-                proc = ctx.Process(target=_shard_worker, args=work, daemon=True, name=f"shard-{k}")
-                proc.start()
-                child.close()
-                self._conns.append(parent)
-                self._procs.append(proc)
-            for k, conn in enumerate(self._conns, start=self.first_worker):
+                worker = Worker(ctx, _shard_worker, (payload, k), f"shard {k}'s worker", silence)
+                worker.expect()  # its shard built: what it sends first
+                self._workers.append(worker)
+            for k, conn in enumerate(self._workers, start=self.first_worker):
                 built = self._receive(conn)  # (games, observation space, action space)
                 if built[0] != self.sizes[k]:
                     raise ValueError(f"make_shard({k}) built {built[0]} games, sizes[{k}] is {self.sizes[k]}")
@@ -330,24 +287,41 @@ class ShardedVecEnv(_MaskedVecEnv):
         self._actions: np.ndarray | None = None
 
     # ------------------------------------------------------------------ messages
-    @staticmethod
-    def _send(conn: Any, message: tuple[str, Any]) -> None:
-        try:
-            conn.send(message)
-        except (BrokenPipeError, ConnectionResetError, EOFError):
-            raise RuntimeError(DIED) from None
+    @property
+    def _procs(self) -> list[Any]:
+        """The workers' processes, shard after shard."""
+        return [w.proc for w in self._workers]
 
-    def _receive(self, conn: Any) -> Any:
+    def _send(self, worker: Worker, message: tuple[str, Any]) -> None:
+        if self._lost is not None:
+            raise self._lost
         try:
-            status, value = conn.recv()
-        except (EOFError, ConnectionResetError):
-            raise RuntimeError(DIED) from None
+            worker.send(message)
+        except WorkerLostError as e:
+            self._lose(e)
+
+    def _receive(self, worker: Worker) -> Any:
+        if self._lost is not None:
+            raise self._lost
+        try:
+            status, value = worker.receive()
+        except WorkerLostError as e:
+            self._lose(e)
         if status == "error":
             raise RuntimeError(f"a shard's worker failed:\n{value}")
         return value
 
-    def _conn(self, shard: int) -> Any:
-        return self._conns[shard - self.first_worker]
+    def _lose(self, error: WorkerLostError) -> NoReturn:
+        """A worker is lost: end every worker (the games cannot go on without its shard), raise the first loss."""
+        if self._lost is None:
+            self._lost = error
+            for w in self._workers:
+                w.kill()
+            self.close()
+        raise self._lost
+
+    def _conn(self, shard: int) -> Worker:
+        return self._workers[shard - self.first_worker]
 
     def _settle(self) -> None:
         """Read the answers of the shards still playing a step (kept for ``step_part_wait``)."""
@@ -365,7 +339,7 @@ class ShardedVecEnv(_MaskedVecEnv):
         """
         results: list[Any] = []
         error: BaseException | None = None
-        jobs: list[Callable[[], Any]] = [functools.partial(self._receive, conn) for conn in self._conns]
+        jobs: list[Callable[[], Any]] = [functools.partial(self._receive, w) for w in self._workers]
         if self.local is not None:
             jobs.insert(0, local)
         for job in jobs:
@@ -388,8 +362,8 @@ class ShardedVecEnv(_MaskedVecEnv):
         self._settle()
         if not keep:
             self._pending.clear()
-        for conn in self._conns:
-            self._send(conn, (cmd, arg))
+        for w in self._workers:
+            self._send(w, (cmd, arg))
         return self._gather(local)
 
     # ------------------------------------------------------------------ VecEnv API
@@ -412,15 +386,15 @@ class ShardedVecEnv(_MaskedVecEnv):
 
     def _remote_describe(self, action: int) -> str:
         self._settle()
-        self._send(self._conns[0], ("describe", action))
-        return str(self._receive(self._conns[0]))
+        self._send(self._workers[0], ("describe", action))
+        return str(self._receive(self._workers[0]))
 
     def step_async(self, actions: np.ndarray) -> None:
         if self._pending:
             raise RuntimeError(f"shards {sorted(self._pending)} are playing a step of their own: step_part_wait first")
         acts = checked_actions(actions, self._masks, self._describe())
-        for k, conn in enumerate(self._conns, start=self.first_worker):
-            self._send(conn, ("step", acts[self.offsets[k] : self.offsets[k + 1]]))
+        for k, w in enumerate(self._workers, start=self.first_worker):
+            self._send(w, ("step", acts[self.offsets[k] : self.offsets[k + 1]]))
         self._actions = acts
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -488,8 +462,8 @@ class ShardedVecEnv(_MaskedVecEnv):
             seed = int(np.random.randint(0, 2**31 - 1))
         self._settle()
         self._pending.clear()  # the games start again at the next reset
-        for k, conn in enumerate(self._conns, start=self.first_worker):
-            self._send(conn, ("seed", seed + self.offsets[k]))
+        for k, w in enumerate(self._workers, start=self.first_worker):
+            self._send(w, ("seed", seed + self.offsets[k]))
         self._gather(lambda: self.local.seed(seed))
         return [seed + i for i in range(self.num_envs)]
 
@@ -497,21 +471,20 @@ class ShardedVecEnv(_MaskedVecEnv):
         if self._closed:
             return
         self._closed = True
-        for k, conn in enumerate(self._conns, start=self.first_worker):
+        for k, w in enumerate(self._workers, start=self.first_worker):
+            if w.lost is not None or w.proc.exitcode is not None:
+                continue
             try:  # a worker that does not answer within CLOSE_SECONDS is killed below
-                if self._pending.get(k, ()) is None and conn.poll(CLOSE_SECONDS):
-                    conn.recv()  # its step's answer, unread
-                conn.send(("close", None))
-                if conn.poll(CLOSE_SECONDS):
-                    conn.recv()
-            except (EOFError, OSError, BrokenPipeError):
+                if self._pending.get(k, ()) is None and w.poll(CLOSE_SECONDS):
+                    w.conn.recv()  # its step's answer, unread
+                w.conn.send(("close", None))
+                if w.poll(CLOSE_SECONDS):
+                    w.conn.recv()
+            except (EOFError, OSError):
                 pass
         self._pending.clear()
-        for proc in self._procs:
-            proc.join(timeout=CLOSE_SECONDS)
-            if proc.is_alive():
-                proc.kill()  # SIGKILL: a worker stuck in native code ignores SIGTERM's Python handler
-                proc.join(timeout=CLOSE_SECONDS)
+        for w in self._workers:
+            w.close(None, CLOSE_SECONDS)
         if self.local is not None:
             self.local.close()
 

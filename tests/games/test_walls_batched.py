@@ -1,8 +1,9 @@
 """walls' compiled batched rules (``games/walls/batched.py``) against its Python rules, bit for bit.
 
 ``play_both`` plays seeded games through the kernels and the Python rules for every player count and
-compares every state, seat to move, legal-action set, observation and return. The default run plays
-``GAMES`` games for the default options and ``SLOW_GAMES`` for each other player count (slow-marked);
+compares every state, seat to move, legal-action set, observation and return. The fast tier plays
+``GAMES`` games for the default options; the slow-marked tests play ``MORE_GAMES`` more of them (other
+seeds) and ``SLOW_GAMES`` for each other player count;
 ``JERICHO_BATCHED_GAMES=10000`` plays that many per option set instead, the issue's full count:
 ``JERICHO_BATCHED_GAMES=10000 pytest tests/games/test_walls_batched.py -k equal_the_python_rules -n 2``.
 Then: rigged deals of seven trumpets (the trumpet log), scripted edge positions, the deal's distribution,
@@ -35,7 +36,8 @@ except ImportError:  # pragma: no cover
     from test_walls_rules import position  # type: ignore[no-redef]
 
 FULL = int(os.environ.get("JERICHO_BATCHED_GAMES", "0"))
-GAMES = FULL or 3000  # the default option set (4 players)
+GAMES = FULL or 300  # the default option set (4 players)
+MORE_GAMES = FULL or 2700  # the default option set again, other deals (slow-marked)
 SLOW_GAMES = FULL or 2000  # each other player count (slow-marked)
 
 
@@ -58,6 +60,12 @@ ROW = np.zeros(1, dtype=np.int64)
 def test_kernels_equal_the_python_rules_default_options() -> None:
     counts = play_both("walls", {}, GAMES, seed=0)
     assert counts["games"] == GAMES and counts["steps"] > 80 * GAMES
+
+
+@pytest.mark.slow
+def test_kernels_equal_the_python_rules_default_options_on_more_deals() -> None:
+    counts = play_both("walls", {}, MORE_GAMES, seed=4)  # seeds 2, 3 and 5 play the other player counts
+    assert counts["games"] == MORE_GAMES and counts["steps"] > 80 * MORE_GAMES
 
 
 @pytest.mark.slow

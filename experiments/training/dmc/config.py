@@ -55,7 +55,6 @@ class DmcConfig(RunConfig):
     COMMAND: ClassVar[str] = "experiments.dmc"
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = presets.DMC
     BUDGET: ClassVar[str] = "positions"
-    BUDGET_CUTS: ClassVar[bool] = True  # a new budget, lower too: the run stops at it
     # runs of older versions: the fields added since, as those runs had them; the share's old name; the retired
     # margin target and search teachers (docs/history/retired.md)
     COMPAT: ClassVar[Compat] = Compat(

@@ -251,16 +251,20 @@ def generate(
             if progress:
                 progress(out[-1])
         return Rows.concat(out)
-    import multiprocessing as mp
+    from jericho_env.processes import WorkerPool
 
-    ctx = mp.get_context("fork" if os.name == "posix" else "spawn")
     out = []
-    with ctx.Pool(min(workers, len(tasks)), initializer=_init, initargs=(payload,)) as pool:
-        for rows in pool.imap(_play_local, tasks):
+    count = min(workers, len(tasks))
+    with WorkerPool(count, _init, (payload,), "expert-iteration worker", preload=_PRELOAD) as pool:
+        for rows in pool.imap(_play_local, tasks, describe=lambda chunk: f"the games of seeds {list(chunk[0])}"):
             out.append(rows)
             if progress:
                 progress(rows)
     return Rows.concat(out)
+
+
+# what the fork server imports once, so that each worker starts without importing it again
+_PRELOAD = ("torch", "experiments.training.exit_play", "agents.exit", "agents.search.compiled", "agents.*")
 
 
 __all__ = ["Rows", "SearchSettings", "generate", "network_from_payload", "network_payload"]

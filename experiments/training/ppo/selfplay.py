@@ -64,7 +64,7 @@ def make_vec_env(
 
     # every shard in a worker, none here: the learner computes one shard's moves while the others play
     # (experiments.training.ppo.model.pipeline_rollouts)
-    return ShardedVecEnv(make_shard, sizes, local=False)
+    return ShardedVecEnv(make_shard, sizes, local=False, preload=("agents.*", "experiments.*"))
 
 
 def _shard(
