@@ -165,7 +165,6 @@ class ExitSearchAgent(BaseAgent):
         self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
-        self.search_name = search
         self.search: Any
         if search == "rollouts":
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch

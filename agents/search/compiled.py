@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from agents.search import row_calls
-from agents.search.engine import RowPolicy, compiled_kernels
-from agents.search.puct import VALUE_ROWS, Evaluator, SearchResult
+from agents.search.engine import RowPolicy, check_settings, compiled_kernels
+from agents.search.puct import Evaluator, SearchResult, check_puct
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import NO_PARAMS, NUMBA, below, njit, row_seeds
 from jericho_env.core.redeal import NoConsistentDealError
@@ -868,12 +868,11 @@ class CompiledISMCTS:
         prior: RowPolicy | None = None,
         rollout: RowPolicy | None = None,
     ) -> None:
+        simulations, time_limit, uct_c, rollout_depth = check_settings(
+            "ISMCTS", simulations, time_limit, uct_c, rollout_depth
+        )
         if simulations is None and time_limit is None:
             raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
-        if simulations is not None and simulations < 1:
-            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
         if (rollout_depth is None) != (value is None):
             raise ValueError("ISMCTS: rollout_depth and value go together (cut rollouts short, then value)")
         if prior is not None and rollout is not None and prior.params is not rollout.params:
@@ -895,7 +894,6 @@ class CompiledISMCTS:
         first = simulations if simulations is not None else 256
         self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8 + info.num_actions)
         self.last_simulations = 0
-        self.last_nodes = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
         self.last_wins: dict[int, float] = {}  # and their summed returns
 
@@ -918,7 +916,7 @@ class CompiledISMCTS:
         if k.status(self._root, 0, k.params, np.zeros(info.num_players)) != seat or n == 0:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if n == 1:
-            self.last_simulations, self.last_nodes, self.last_visits, self.last_wins = 0, 0, {}, {}
+            self.last_simulations, self.last_visits, self.last_wins = 0, {}, {}
             return int(legal[0])
         self.run(seat, started)
         actions, visits, wins, _ = self.tree.children(0)
@@ -957,7 +955,7 @@ class CompiledISMCTS:
             done += k
             if k < ask:  # out of room for edges: double them
                 tree.reserve(0, max(len(tree.edges), int(self._shape[0])))
-        self.last_simulations, self.last_nodes = done, tree.size
+        self.last_simulations = done
 
 
 # ---------------------------------------------------------------------------------------------- PUCT
@@ -981,16 +979,7 @@ class CompiledPUCT:
         dirichlet_alpha: float = 0.0,
         dirichlet_fraction: float = 0.0,
     ) -> None:
-        if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
-            raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
-        if not (isinstance(c_puct, (int, float)) and math.isfinite(c_puct) and c_puct > 0):
-            raise ValueError(f"c_puct must be a finite number > 0, got {c_puct!r}")
-        if value_rows not in VALUE_ROWS:
-            raise ValueError(f"value_rows must be one of {', '.join(VALUE_ROWS)}, got {value_rows!r}")
-        if value_rows == "mover" and not (rules.info.num_players == 2 and rules.info.zero_sum):
-            raise ValueError("value_rows='mover' negates the mover's value: two-player zero-sum games only")
-        if not (0.0 <= dirichlet_fraction < 1.0 and dirichlet_alpha >= 0.0):
-            raise ValueError("dirichlet_fraction must be in [0, 1) and dirichlet_alpha >= 0")
+        check_puct(rules, simulations, c_puct, value_rows, dirichlet_alpha, dirichlet_fraction)
         self.rules, self.game, self.kernels = rules, game, kernels
         self.evaluator = evaluator
         self.simulations = simulations
