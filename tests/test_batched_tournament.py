@@ -45,7 +45,7 @@ def tiny_network(game: str, prior: str = "none") -> Any:
     from sb3_contrib import MaskablePPO
 
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta
-    from agents.prior import PriorEnv
+    from tests.prior_env import PriorEnv
 
     spec = PolicySpec("mlp", "16,16", prior=prior)
     policy, kwargs = spec.build(game, {})
