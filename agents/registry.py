@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from agents.base import BaseAgent
-from jericho_env.user_agents import is_target, make_user_agent, split_user_spec
+from jericho_env.user_agents import is_target, split_user_spec
 
 # name -> (module, class or factory)
 _AGENTS: dict[str, tuple[str, str]] = {
@@ -190,15 +190,13 @@ def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     from jericho_env.registry import rules_class
 
     rules_class(game_id)  # unknown game ids fail here with the list of known ones
-    if name not in _AGENTS:
-        if is_target(name):  # your own code: LABEL=pkg.module:attr or LABEL=path/to/file.py:attr
-            user: BaseAgent = make_user_agent(name, game_id, **kwargs)
-            return user
-        other = _other_provider(name, game_id)
-        if other is not None:
-            made: BaseAgent = other.make(name, game_id, **kwargs)
-            return made
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}; {YOUR_OWN}")
+    if name not in _AGENTS:  # your own code, or another provider's agent: the engine's plugins find it
+        if not is_target(name) and _other_provider(name, game_id) is None:
+            raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)}; {YOUR_OWN}")
+        from jericho_env.agent_plugins import make_agent
+
+        made: Any = make_agent(name, game_id, **kwargs)  # an agent of the protocol, not always a BaseAgent
+        return made
     module, attr = _AGENTS[name]
     factory = getattr(importlib.import_module(module), attr)
     agent: BaseAgent = factory(game_id, **kwargs)
