@@ -109,8 +109,6 @@ def refused(main: Any, argv: list[str], capsys: pytest.CaptureFixture[str]) -> s
         ("exit-search=search=magic", "search='magic' is not allowed"),
         ("exit-search=search=rollouts,temperature=0", "temperature must be a finite number above 0"),
         ("exit-search=search=rollouts,simulations=0", "simulations must be a whole number >= 1"),
-        ("exit-search=search=rollouts,top=1", "top must be a whole number >= 2"),
-        ("exit-search=top=4", "top= (the actions rolled out) is search=rollouts' only"),
     ],
 )
 def test_ismcts_specs_on_the_command_line_are_refused_before_any_game(
