@@ -7,7 +7,7 @@ name); ``ismcts`` (search); ``ppo`` (``path=`` a MaskablePPO checkpoint saved by
 ``zoo()`` lists them (``print(agents.zoo())``), ``agents.pretrained`` says how they are kept.
 """
 
-import agents._moved  # noqa: F401  (the old module paths of the regroup, importable for one release)
+import agents._pickled_paths  # noqa: F401  (the module paths that checkpoints already written name)
 from agents.base import Agent, BaseAgent
 from agents.pretrained import zoo
 from agents.registry import AGENT_NAMES, make, parse_spec

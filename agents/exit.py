@@ -15,8 +15,7 @@ Without ``path``, both play the network shipped in the package for the game (``a
   kernels (``"auto"``, ``"compiled"``), else ``agents.search.puct.PUCTSearch`` (``"python"``, the reference).
   ``search="rollouts"`` plays policy-rollout search instead (``agents.search.rollout_search``): every legal action
   valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
-  view, the move the most probable of ``softmax(log prior + Q / temperature)``; ``top=K`` rolls out only the
-  network's K most probable legal actions (a K-th of the cost where a position has many).
+  view, the move the most probable of ``softmax(log prior + Q / temperature)``.
 
 ``NetworkEvaluator`` turns a policy network (and its prior's floats, ``agents.prior``) into the search's
 evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
@@ -136,7 +135,6 @@ class ExitSearchAgent(BaseAgent):
         engine: str = "auto",
         search: str = "puct",
         temperature: float = 0.1,
-        top: int | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__(game_id, seed=seed, **game_options)
@@ -156,22 +154,16 @@ class ExitSearchAgent(BaseAgent):
             if not ok:
                 allowed = "a whole number >= 1" if whole else "a finite number above 0"
                 raise ValueError(f"{self.name}: {key} must be {allowed}, got {v!r}")
-
-        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 2):
-            raise ValueError(f"{self.name}: top must be a whole number >= 2 (the actions rolled out), got {top!r}")
-        if top is not None and search != "rollouts":
-            raise ValueError(f"{self.name}: top= (the actions rolled out) is search=rollouts' only")
         evaluator = self._evaluator(game_id, path, model, trust, seed, game_options)
         self.evaluator = evaluator
         self.rules = make_rules(game_id, **game_options)
         self.observation_size = self.rules.info.observation_size
-        self.search_name = search
         self.search: Any
         if search == "rollouts":
             from agents.search.rollout_search import DEFAULT_ROLLOUTS, PolicyRolloutSearch
 
             count = DEFAULT_ROLLOUTS if simulations is None else simulations
-            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng, top=top)
+            self.search = PolicyRolloutSearch(self.rules, evaluator, count, float(temperature), self.rng)
         else:
             if simulations is None:
                 simulations = int(GAME_DEFAULTS.get(game_id, FALLBACK)["simulations"])

@@ -28,8 +28,8 @@ of observations ``(B, D)`` and masks ``(B, A)`` to the prior's floats ``(B, size
 without a legal action: finished games). Every user goes through it: the self-play vec env of training
 (``jericho_env.envs.sb3.SelfPlayVecEnv(hint=...)``), the snapshot opponents and the evaluations
 (``agents.batch.NetworkBatchPolicy(hint=...)``, whose joint forward pass computes the floats of one ``key``
-once), ``agents.ppo.PPOAgent`` when the trained agent plays (one observation: a batch of one) and
-``PriorEnv`` (the single-agent view with the prior's floats appended); the checkpoint records the prior's name.
+once) and ``agents.ppo.PPOAgent`` when the trained agent plays (one observation: a batch of one); the checkpoint
+records the prior's name.
 
 This is the technique of Silver et al. (2018), "Residual Policy Learning", and of Johannink et al.
 (2019), "Residual Reinforcement Learning for Robot Control", with a discrete action bonus in place
@@ -41,7 +41,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 PriorFn = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (observations (B, D), masks (B, A)) -> (B, size) float32
@@ -181,43 +180,3 @@ def decode_prior(floats: Any, num_actions: int) -> Any:
 def with_prior(observation: np.ndarray, floats: np.ndarray) -> np.ndarray:
     """``observation`` with the prior's floats appended (float32)."""
     return np.concatenate([observation.astype(np.float32, copy=False), floats.astype(np.float32, copy=False)])
-
-
-class PriorEnv(gym.Wrapper):
-    """The single-agent view with the prior's floats (``make_prior``, a batch of one) appended to each observation.
-
-    For training or probing on ``jericho_env.single_agent`` (``experiments.train`` itself trains on the
-    batched self-play env, whose prior is the same ``Prior``). ``action_masks()`` and ``add_opponent``
-    pass through, so MaskablePPO and an opponent pool work as on the bare view. After the game ends there
-    is no move to suggest and the prior's floats is 0.
-    """
-
-    def __init__(self, env: gym.Env, prior: str, game_id: str, **game_options: Any) -> None:
-        super().__init__(env)
-        space = env.observation_space
-        assert isinstance(space, gym.spaces.Box) and space.shape is not None
-        scores = make_prior(check_prior(prior, game_id), game_id, **game_options)  # a user's value: checked here
-        if scores is None:
-            raise ValueError("PriorEnv needs a prior agent, not 'none'")
-        self.prior = scores
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (space.shape[0] + scores.size,), dtype=np.float32)
-
-    def _with_scores(self, observation: np.ndarray, done: bool) -> np.ndarray:
-        mask = self.action_masks()
-        if done or not mask.any():
-            return with_prior(observation, np.zeros(self.prior.size, dtype=np.float32))
-        return with_prior(observation, self.prior(observation[None], mask[None].astype(bool))[0])
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        observation, info = self.env.reset(seed=seed, options=options)
-        self.prior.reset(None if seed is None else seed + 7919)
-        return self._with_scores(observation, False), info
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        return self._with_scores(observation, terminated or truncated), float(reward), terminated, truncated, info
-
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions (as the wrapped view's)."""
-        masks: np.ndarray = self.env.get_wrapper_attr("action_masks")()
-        return masks

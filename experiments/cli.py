@@ -1,7 +1,7 @@
 """Command-line plumbing shared by the ``experiments`` commands: argument types, the parser, errors, progress.
 
 Every numeric flag goes through one of the typed helpers below (``positive_int``, ``nonnegative_int``,
-``seed_int``, ``int_in(lo, hi)``, ``positive_float``, ``nonnegative_float``, ``finite_float``,
+``at_least(lo)``, ``seed_int``, ``int_in(lo, hi)``, ``positive_float``, ``nonnegative_float``, ``finite_float``,
 ``fraction``), never a bare ``int`` or ``float``: argparse then refuses a bad value before any work,
 in one line naming the flag and what is allowed. ``cap_workers`` bounds a ``--workers`` count by the
 cores and the work to share.
@@ -31,15 +31,24 @@ def parse_option(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def positive_int(text: str) -> int:
-    """An int >= 1 for argparse."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
+def at_least(lo: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``lo``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {lo}, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {v}")
+        return v
+
+    parse.__name__ = f"at_least_{lo}"
+    return parse
+
+
+positive_int = at_least(1)  # an int >= 1
+nonnegative_int = at_least(0)  # an int >= 0
 
 
 def int_in(lo: int, hi: int) -> Callable[[str], int]:
@@ -75,17 +84,6 @@ def training_seed(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}"
         )
-    return v
-
-
-def nonnegative_int(text: str) -> int:
-    """An int >= 0 for argparse."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
     return v
 
 

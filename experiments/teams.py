@@ -43,6 +43,7 @@ from experiments.cli import (
 )
 from experiments.evaluate import specs_from_args
 from experiments.play.deals import AgentSpec, derive_seed
+from experiments.play.report import write_file
 from experiments.play.tournament import _one_thread, outcome, play_game, wilson_interval
 from jericho_env.core.validate import check_seed
 from jericho_env.registry import known_game_ids, make_rules
@@ -192,11 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         result = head_to_head(args.game, a, b, args.deals, args.seed, args.workers, dict(args.option), args.quiet)
         print(summary_line(result))
         if args.out:
-            folder = Path(args.out)
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp = folder / "teams.json.tmp"
-            tmp.write_text(json.dumps(result, indent=1))
-            tmp.replace(folder / "teams.json")
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            write_file(Path(args.out) / "teams.json", json.dumps(result, indent=1))
 
     return run_cli(parser, body)
 

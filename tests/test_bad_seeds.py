@@ -131,7 +131,6 @@ def test_every_seed_flag_is_checked_before_any_work(
     text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from experiments import evaluate, sweep
-    from experiments.studies import grid_edge_study, search_bench
     from jericho_env import play
 
     def no_work(*args: Any, **kwargs: Any) -> Any:
@@ -141,8 +140,6 @@ def test_every_seed_flag_is_checked_before_any_work(
     commands = [
         (play.main, ["castles", "--seed", text], "argument --seed"),
         (evaluate.main, ["castles", "--agents", "random", "greedy", "--seed", text], "argument --seed"),
-        (search_bench.main, ["moves", "castles", "--seed", text], "argument --seed"),
-        (grid_edge_study.main, ["--seed", text], "argument --seed"),
     ]
     for main, argv, flag in commands:
         line = _refused(main, argv, capsys)

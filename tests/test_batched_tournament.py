@@ -45,7 +45,7 @@ def tiny_network(game: str, prior: str = "none") -> Any:
     from sb3_contrib import MaskablePPO
 
     from agents.checkpoint import CheckpointMeta, PolicySpec, attach_meta
-    from agents.prior import PriorEnv
+    from tests.prior_env import PriorEnv
 
     spec = PolicySpec("mlp", "16,16", prior=prior)
     policy, kwargs = spec.build(game, {})
@@ -277,16 +277,3 @@ def test_batch_must_be_a_whole_number_of_deals(capsys: pytest.CaptureFixture[str
         run_games("castles", RANDOM_GREEDY, deals=2, batch=-1)
     with pytest.raises(ValueError, match="loop must be one of batched, sequential"):
         run_games("castles", RANDOM_GREEDY, deals=2, loop="lockstep")
-
-
-def test_the_loop_benchmark_prints_speed_and_strength(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.studies import tournament_bench
-
-    argv = ["castles", "--deals", "2", "--search-deals", "1", "--search", "4", "--batch", "2"]
-    assert tournament_bench.main(["speed", *argv]) == 0
-    speed = capsys.readouterr().out
-    for pairing in ("random vs greedy", "ppo vs greedy", "ismcts vs greedy"):
-        assert f"| castles | {pairing} |" in speed
-    assert tournament_bench.main(["strength", *argv]) == 0
-    strength = capsys.readouterr().out
-    assert "| castles | ppo-sampling vs greedy | 4 |" in strength and "| castles | random vs greedy | 4 |" in strength

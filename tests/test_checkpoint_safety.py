@@ -436,7 +436,8 @@ def test_resumed_hyperparameters_are_checked_before_the_model_is_built(
 
 
 def test_a_rollout_buffer_larger_than_memory_is_refused() -> None:
-    from experiments.training.ppo.model import check_rollout_memory, physical_memory
+    from experiments.training.ppo.config import physical_memory
+    from experiments.training.ppo.model import check_rollout_memory
 
     memory = physical_memory()
     assert memory is not None  # Linux, as CI runs

@@ -365,16 +365,6 @@ def test_exit_search_takes_the_compiled_search_and_plays_legal_moves(tmp_path: A
         assert steps > 0 and len(returns) == 2
 
 
-def test_search_bench_times_both_engines_on_the_same_positions(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.studies.search_bench import main
-
-    assert main(["engines", "castles", "--positions", "2", "--agent", "ismcts=50"]) == 0
-    out = capsys.readouterr().out
-    figures = dict(line.split(": ") for line in out.strip().splitlines())
-    assert figures["positions"] == "2" and figures["python_sims"] == figures["compiled_sims"] == "50"
-    assert float(figures["ratio_cpu"]) > 0
-
-
 def test_compiled_puct_makes_room_for_the_last_rounds_leaves() -> None:
     """The leaves of the last round are expanded after the loop: the tree must grow for them too.
 

@@ -101,7 +101,8 @@ def test_bad_settings_and_games_are_refused_naming_what_is_allowed(tmp_path: Pat
     path = random_networks("castles", {}, tmp_path, 1)[0]
     with pytest.raises(ValueError, match="two-player zero-sum"):
         agents.make("dmc-search", "walls", path=str(path))
-    for bad, message in (({"search": "rollouts", "top": 1}, "top must be"), ({"simulations": 0}, "simulations must"),
+    for bad, message in (({"search": "rollouts", "temperature": 0}, "temperature must"),
+                         ({"simulations": 0}, "simulations must"),
                          ({"search": "mcts"}, "search='mcts' is not allowed")):  # fmt: skip
         with pytest.raises(ValueError, match=f"^dmc-search: {message}"):  # its own name, not exit-search's
             agents.make("dmc-search", "castles", path=str(path), **bad)

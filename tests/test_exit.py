@@ -420,39 +420,6 @@ def test_rollout_search_plays_a_fixed_agent_in_the_other_seats() -> None:
         assert len(a.legal) > 1 and a.q.tolist() == b.q.tolist() and a.best() == b.best()
 
 
-def test_rollout_search_top_rolls_out_the_priors_most_probable_actions_alone() -> None:
-    """``top=K``: only the prior's K most probable legal actions get rollouts, with the very values the full
-    search gives them (the same determinizations); the others keep Q 0, no visits and no probability."""
-    from agents.search.rollout_search import PolicyRolloutSearch
-
-    rules = JerichoEnv("grid").rules
-
-    class Rising:  # a prior rising with the action id, first-legal-action rollouts, without a network
-        policy = None
-
-        def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            w = masks * (1.0 + np.arange(masks.shape[1]))
-            return w / w.sum(axis=1, keepdims=True), np.zeros(len(masks), np.float32)
-
-    states = [_mid_game("grid", {}, k, seed=3 + k).state for k in (4, 9)]
-    movers = [rules.current_player(s) for s in states]
-    results = {}
-    for top in (None, 3):
-        search = PolicyRolloutSearch(rules, Rising(), 4, 0.1, np.random.default_rng(0), top=top)
-        search._moves = lambda obs, masks: np.argmax(masks, axis=1).astype(np.int64)  # type: ignore[method-assign]
-        results[top] = search.search(states, movers)
-    for full, few in zip(results[None], results[3], strict=True):
-        n = len(full.legal)
-        assert n > 3 and few.legal == full.legal
-        kept = np.arange(n - 3, n)  # the three highest legal ids: the prior's three most probable
-        assert np.flatnonzero(few.visits).tolist() == kept.tolist() and (few.visits[kept] == 4).all()
-        assert few.q[kept].tolist() == full.q[kept].tolist() and not few.q[: n - 3].any()
-        assert np.isclose(few.improved.sum(), 1.0) and not few.improved[: n - 3].any()
-        assert few.best() in [few.legal[i] for i in kept]
-    with pytest.raises(ValueError, match="top must be an int >= 2"):
-        PolicyRolloutSearch(rules, Rising(), 4, 0.1, np.random.default_rng(0), top=1)
-
-
 @pytest.mark.parametrize(("game", "options"), GAMES)
 def test_exit_search_with_rollouts_plays_whole_games_with_legal_moves(
     game: str, options: dict[str, Any], networks: dict[str, Path]

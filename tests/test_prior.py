@@ -12,10 +12,11 @@ import agents
 import jericho_env
 from agents.checkpoint import CheckpointMeta, PolicySpec, load_policy, save_checkpoint
 from agents.nets import build_policy
-from agents.prior import PriorEnv, decode_prior, encode_prior, with_prior
+from agents.prior import decode_prior, encode_prior, with_prior
 from experiments import train
 from experiments.play.tournament import play_game
 from tests.helpers import play_out
+from tests.prior_env import PriorEnv
 
 GAMES = ("grid", "walls", "castles")
 

@@ -1,4 +1,4 @@
-"""The regroup (issue 47): old module paths still import, as the new modules, and the config's path stays short."""
+"""The module paths checkpoints name still import, as the new modules, and the config's path stays short."""
 
 from __future__ import annotations
 
@@ -8,46 +8,13 @@ import warnings
 
 import pytest
 
-from agents._moved import AGENTS_MOVED
-from experiments import EXPERIMENTS_MOVED
 from experiments.studies import config_path
 
-MOVED = {**AGENTS_MOVED, **EXPERIMENTS_MOVED}
 
-
-@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
-def test_an_old_module_path_imports_the_new_module_itself_with_a_warning(old: str, new: str) -> None:
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(new)
-    assert module.__spec__ is not None and module.__spec__.name == new, "the new module keeps its own spec"
-
-
-def test_from_an_old_path_import_a_name_gives_the_new_modules_object() -> None:
-    sys.modules.pop("agents.ismcts", None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from agents.ismcts import ISMCTSAgent as Old
-        from experiments.checkpoints import RunFolder as OldRunFolder
-    from agents.search.ismcts import ISMCTSAgent
-    from experiments.training.run_folder import RunFolder
-
-    assert Old is ISMCTSAgent and OldRunFolder is RunFolder
-
-
-def test_the_new_paths_of_the_table_exist_and_no_old_file_is_left() -> None:
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    for old, new in MOVED.items():
-        assert importlib.util.find_spec(new) is not None, new
-        assert not (root / (old.replace(".", "/") + ".py")).exists(), f"{old} is still a file"
-
-
-def test_an_unknown_name_is_not_answered_by_the_old_paths_finder() -> None:
+@pytest.mark.parametrize("name", ["agents.no_such_module", "agents.ismcts", "experiments.tournament"])
+def test_a_name_checkpoints_do_not_use_is_not_answered_by_the_pickled_paths_finder(name: str) -> None:
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("agents.no_such_module")
+        importlib.import_module(name)  # the regroup's old paths went after their release
 
 
 @pytest.mark.slow
@@ -74,7 +41,7 @@ def test_the_path_counts_stays_returns_and_climbs() -> None:
 
 
 def test_the_paths_checkpoints_name_import_their_new_modules_without_a_warning() -> None:
-    from agents._moved import PICKLED
+    from agents._pickled_paths import PICKLED
 
     for old, new in PICKLED.items():
         sys.modules.pop(old, None)

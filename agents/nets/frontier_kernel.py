@@ -1,24 +1,21 @@
 """``grid-cells``' fixed frontier features as one compiled function (Numba), row by row.
 
-``agents.nets.grid_cells.FrontierFeatures.forward`` computes the gathered frontier cells of a batch of
-grid observations and their fifteen fixed features with about a hundred tensor operations; on the small
-batches of self-play (a few dozen rows) their per-operation overhead dominates. ``features`` computes the
-same cells and features in one pass per row, compiled by Numba when it is installed (the ``train``
-extra). The features take no gradient (they are functions of the observation only), so the network
-may compute them either way; ``FrontierFeatures`` uses this kernel where ``KERNEL`` is true and keeps
-the tensor version as the reference (``tests/test_frontier_kernel.py`` compares the two). The arithmetic
-is the reference's, in float64 here against float32 there: a feature may differ in its last bits.
+``agents.nets.grid_cells.FrontierFeatures`` computes the gathered frontier cells of a batch of grid observations
+and their fifteen fixed features with ``features``, in one pass per row: on the small batches of self-play (a few
+dozen rows) the hundred or so tensor operations of the features' definition (``tests/frontier_reference.py``,
+which the tests compare this with) would cost more in per-operation overhead than in arithmetic. The features
+take no gradient (they are functions of the observation only). The arithmetic is the definition's, in float64
+here against float32 there: a feature may differ in its last bits.
 
-Without Numba the function runs as plain Python (slow; ``FrontierFeatures`` then keeps the tensor
-version), so the same code is tested either way. Compiled code is cached on disk (``cache=True``).
+Without Numba the function runs as plain Python (slow), so the same code is tested either way. Compiled code is
+cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents._numba import KERNEL as KERNEL  # re-exported: FrontierFeatures reads it
-from agents._numba import njit
+from jericho_env.core.kernels import njit
 
 NUM_FEATURES = 15
 

@@ -2,7 +2,7 @@
 
 Checkpoints written before the networks moved to ``agents.nets`` name their classes ``agents.networks.X`` (a
 pickled ``GridConvPolicy``, ``PriorMlpPolicy``, ``SharedLinearExtractor`` or ``WallsExtractor``): that path is
-this module (``agents._moved.PICKLED``), so loading one (``trust=True``) finds them here. New code imports from
+this module (``agents._pickled_paths.PICKLED``), so loading one (``trust=True``) finds them here. New code imports from
 ``agents.nets``.
 """
 

@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 from agents.search import row_calls
-from agents.search.engine import RowPolicy, compiled_kernels
-from agents.search.puct import VALUE_ROWS, Evaluator, SearchResult
+from agents.search.engine import RowPolicy, check_settings, compiled_kernels
+from agents.search.puct import Evaluator, SearchResult, check_puct
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.kernels import NO_PARAMS, NUMBA, below, njit, row_seeds
 from jericho_env.core.redeal import NoConsistentDealError
@@ -147,21 +147,10 @@ def _find(keys: np.ndarray, slots: np.ndarray, hi: np.uint64, lo: np.uint64) -> 
 
 
 @njit(cache=True)
-def _add_node(
-    keys: np.ndarray,
-    nodes: np.ndarray,
-    edges: np.ndarray,
-    stats: np.ndarray,
-    slots: np.ndarray,
-    count: np.ndarray,
-    slot: int,
-    hi: np.uint64,
-    lo: np.uint64,
-    player: int,
-    legal: np.ndarray,
-    n: int,
-) -> int:
-    """A new node for the key in ``slot``, with one edge per legal action (no visits, no prior)."""
+def _add_node(tree: tuple, slot: int, hi: np.uint64, lo: np.uint64, player: int, legal: np.ndarray, n: int) -> int:
+    """A new node of ``tree`` (``Tree.arrays()``) for the key in ``slot``, one edge per legal action (no visits, no
+    prior)."""
+    keys, nodes, _, edges, stats, slots, count = tree
     node = count[0]
     count[0] += 1
     e0 = count[1]
@@ -275,20 +264,15 @@ def _ismcts(
     rollout_depth: int,
     shape: np.ndarray,
     stream: np.ndarray,
-    keys: np.ndarray,
-    nodes: np.ndarray,
-    node_value: np.ndarray,
-    edges: np.ndarray,
-    stats: np.ndarray,
-    slots: np.ndarray,
-    count: np.ndarray,
+    tree: tuple,
 ) -> int:
     """Up to ``sims`` ISMCTS simulations from ``root[0]`` for ``seat``; the number run, or a code below zero.
 
     ``fns``: the addresses of the row functions and policies (``agents.search.row_calls``); ``shape``: (num_actions,
-    num_players, observation size, longest path). Stops early when the tree has no room for one more
-    simulation (the caller grows it and calls again).
+    num_players, observation size, longest path); ``tree``: ``Tree.arrays()``. Stops early when the tree has no room
+    for one more simulation (the caller grows it and calls again).
     """
+    keys, nodes, _, edges, stats, slots, count = tree
     status, legal, apply, observe = fns[0], fns[1], fns[2], fns[3]
     determinize, prior_fn, rollout_fn, value_fn = fns[4], fns[5], fns[6], fns[7]
     num_actions, num_players, obs_size, max_depth = shape[0], shape[1], shape[2], shape[3]
@@ -341,7 +325,7 @@ def _ismcts(
                 hi, lo = obs_key(obs, salt(0, player))
             slot, node = _find(keys, slots, hi, lo)
             if node < 0:
-                node = _add_node(keys, nodes, edges, stats, slots, count, slot, hi, lo, player, buf, n)
+                node = _add_node(tree, slot, hi, lo, player, buf, n)
                 expanded = True
                 if use_prior:
                     call_policy(prior_fn, obs, buf, n, pparams, stream, 0, weights)
@@ -432,23 +416,10 @@ def _select_prior(edges: np.ndarray, stats: np.ndarray, e0: int, n: int, avail: 
 
 # ---------------------------------------------------------------------------------------------- PUCT
 @njit(cache=True)
-def _new_leaf(
-    r: int,
-    player: int,
-    n: int,
-    leaf_kind: np.ndarray,
-    leaf_key: np.ndarray,
-    leaf_player: np.ndarray,
-    leaf_n: np.ndarray,
-    leaf_legal: np.ndarray,
-    row_of: np.ndarray,
-    out_obs: np.ndarray,
-    out_mask: np.ndarray,
-    out_mover: np.ndarray,
-    out_owner: np.ndarray,
-    b: int,
-) -> int:
+def _new_leaf(r: int, player: int, n: int, leaves: tuple, outs: tuple, b: int) -> int:
     """Root ``r``'s leaf: its player's observation is in ``out_obs[b]``, its legal actions in ``leaf_legal[r]``."""
+    leaf_kind, leaf_key, leaf_player, _, leaf_n, leaf_legal, row_of = leaves
+    out_obs, out_mask, out_mover, out_owner = outs
     hi, lo = obs_key(out_obs[b], salt(r, player))
     leaf_kind[r] = 2
     leaf_key[r, 0] = hi
@@ -465,8 +436,9 @@ def _new_leaf(
 
 
 @njit(cache=True)
-def _other_row(r: int, out_mask: np.ndarray, out_mover: np.ndarray, out_owner: np.ndarray, b: int) -> int:
+def _other_row(r: int, outs: tuple, b: int) -> int:
     """A value-only row of root ``r`` (another seat's observation, already in ``out_obs[b]``)."""
+    _, out_mask, out_mover, out_owner = outs
     out_mask[b, :] = False
     out_mover[b] = False
     out_owner[b] = r
@@ -481,20 +453,13 @@ def _puct_roots(
     seats: np.ndarray,
     num_players: int,
     value_all: bool,
-    leaf_kind: np.ndarray,
-    leaf_key: np.ndarray,
-    leaf_player: np.ndarray,
-    leaf_n: np.ndarray,
-    leaf_legal: np.ndarray,
-    row_of: np.ndarray,
+    leaves: tuple,
     path_len: np.ndarray,
-    out_obs: np.ndarray,
-    out_mask: np.ndarray,
-    out_mover: np.ndarray,
-    out_owner: np.ndarray,
+    outs: tuple,
 ) -> int:
     """Every root as a leaf to evaluate (its seat's observation; every seat's with ``value_all``); rows written."""
     legal, observe = fns[1], fns[3]
+    leaf_legal, out_obs = leaves[5], outs[0]
     b = 0
     for r in range(roots.shape[0]):
         path_len[r] = 0
@@ -502,13 +467,12 @@ def _puct_roots(
         call_observe(observe, roots, r, params, player, out_obs[b])
         n = call_legal(legal, roots, r, params, leaf_legal[r])
         _ascending(leaf_legal[r], n)
-        b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs, out_mask,
-                      out_mover, out_owner, b)  # fmt: skip
+        b = _new_leaf(r, player, n, leaves, outs, b)
         if value_all:
             for q in range(num_players):
                 if q != player:
                     call_observe(observe, roots, r, params, q, out_obs[b])
-                    b = _other_row(r, out_mask, out_mover, out_owner, b)
+                    b = _other_row(r, outs, b)
     return b
 
 
@@ -525,30 +489,13 @@ def _set_evaluated(priors: np.ndarray, j: int, legal: np.ndarray, n: int, stats:
 
 @njit(cache=True)
 def _expand_all(
-    value_all: bool,
-    root_node: np.ndarray,
-    keys: np.ndarray,
-    nodes: np.ndarray,
-    node_value: np.ndarray,
-    edges: np.ndarray,
-    stats: np.ndarray,
-    slots: np.ndarray,
-    count: np.ndarray,
-    path_node: np.ndarray,
-    path_edge: np.ndarray,
-    path_player: np.ndarray,
-    path_len: np.ndarray,
-    leaf_kind: np.ndarray,
-    leaf_key: np.ndarray,
-    leaf_player: np.ndarray,
-    leaf_ret: np.ndarray,
-    leaf_n: np.ndarray,
-    leaf_legal: np.ndarray,
-    row_of: np.ndarray,
-    priors: np.ndarray,
+    value_all: bool, root_node: np.ndarray, tree: tuple, paths: tuple, leaves: tuple, priors: np.ndarray,
     values: np.ndarray,
-) -> None:
+) -> None:  # fmt: skip
     """Every pending leaf: a new node from the evaluator's rows (or the game's returns), values backed up."""
+    keys, nodes, node_value, edges, stats, slots, _ = tree
+    _, path_node, path_edge, path_player, path_len = paths
+    leaf_kind, leaf_key, leaf_player, leaf_ret, leaf_n, leaf_legal, row_of = leaves
     num_players = leaf_ret.shape[1]
     vals = np.zeros(num_players, dtype=np.float64)
     for r in range(leaf_kind.shape[0]):
@@ -560,8 +507,7 @@ def _expand_all(
             player = leaf_player[r]
             slot, node = _find(keys, slots, leaf_key[r, 0], leaf_key[r, 1])
             if node < 0:
-                node = _add_node(keys, nodes, edges, stats, slots, count, slot, leaf_key[r, 0], leaf_key[r, 1], player,
-                                 leaf_legal[r], leaf_n[r])  # fmt: skip
+                node = _add_node(tree, slot, leaf_key[r, 0], leaf_key[r, 1], player, leaf_legal[r], leaf_n[r])
                 _set_evaluated(priors, j, leaf_legal[r], leaf_n[r], stats, nodes[node, _EDGE0])
                 node_value[node] = values[j]
             vals[player] = values[j]
@@ -614,45 +560,29 @@ def _puct_round(
     value_all: bool,
     expand: bool,
     descend: bool,
-    keys: np.ndarray,
-    nodes: np.ndarray,
-    node_value: np.ndarray,
-    edges: np.ndarray,
-    stats: np.ndarray,
-    slots: np.ndarray,
-    count: np.ndarray,
-    work: np.ndarray,
-    path_node: np.ndarray,
-    path_edge: np.ndarray,
-    path_player: np.ndarray,
-    path_len: np.ndarray,
-    leaf_kind: np.ndarray,
-    leaf_key: np.ndarray,
-    leaf_player: np.ndarray,
-    leaf_ret: np.ndarray,
-    leaf_n: np.ndarray,
-    leaf_legal: np.ndarray,
-    row_of: np.ndarray,
+    tree: tuple,
+    paths: tuple,
+    leaves: tuple,
     priors: np.ndarray,
     values: np.ndarray,
-    out_obs: np.ndarray,
-    out_mask: np.ndarray,
-    out_mover: np.ndarray,
-    out_owner: np.ndarray,
+    outs: tuple,
 ) -> int:
     """One round: expand the pending leaves and back up (``expand``), then descend every live root (``descend``).
 
     Expansion reads the evaluator's ``priors`` and ``values`` at the rows ``row_of`` gave each leaf; a leaf with
     an empty path is a root (``root_node`` gets it). Descent writes the new leaves' rows into ``out_obs``,
     ``out_mask``, ``out_mover``, ``out_owner`` and returns how many (a code below zero if a determinization
-    finds no deal or a path outgrows ``path_edge``).
+    finds no deal or a path outgrows ``path_edge``). ``tree``: ``Tree.arrays()``; ``paths``, ``leaves`` and ``outs``:
+    the arrays ``CompiledPUCT.search_rows`` makes, in its order.
     """
     status, legal, apply, observe, determinize = fns[0], fns[1], fns[2], fns[3], fns[4]
+    keys, nodes, node_value, edges, stats, slots, _ = tree
+    work, path_node, path_edge, path_player, path_len = paths
+    leaf_kind, _, _, leaf_ret, _, leaf_legal, _ = leaves
+    out_obs = outs[0]
     num_players = leaf_ret.shape[1]
     if expand:
-        _expand_all(value_all, root_node, keys, nodes, node_value, edges, stats, slots, count, path_node, path_edge,
-                    path_player, path_len, leaf_kind, leaf_key, leaf_player, leaf_ret, leaf_n, leaf_legal, row_of,
-                    priors, values)  # fmt: skip
+        _expand_all(value_all, root_node, tree, paths, leaves, priors, values)
     if not descend:
         return 0
     ret = np.zeros(num_players, dtype=np.float64)
@@ -689,13 +619,12 @@ def _puct_round(
             if child < 0:
                 n = call_legal(legal, work, r, params, leaf_legal[r])
                 _ascending(leaf_legal[r], n)
-                b = _new_leaf(r, player, n, leaf_kind, leaf_key, leaf_player, leaf_n, leaf_legal, row_of, out_obs,
-                              out_mask, out_mover, out_owner, b)  # fmt: skip
+                b = _new_leaf(r, player, n, leaves, outs, b)
                 if value_all:
                     for q in range(num_players):
                         if q != player:
                             call_observe(observe, work, r, params, q, out_obs[b])
-                            b = _other_row(r, out_mask, out_mover, out_owner, b)
+                            b = _other_row(r, outs, b)
                 break
             node = child
         path_len[r] = plen
@@ -868,12 +797,11 @@ class CompiledISMCTS:
         prior: RowPolicy | None = None,
         rollout: RowPolicy | None = None,
     ) -> None:
+        simulations, time_limit, uct_c, rollout_depth = check_settings(
+            "ISMCTS", simulations, time_limit, uct_c, rollout_depth
+        )
         if simulations is None and time_limit is None:
             raise ValueError("ISMCTS needs a budget: simulations, time_limit or both")
-        if simulations is not None and simulations < 1:
-            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
-        if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
         if (rollout_depth is None) != (value is None):
             raise ValueError("ISMCTS: rollout_depth and value go together (cut rollouts short, then value)")
         if prior is not None and rollout is not None and prior.params is not rollout.params:
@@ -895,7 +823,6 @@ class CompiledISMCTS:
         first = simulations if simulations is not None else 256
         self.tree = Tree(nodes=first + 2, edges=(first + 2) * 8 + info.num_actions)
         self.last_simulations = 0
-        self.last_nodes = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
         self.last_wins: dict[int, float] = {}  # and their summed returns
 
@@ -918,7 +845,7 @@ class CompiledISMCTS:
         if k.status(self._root, 0, k.params, np.zeros(info.num_players)) != seat or n == 0:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if n == 1:
-            self.last_simulations, self.last_nodes, self.last_visits, self.last_wins = 0, 0, {}, {}
+            self.last_simulations, self.last_visits, self.last_wins = 0, {}, {}
             return int(legal[0])
         self.run(seat, started)
         actions, visits, wins, _ = self.tree.children(0)
@@ -951,13 +878,13 @@ class CompiledISMCTS:
             k = _ismcts(
                 self._fns, self._root, self.kernels.params, self._pparams, seat, ask, self.uct_c, self._use_prior,
                 self._policy_rollout, -1 if self.rollout_depth is None else self.rollout_depth, self._shape, stream,
-                *tree.arrays(),
+                tree.arrays(),
             )  # fmt: skip
             _check_code(k, f"{self.rules.info.game_id} ismcts")
             done += k
             if k < ask:  # out of room for edges: double them
                 tree.reserve(0, max(len(tree.edges), int(self._shape[0])))
-        self.last_simulations, self.last_nodes = done, tree.size
+        self.last_simulations = done
 
 
 # ---------------------------------------------------------------------------------------------- PUCT
@@ -981,16 +908,7 @@ class CompiledPUCT:
         dirichlet_alpha: float = 0.0,
         dirichlet_fraction: float = 0.0,
     ) -> None:
-        if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
-            raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
-        if not (isinstance(c_puct, (int, float)) and math.isfinite(c_puct) and c_puct > 0):
-            raise ValueError(f"c_puct must be a finite number > 0, got {c_puct!r}")
-        if value_rows not in VALUE_ROWS:
-            raise ValueError(f"value_rows must be one of {', '.join(VALUE_ROWS)}, got {value_rows!r}")
-        if value_rows == "mover" and not (rules.info.num_players == 2 and rules.info.zero_sum):
-            raise ValueError("value_rows='mover' negates the mover's value: two-player zero-sum games only")
-        if not (0.0 <= dirichlet_fraction < 1.0 and dirichlet_alpha >= 0.0):
-            raise ValueError("dirichlet_fraction must be in [0, 1) and dirichlet_alpha >= 0")
+        check_puct(rules, simulations, c_puct, value_rows, dirichlet_alpha, dirichlet_fraction)
         self.rules, self.game, self.kernels = rules, game, kernels
         self.evaluator = evaluator
         self.simulations = simulations
@@ -1057,12 +975,10 @@ class CompiledPUCT:
         tree = self.tree
         tree.clear()
         tree.reserve(n_roots, n_roots * a)
-        b = _puct_roots(self._fns, roots, kern.params, seat_arr, p, value_all, leaf_kind,
-                               leaf_key, leaf_player, leaf_n, leaf_legal, row_of, path_len, out_obs, out_mask,
-                               out_mover, out_owner)  # fmt: skip
         leaves = (leaf_kind, leaf_key, leaf_player, leaf_ret, leaf_n, leaf_legal, row_of)
         outs = (out_obs, out_mask, out_mover, out_owner)
         paths = (work, path_node, path_edge, path_player, path_len)
+        b = _puct_roots(self._fns, roots, kern.params, seat_arr, p, value_all, leaves, path_len, outs)
         live = np.zeros(n_roots, dtype=bool)
         args = (roots, seat_arr, root_node, live, stream, value_all, paths, leaves, outs)
         priors, values = self._evaluate(out_obs, out_mask, out_mover, b)
@@ -1101,10 +1017,9 @@ class CompiledPUCT:
         descend: bool,
     ) -> int:
         kern = self.kernels
-        b = _puct_round(  # type: ignore[call-arg]
-            self._fns, roots, kern.params, seats, root_node,
-            live, stream, self.c_puct, value_all, expand, descend, *self.tree.arrays(), *paths, *leaves, priors,
-            values, *outs,
+        b = _puct_round(
+            self._fns, roots, kern.params, seats, root_node, live, stream, self.c_puct, value_all, expand, descend,
+            self.tree.arrays(), paths, leaves, priors, values, outs,
         )  # fmt: skip
         _check_code(int(b), f"{self.rules.info.game_id} puct")
         return int(b)

@@ -183,7 +183,6 @@ class ISMCTS:
         # large observations (grid: 8,731 floats) are keyed by a 16-byte digest, small ones by their bytes
         self._digest = rules.info.observation_size > 512
         self.last_simulations = 0
-        self.last_nodes = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
         self.last_wins: dict[int, float] = {}  # and their summed returns
 
@@ -205,7 +204,7 @@ class ISMCTS:
         if rules.current_player(state) != seat or not legal:
             raise ValueError(f"ISMCTS: seat {seat} is not to move in this state")
         if len(legal) == 1:
-            self.last_simulations, self.last_nodes, self.last_visits, self.last_wins = 0, 0, {}, {}
+            self.last_simulations, self.last_visits, self.last_wins = 0, {}, {}
             return legal[0]
         tree: dict[tuple[int, bytes], _Node] = {}
         root_key = self._key(state, seat)
@@ -222,7 +221,7 @@ class ISMCTS:
                         break
                 self._simulate(self.redeal.draw(0, seat, stream), root_key, tree, stream)
                 done += 1
-        self.last_simulations, self.last_nodes = done, len(tree)
+        self.last_simulations = done
         root = tree[root_key]
         self.last_visits = {a: int(root.visits.get(a, 0)) for a in legal}
         self.last_wins = {a: float(root.wins.get(a, 0.0)) for a in legal}

@@ -94,6 +94,22 @@ class SearchResult:
         return int(self.legal[int(order[-1])])
 
 
+def check_puct(
+    rules: Rules[Any], simulations: Any, c_puct: Any, value_rows: str, dirichlet_alpha: float, dirichlet_fraction: float
+) -> None:
+    """``ValueError`` naming the first setting of a PUCT search (either engine's) that is not allowed."""
+    if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
+        raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
+    if not (isinstance(c_puct, (int, float)) and math.isfinite(c_puct) and c_puct > 0):
+        raise ValueError(f"c_puct must be a finite number > 0, got {c_puct!r}")
+    if value_rows not in VALUE_ROWS:
+        raise ValueError(f"value_rows must be one of {', '.join(VALUE_ROWS)}, got {value_rows!r}")
+    if value_rows == "mover" and not (rules.info.num_players == 2 and rules.info.zero_sum):
+        raise ValueError("value_rows='mover' negates the mover's value: two-player zero-sum games only")
+    if not (0.0 <= dirichlet_fraction < 1.0 and dirichlet_alpha >= 0.0):
+        raise ValueError("dirichlet_fraction must be in [0, 1) and dirichlet_alpha >= 0")
+
+
 @dataclass
 class _Sim:
     """One simulation in flight: its state, the path so far and the leaf waiting for the evaluator."""
@@ -120,16 +136,7 @@ class PUCTSearch:
         dirichlet_fraction: float = 0.0,
         found: tuple[Any, Any] | None = None,
     ) -> None:
-        if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
-            raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
-        if not (isinstance(c_puct, (int, float)) and math.isfinite(c_puct) and c_puct > 0):
-            raise ValueError(f"c_puct must be a finite number > 0, got {c_puct!r}")
-        if value_rows not in VALUE_ROWS:
-            raise ValueError(f"value_rows must be one of {', '.join(VALUE_ROWS)}, got {value_rows!r}")
-        if value_rows == "mover" and not (rules.info.num_players == 2 and rules.info.zero_sum):
-            raise ValueError("value_rows='mover' negates the mover's value: two-player zero-sum games only")
-        if not (0.0 <= dirichlet_fraction < 1.0 and dirichlet_alpha >= 0.0):
-            raise ValueError("dirichlet_fraction must be in [0, 1) and dirichlet_alpha >= 0")
+        check_puct(rules, simulations, c_puct, value_rows, dirichlet_alpha, dirichlet_fraction)
         self.rules = rules
         self.evaluator = evaluator
         self.simulations = simulations
@@ -292,4 +299,4 @@ class PUCTSearch:
         return SearchResult(root.legal, root.visits.copy(), q, value, root.prior.copy())
 
 
-__all__ = ["VALUE_ROWS", "Evaluator", "PUCTSearch", "SearchResult"]
+__all__ = ["VALUE_ROWS", "Evaluator", "PUCTSearch", "SearchResult", "check_puct"]

@@ -67,9 +67,7 @@ class PolicyRolloutSearch:
     ``evaluator`` is ``agents.exit.NetworkEvaluator``: its priors at the positions searched, its network's
     most probable legal action for every rollout move; ``rollouts`` games
     per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
-    ``top``: only the prior's ``top`` most probable legal actions of a position are rolled out (ties: the
-    lower action) and the improved policy is spread over them alone (the others keep probability 0, Q 0 and
-    no visits); None rolls out every legal action. ``fixed``: a batch policy ``(observations, masks) -> actions``
+    ``fixed``: a batch policy ``(observations, masks) -> actions``
     (``agents.batch.make_batch_policy``) held fixed in every seat but the searching one: in the rollouts it plays
     the other seats' moves and the network the searching seat's, so the search values each action against that
     agent's play (a search that knows the other seats' policy, not their cards). None: the network plays every
@@ -78,7 +76,7 @@ class PolicyRolloutSearch:
 
     def __init__(
         self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator,
-        top: int | None = None, fixed: Any = None,
+        fixed: Any = None,
     ) -> None:  # fmt: skip
         from jericho_env.registry import batched_game
 
@@ -86,9 +84,6 @@ class PolicyRolloutSearch:
             raise ValueError(f"rollouts must be an int >= 1, got {rollouts!r}")
         if not (isinstance(temperature, (int, float)) and np.isfinite(temperature) and temperature > 0):
             raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-        if top is not None and (not isinstance(top, int) or isinstance(top, bool) or top < 2):
-            raise ValueError(f"top must be an int >= 2 (or None: every legal action), got {top!r}")
-        self.top = top
         self.fixed = fixed
         self.rules, self.evaluator = rules, evaluator
         self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
@@ -107,16 +102,9 @@ class PolicyRolloutSearch:
         masks = np.stack([rules.legal_mask(s).astype(bool) for s in states])
         priors, _ = self.evaluator(obs, masks, np.ones(len(states), dtype=bool))
         searched = [j for j in range(len(states)) if len(legal[j]) > 1]
-        # the columns of legal[j] rolled out: all, or the prior's `top` most probable (stable: ties the lower)
-        cols = {j: np.arange(len(legal[j])) for j in searched}
-        if self.top is not None:
-            for j in searched:
-                if len(legal[j]) > self.top:
-                    order = np.argsort(-priors[j, legal[j]].astype(np.float64), kind="stable")
-                    cols[j] = np.sort(order[: self.top])
         q = {j: np.zeros(len(legal[j])) for j in range(len(states))}
         if searched:
-            self._rollouts(states, movers, legal, searched, cols, q)
+            self._rollouts(states, movers, legal, searched, q)
         out = []
         for j in range(len(states)):
             n = len(legal[j])
@@ -124,17 +112,14 @@ class PolicyRolloutSearch:
             if n == 1:
                 out.append(RolloutResult(legal[j], q[j], np.ones(1), np.zeros(1, dtype=np.int64), prior))
                 continue
-            c = cols[j]
-            z = improved_logits(prior[c], q[j][c], self.temperature)
-            improved, visits = np.zeros(n), np.zeros(n, dtype=np.int64)
-            improved[c] = np.exp(z - z.max())
-            visits[c] = m
-            out.append(RolloutResult(legal[j], q[j], improved / improved.sum(), visits, prior))
+            z = improved_logits(prior, q[j], self.temperature)
+            improved = np.exp(z - z.max())
+            out.append(RolloutResult(legal[j], q[j], improved / improved.sum(), np.full(n, m, dtype=np.int64), prior))
         return out
 
     def _rollouts(
         self, states: Sequence[Any], movers: Sequence[int], legal: list[list[int]], searched: list[int],
-        cols: dict[int, np.ndarray], q: dict[int, np.ndarray],
+        q: dict[int, np.ndarray],
     ) -> None:  # fmt: skip
         game, m = self.game, self.rollouts
         roots = game.new_states(len(searched))
@@ -152,13 +137,12 @@ class PolicyRolloutSearch:
         col: list[int] = []
         seat_of: list[int] = []
         for k, j in enumerate(searched):
-            c = cols[j].tolist()
-            n, moves = len(c), [legal[j][i] for i in c]
+            n = len(legal[j])
             for d in range(m):
                 src.extend([k * m + d] * n)
-                acts.extend(moves)
+                acts.extend(legal[j])
                 owner.extend([j] * n)
-                col.extend(c)
+                col.extend(range(n))
                 seat_of.extend([movers[j]] * n)
         src_a = np.array(src, dtype=np.int64)
         rows = game.new_states(len(src_a))

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents._numba import KERNEL
+from jericho_env.core.kernels import NUMBA
 
-if KERNEL:
+if NUMBA:
     from numba.core import cgutils, types
     from numba.core.errors import TypingError
     from numba.extending import intrinsic
@@ -106,7 +106,7 @@ def _caller(name: str, restype: Any, kinds: tuple[str, ...]) -> Any:
     return intrinsic(call8)
 
 
-if KERNEL:
+if NUMBA:
     _S, _P = "S", "P"
     #: ``status(states, row, params, returns float64[::1]) -> int64``
     call_status = _caller("status", types.int64, (_S, "i", _P, "f8"))

@@ -126,6 +126,29 @@ def have_matplotlib(picture: str) -> bool:
     return False
 
 
+def pyplot(picture: str) -> Any:
+    """matplotlib's ``pyplot`` drawing off screen, or None where matplotlib is missing (``have_matplotlib``)."""
+    if not have_matplotlib(picture):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path, dpi: int) -> Path:
+    """``fig`` as a PNG at ``path``, through a temporary file renamed when complete; the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    tmp = path.with_name(path.name + ".tmp")
+    fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
+
+
 def _pct(x: float) -> str:
     """A percentage for the heatmap: one decimal near 0 and 100%, where rounding would mislead."""
     return f"{100 * x:.1f}" if x < 0.01 or x > 0.99 else f"{100 * x:.0f}"
@@ -135,11 +158,9 @@ def heatmap(
     path: Path, game_id: str, labels: Sequence[str], cells: dict[tuple[str, str], Cell], n_players: int
 ) -> None:
     """A win-rate matrix image: rows are the agent whose rate is shown."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    plt = pyplot("heatmap.png")
 
     k = len(labels)
     m = np.full((k, k), np.nan)
@@ -163,10 +184,7 @@ def heatmap(
     ax.set_title(f"{game_id}: win rate of row agent vs column agent")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
     fig.tight_layout()
-    tmp = path.with_name(path.name + ".tmp")
-    fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
-    os.replace(tmp, path)
+    save_figure(fig, path, 110)
 
 
 def learning_curves(run: Path) -> Path | None:
@@ -176,13 +194,9 @@ def learning_curves(run: Path) -> Path | None:
     (SB3's statistics). Returns the image's path, or None when the folder holds nothing to plot yet or
     matplotlib is not installed (a line then says so).
     """
-    if not have_matplotlib("learning_curves.png"):
+    plt = pyplot("learning_curves.png")
+    if plt is None:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     run = Path(run)
     src = run / "training.json" if (run / "training.json").is_file() else run / "checkpoints" / "state.json"
     evals: list[dict[str, Any]] = []
@@ -231,12 +245,7 @@ def learning_curves(run: Path) -> Path | None:
         ax.grid(alpha=0.3)
     fig.suptitle(f"training run {run.name}")
     fig.tight_layout()
-    out = run / "learning_curves.png"
-    tmp = out.with_name(out.name + ".tmp")
-    fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
-    os.replace(tmp, out)
-    return out
+    return save_figure(fig, run / "learning_curves.png", 100)
 
 
 def _even_share(run: Path) -> float:
@@ -252,13 +261,9 @@ def _even_share(run: Path) -> float:
 
 def exit_curves(run: Path) -> Path | None:
     """``learning_curves.png`` of an expert-iteration run (``exit.json``): each evaluation's score per iteration."""
-    if not have_matplotlib("learning curves"):
+    plt = pyplot("learning curves")
+    if plt is None:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     state = json.loads((run / "exit.json").read_text(encoding="utf-8"))
     rows = [r for r in state.get("history", []) if "evals" in r]
     if not rows:
@@ -280,10 +285,7 @@ def exit_curves(run: Path) -> Path | None:
     bx.legend()
     fig.suptitle(f"expert iteration: {run.name}")
     fig.tight_layout()
-    out = run / "learning_curves.png"
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return save_figure(fig, run / "learning_curves.png", 110)
 
 
 def is_dmc_run(run: Path) -> bool:
@@ -301,13 +303,9 @@ def dmc_curves(runs: Sequence[Path], out: Path | None = None) -> Path | None:
     One run: ``learning_curves.png`` in its folder; several (``out`` given): one picture with a line per run,
     the data-scale curve of seeds side by side. None if there is nothing to draw.
     """
-    if not have_matplotlib("learning curves"):
+    plt = pyplot("learning curves")
+    if plt is None:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     drawn = []
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for run in runs:
@@ -330,7 +328,4 @@ def dmc_curves(runs: Sequence[Path], out: Path | None = None) -> Path | None:
     ax.legend(fontsize=7)
     ax.set_title("Deep Monte-Carlo: " + (drawn[0].name if len(drawn) == 1 else f"{len(drawn)} runs"))
     fig.tight_layout()
-    path = out if out is not None else drawn[0] / "learning_curves.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out if out is not None else drawn[0] / "learning_curves.png", 110)

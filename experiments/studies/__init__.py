@@ -1,7 +1,6 @@
-"""One-off studies and benchmarks, out of the main path; each still runs as ``python -m experiments.studies.NAME``.
+"""Studies out of the main path, each run as ``python -m experiments.studies.NAME``: ``config_path`` (the path a
+training run's config takes through the source files).
 
-``grid_edge_study`` (where grid's greedy loses),
-``search_bench`` and ``tournament_bench`` (search and tournament throughput), ``bench_training`` (training
-throughput by setting), ``config_path`` (the path a training run's config takes). ``docs/benchmarks.md`` and
-``docs/history/`` give what they measured.
+One-off studies leave once their findings are written down (``docs/history/retired.md`` names the commit that last
+had each).
 """

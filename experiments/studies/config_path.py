@@ -30,7 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = {"jericho_env": 0, "agents": 1, "experiments": 2}
-IMPORT_MACHINERY = ("agents/_moved.py",)  # the old module paths' finder, asked by imports, not by the run
+IMPORT_MACHINERY = ("agents/_pickled_paths.py",)  # the pickled paths' finder, asked by imports, not by the run
 TINY = {"timesteps": 256, "n_envs": 4, "shards": 1, "n_steps": 64, "batch_size": 128, "n_epochs": 1}
 TINY_EVERY = {"snapshot_every": 128, "eval_every": 256, "checkpoint_every": 128, "eval_deals": 2}
 

@@ -36,18 +36,9 @@ from agents.checkpoint import (
     read_meta,
     save_checkpoint,
 )
+from experiments.play.report import write_file as write_atomic  # a temporary file, then a rename
 
 STATE_KEYS = ("num_timesteps", "snapshots", "evals")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def read_json(path: Path, what: str) -> Any:

@@ -215,13 +215,3 @@ def test_image_shows_only_what_the_seat_sees() -> None:
         assert np.array_equal(RULES.render_image(state, seat), RULES.render_image(other, seat))
         if other.base_card != state.base_card:  # everything face up: the base shows
             assert not np.array_equal(RULES.render_image(state, None), RULES.render_image(other, None))
-
-
-# ---------------------------------------------------------------------------------------- edge study
-def test_edge_study_plays_agents_by_name(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.studies import grid_edge_study as edge_study
-
-    result = edge_study.study(edge_study.load_policy("greedy,random", 41, 0), games=4, board_size=41, seed=0)
-    assert len(result.reach) == 4 and all(1 <= r < 20 for r in result.reach)
-    assert edge_study.main(["--policy", "greedy", "--games", "3"]) == 0
-    assert "policy greedy" in capsys.readouterr().out

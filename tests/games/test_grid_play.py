@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import jericho_env
-from experiments.studies import grid_edge_study as edge_study
 from jericho_env.core.cards import str_to_card
 from jericho_env.games.grid.rules import GridRules
 from jericho_env.games.grid.state import (
@@ -250,29 +249,6 @@ def test_bad_options_through_make() -> None:
         jericho_env.make("nope")
     env = jericho_env.make("grid", board_size=9)
     assert env.action_space("player_0").n == 5 * 81 + 1
-
-
-# ------------------------------------------------------------------------------------ the board-size study
-def test_edge_study_runs_with_any_policy_and_picks_the_smallest_size() -> None:
-    calls = []
-
-    def counted_random(rules: GridRules, state: GridState, rng: np.random.Generator) -> int:
-        calls.append(1)
-        return edge_study.random_policy(rules, state, rng)
-
-    result = edge_study.study(counted_random, games=5, board_size=41, seed=0)
-    assert len(result.reach) == 5 and len(calls) > 100 and max(result.reach) < 20
-    synthetic = edge_study.EdgeStudy(41, [3] * 95 + [8] * 4 + [12])
-    assert synthetic.affected(7) == 0.05 and synthetic.affected(17) == 0.01 and synthetic.affected(25) == 0
-    assert synthetic.smallest_size() == 25
-    assert synthetic.smallest_size(0.02) == 17
-    assert "| 17 | 1 / 100 (1.00%) |" in synthetic.table()
-
-
-def test_edge_study_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert edge_study.main(["--games", "20", "--seed", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "smallest odd board_size" in out and "| board_size |" in out
 
 
 def test_game_page_shows_the_generated_layout_table() -> None:

@@ -136,6 +136,14 @@ def check_minibatch(batch_size: int, n_envs: int, n_steps: int) -> None:
         )
 
 
+def physical_memory() -> int | None:
+    """This machine's memory in bytes, where the system tells it (``os.sysconf``), else None."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def check_rollout(
     game_id: str,
     values: Mapping[str, Any],
@@ -159,11 +167,7 @@ def check_rollout(
         prior = prior_size(values["prior"], info.num_actions)
     floats = info.observation_size + prior + info.num_actions
     need = 4 * floats * samples
-    if memory is None and hasattr(os, "sysconf"):
-        try:
-            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):
-            memory = None
+    memory = physical_memory() if memory is None else memory
     if memory is not None and need > memory:
         raise ValueError(
             f"{flags} = {samples} samples per rollout need about {need / 2**30:.1f} GB for PPO's buffer "

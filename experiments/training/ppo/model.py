@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -315,20 +314,14 @@ def check_hyperparameters(hyper: Mapping[str, Any], where: str) -> None:
             )
 
 
-def physical_memory() -> int | None:
-    """This machine's memory in bytes, where the system tells it (``os.sysconf``), else None."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def check_rollout_memory(n_steps: int, n_envs: int, obs_size: int, num_actions: int, where: str) -> None:
     """``CheckpointError`` if the rollout buffer of ``n_steps`` steps of ``n_envs`` envs would not fit in memory.
 
     The buffer holds, per step and env, the observation and the action mask as float32 plus a few
     numbers; it is allocated when the model is built, so this is checked before.
     """
+    from experiments.training.ppo.config import physical_memory
+
     need = 4 * n_steps * n_envs * (obs_size + num_actions + 8)
     memory = physical_memory()
     if memory is not None and need > memory:

@@ -14,8 +14,7 @@ process plays none: it computes one shard's moves while the others play
 deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
 
 Before the batched env ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
-nothing used that route any more, so the batched env is the only one. ``agents.prior.PriorEnv``
-remains for anyone training on ``jericho_env.single_agent`` with a prior.
+nothing used that route any more, so the batched env is the only one.
 """
 
 from __future__ import annotations

@@ -146,16 +146,14 @@ Options
 | `board_size` | 21 | side of the square table window centred on the base: an odd int in 3..101 |
 | `obs_version` | 0 | observation version: 0, or 1 (version 0 plus what the seat can infer from the public history) |
 
-How the default was chosen: ``python -m experiments.studies.grid_edge_study`` plays games on a 41x41
-window and records, per game, the farthest (Chebyshev) distance from the base of any legal placement
-ever offered; a window of side ``k`` would have cut off some legal placement in that game iff that
-distance exceeds ``(k - 1) / 2``. The default, 21, is the smallest odd size that cuts a legal
-placement from fewer than 1% of uniformly random games; it also cuts none from the greedy games
-studied (the figures: ``docs/benchmarks.md``). A policy that builds steadily in one direction reaches
-much farther, which is why greedy breaks ties at random and leans towards the base; on any window
-such placements are simply illegal, and the game stays well defined. The study takes any policy
-``(rules, state, rng) -> action`` (``--policy module:callable``) or agents by name, one per seat
-(``--policy greedy,random``), to repeat it for other agents.
+How the default was chosen: a study (``experiments.studies.grid_edge_study``, retired once its figures were
+written down; commit ``08a2f07`` has it) played games on a 41x41 window and recorded, per game, the farthest
+(Chebyshev) distance from the base of any legal placement ever offered; a window of side ``k`` would have cut
+off some legal placement in that game iff that distance exceeds ``(k - 1) / 2``. The default, 21, is the
+smallest odd size that cuts a legal placement from fewer than 1% of uniformly random games; it also cuts none
+from the greedy games studied (the figures: ``docs/benchmarks.md``). A policy that builds steadily in one
+direction reaches much farther, which is why greedy breaks ties at random and leans towards the base; on any
+window such placements are simply illegal, and the game stays well defined.
 
 Rendering
 ---------

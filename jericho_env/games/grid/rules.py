@@ -33,7 +33,7 @@ from jericho_env.games.grid.state import (
     remove,
 )
 
-DEFAULT_BOARD_SIZE = 21  # chosen by experiments/studies/grid_edge_study.py (see the game page)
+DEFAULT_BOARD_SIZE = 21  # chosen by the board-size study (see the game page)
 # A true bound on agent steps, whatever the board size. Every placement uses up a card that entered a
 # hand, and only the 51 non-base cards ever do: at most 51 placements, hence at most 51 turns with a
 # placement. Each such turn has at most one explicit "end" (only after a capture). Two passes in a
