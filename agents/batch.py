@@ -43,8 +43,14 @@ AgentBatchPolicy = RowByRowPolicy
 
 
 def make_batch_policy(name: str, game_id: str, seed: int | None = None, **options: Any) -> Any:
-    """The batch policy of the registered agent ``name`` (``agents.make``'s names and arguments)."""
+    """The batch policy of the registered agent ``name`` (``agents.make``'s names and arguments), or of an agent
+    spec as the command lines write it (``ppo=PATH``, ``ismcts=300``, ``mine=path/file.py:Cls``)."""
     import agents
+    from agents.registry import is_target, parse_spec
+
+    if not is_target(name):
+        _, name, given = parse_spec(name, game_id)
+        seed, options = given.pop("seed", seed), {**given, **options}
 
     if name == "random":
         agents.make(name, game_id, **options)  # the usual errors for an unknown game or option

@@ -220,6 +220,21 @@ def _other_provider(name: str, game_id: str | None) -> Any | None:
     return None
 
 
+def split_specs(text: str) -> list[str]:
+    """Comma-separated agent specs, each keeping its own comma-separated settings: ``"greedy,ismcts=300,rollout=greedy,
+    mine=f.py:C,k=1"`` -> ``["greedy", "ismcts=300,rollout=greedy", "mine=f.py:C,k=1"]``. A piece starts a spec where
+    it names an agent (after a ``LABEL:`` too) or user code (``LABEL=TARGET``); any other piece is a setting of the
+    spec before it."""
+    out: list[str] = []
+    for piece in filter(None, (p.strip() for p in text.split(","))):
+        head, _, rest = piece.partition("=")
+        if not out or head.split(":")[-1] in _AGENTS or is_target(rest):
+            out.append(piece)
+        else:
+            out[-1] += "," + piece
+    return out
+
+
 def parse_spec(spec: str, game_id: str | None = None) -> tuple[str, str, dict[str, Any]]:
     """Split an agent spec from the command line into (label, name, kwargs).
 

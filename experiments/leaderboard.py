@@ -292,16 +292,41 @@ def population_ranks(
 
 
 # --------------------------------------------------------------------------------------------- the page
-def markdown_table(b: GameBoard) -> str:
-    """Rank, agent, rating [95% interval], then the row agent's score against each other agent (column)."""
+def markdown_table(b: GameBoard, exploited: dict[str, str] | None = None) -> str:
+    """Rank, agent, rating [95% interval], then the row agent's score against each other agent (column); with
+    ``exploited`` (``best_responses``), a last column: the best response's score against the row agent."""
     head = "| rank | agent | rating [95%] | " + " | ".join(f"vs {a}" for a in b.labels) + " |"
-    lines = [head, "|" + " --- |" * (len(b.labels) + 3)]
+    head += " best response to it |" if exploited is not None else ""
+    lines = [head, "|" + " --- |" * (len(b.labels) + 3 + (exploited is not None))]
     for rank, a in enumerate(b.labels, 1):
         lo, hi = b.intervals[a]
         row = [str(rank), f"**{a}**", f"{b.ratings[a]:.0f} [{lo:.0f}, {hi:.0f}]"]
         row += ["—" if a == o else f"{100 * b.cells[(a, o)].win_rate:.1f}%" for o in b.labels]
+        row += [] if exploited is None else [exploited.get(a, "not measured")]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
+
+
+def best_responses(b: GameBoard, store: Path) -> dict[str, str] | None:
+    """Per agent of the board, the recorded best response (``experiments.exploit``'s data file ``store``) of the
+    highest interval's lower end against that very agent (its checkpoint's fingerprint): score [95%], what and
+    budget; None without a data file."""
+    import json
+
+    if not store.is_file():
+        return None
+    out: dict[str, tuple[float, str]] = {}
+    for e in json.loads(store.read_text(encoding="utf-8")).get("entries", []):
+        a = e.get("agent")
+        if e.get("game") != b.game or a not in b.labels or e.get("fingerprint", "") != b.fingerprints.get(a, ""):
+            continue
+        lo, hi = e["ci95"]
+        budget = e["budget"]
+        power = f"10^{len(str(budget)) - 1}" if str(budget).strip("0") == "1" else f"{budget:,}"
+        what = f"learned, {power} positions" if e["estimator"] == "learned" else f"search, {budget} redeals"
+        if lo > out.get(a, (-1.0, ""))[0]:
+            out[a] = (lo, f"{100 * e['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({what})")
+    return {a: text for a, (_, text) in out.items()}
 
 
 def support_text(b: GameBoard) -> str:
@@ -342,7 +367,7 @@ def summary_line(b: GameBoard, top: int = 3) -> str:
     return f"**{b.game}**: {best} (random = 1000)"
 
 
-def page(boards: Sequence[GameBoard]) -> str:
+def page(boards: Sequence[GameBoard], store: Path | None = None) -> str:
     """``leaderboard.md``: the summary, one section per game (how it was made, table, heatmap), how to read it."""
     quick = any(b.made.get("quick") for b in boards)
     lines = ["# Leaderboard" + (" (quick check: not a measurement)" if quick else ""), ""]
@@ -371,7 +396,7 @@ def page(boards: Sequence[GameBoard]) -> str:
                 "",
             ]
         lines += [f"{made_line(b)} Cells: {cells}.", ""]
-        lines += [markdown_table(b), ""]
+        lines += [markdown_table(b, None if store is None else best_responses(b, store)), ""]
         lines += [f"![{b.game} leaderboard heatmap](images/leaderboard-{b.game}.png)", ""]
         lines += population_table(b)
         lines += [f"- {note}" for note in [_budget(b), *b.notes]] + [""]
@@ -389,6 +414,10 @@ def page(boards: Sequence[GameBoard]) -> str:
         "game of a drawn deal, all pairs and seats together). Random is the anchor: its interval is a point, "
         "the others' include the uncertainty of random's strength.",
         "- Heatmaps: each cell's score with its 95% Wilson interval; rows and columns in rank order.",
+        "- Best response to it: of the best responses to the row agent recorded in `exploitability.json` "
+        "(`python -m experiments.exploit`, learned or search), the one whose 95% interval has the highest lower "
+        "end: its score against the agent, and its budget; above the fair share (½, walls 1/players) it is a lower "
+        "bound on how far the agent can be exploited ([exploitability.md](exploitability.md)).",
         "- Bradley–Terry fits one strength per agent, so a cycle (A beats B beats C beats A) gets an order no game "
         "supports. Nash averaging (Balduzzi et al., 2018; two-player games) finds the mixture of agents that no "
         "agent beats on average, the most even one (maximum entropy), with SciPy: the agents it weighs are its "
@@ -651,7 +680,7 @@ def write(boards: Sequence[GameBoard], out: Path) -> tuple[list[GameBoard], list
             heatmap(path, b.game, b.labels, b.cells, b.players)
             written.append(path)
     write_atomic(store, json.dumps({"games": [b.to_json() for b in every]}, indent=1))
-    write_atomic(out, page(every))
+    write_atomic(out, page(every, out.parent / "exploitability.json"))
     return every, [out, store, *written]
 
 

@@ -481,7 +481,7 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path, capsys:
         ["walls", "--prior", "greedy"],
         ["castles", "--lam", "1.5"],
         ["castles", "--versus", "greedy,nobody"],
-        ["castles", "--versus", "greedy,exit-search", "--versus-share", "0.5"],
+        ["castles", "--versus", "greedy,ppo=/no/such.zip", "--versus-share", "0.5"],
         ["grid", "--versus", "ppo", "--option", "board_size=7"],
         ["castles", "--init", "/no/such.zip"],
         ["castles", "--learning-rate-end", "0.1"],

@@ -238,3 +238,30 @@ def test_a_newcomer_is_refused_by_a_board_that_cannot_hold_it(
     del data["games"][0]["results"]
     store.write_text(json.dumps(data))
     refused([], "was written without its deal-by-deal results")
+
+
+def test_the_best_response_column_shows_the_highest_lower_end_for_that_very_agent(
+    records: list[GameRecord], tmp_path: Path
+) -> None:
+    specs = [AgentSpec(a, a) for a in LABELS]
+    b = leaderboard.board("castles", specs, records, 6, 1.0, 20, 0, [])
+    b.fingerprints["greedy"] = "abc"
+    store = tmp_path / "exploitability.json"
+    assert leaderboard.best_responses(b, store) is None and "best response" not in leaderboard.markdown_table(b)
+
+    def entry(agent: str, lo: float, **more: object) -> dict[str, object]:
+        base = {"game": "castles", "agent": agent, "estimator": "learned", "budget": 1_000_000, "seed": 0,
+                "positions": 1_000_123, "score": lo + 0.02, "ci95": [lo, lo + 0.04], "fingerprint": ""}  # fmt: skip
+        return {**base, **more}
+
+    store.write_text(json.dumps({"entries": [
+        entry("random", 0.9), entry("random", 0.95, estimator="search", budget=16),
+        entry("greedy", 0.8, fingerprint="abc"), entry("greedy", 0.99, fingerprint="old"),
+        entry("greedy", 0.9, game="grid", fingerprint="abc"),
+    ]}))  # fmt: skip
+    shown = leaderboard.best_responses(b, store)
+    assert shown == {"random": "97.0% [95.0, 99.0] (search, 16 redeals)",
+                     "greedy": "82.0% [80.0, 84.0] (learned, 10^6 positions)"}  # fmt: skip
+    table = leaderboard.markdown_table(b, shown)
+    assert "best response to it |" in table and "| not measured |" in table  # ismcts: none recorded
+    assert "exploitability.md" in leaderboard.page([b], store)

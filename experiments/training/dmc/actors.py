@@ -4,7 +4,8 @@
 decision (two legal actions or more) enters the ``ReplayBuffer`` at once, and when its game ends gets the final
 return of the seat that moved there (DouZero's target), or with ``cfg.lam`` < 1 the seat's lambda-return
 (``lambda_returns``). A ``cfg.versus_share`` of the games puts one learning seat against a fixed agent of
-``cfg.versus`` in every other seat (only that seat is recorded); a ``teacher`` labels each decision as it is stored.
+``cfg.versus`` in every other seat (only that seat is recorded; a searching agent is handed each of its rows'
+information view, ``rules.determinize`` of the row from its seat); a ``teacher`` labels each decision as it is stored.
 The buffer is a ring of the latest positions (float16 rows); a finished game labels only the rows its positions
 still hold, so a wrapped ring never mislabels newer ones.
 """
@@ -118,8 +119,9 @@ class Actors:
         self.opponent = np.zeros(num_envs, dtype=np.int64)  # per game: which fixed agent plays the other seats
         if self.versus_share > 0:
             from agents.batch import make_batch_policy
+            from agents.registry import split_specs
 
-            versus = cfg.versus.split(",")
+            versus = split_specs(cfg.versus)
             seeds = self.rng.integers(2**31, size=len(versus))
             self.fixed = [make_batch_policy(name, cfg.game, seed=int(s), **cfg.options)
                           for name, s in zip(versus, seeds, strict=True)]  # fmt: skip
@@ -139,6 +141,9 @@ class Actors:
                 fixed = choice & (self.learner >= 0) & (self.player != self.learner)
                 for k, policy in enumerate(self.fixed):
                     theirs = np.flatnonzero(fixed & (self.opponent == k))
+                    if len(theirs) and getattr(policy, "uses_views", False):  # a search: each row's view first
+                        policy.observe_views([self.env.rules.determinize(self.env.get_state(i), self.player[i],
+                                                                         self.rng) for i in theirs])  # fmt: skip
                     if len(theirs):
                         actions[theirs] = policy(self.obs[theirs], mask[theirs])
                 choice[fixed] = False

@@ -35,7 +35,8 @@ class DmcConfig(RunConfig):
                       choices=("none", "greedy-scores"))  # fmt: skip
     versus_share: float = flag("share of the games with one learning seat against a fixed agent of --versus in every "
                                "other seat (the rest: self-play)", cli.fraction)  # fmt: skip
-    versus: str = flag("the fixed agents, comma-separated registered agents needing no checkpoint, e.g. greedy,ppo")
+    versus: str = flag("the fixed agents, comma-separated agent specs as experiments.evaluate's --agents, e.g. "
+                       "greedy,ppo or dmc=PATH or ismcts=200")  # fmt: skip
     lam: float = flag("lambda of the target's lambda-return (1: the outcome alone, DouZero's; less mixes in the "
                       "network's value of the seat's next decision)", cli.fraction)  # fmt: skip
     replay_ratio: float = flag("positions learned per position generated", cli.positive_float)
@@ -88,23 +89,20 @@ class DmcConfig(RunConfig):
 
 
 def versus_agents(names: str, game: str, options: dict[str, Any], make: bool = True) -> list[str]:
-    """The agents of ``--versus``: registered agents that play ``game`` from its observation, each made once here
-    (a network the zoo lacks fails before the run)."""
+    """The agents of ``--versus``: agent specs (``agents.registry.split_specs``) that play ``game``, each made once
+    here (a missing checkpoint fails before the run)."""
     import agents
-    from agents.registry import AGENT_NAMES, available
+    from agents.registry import available, parse_spec, split_specs
 
-    listed = [n.strip() for n in str(names).split(",") if n.strip()]
-    unknown = [n for n in listed if n not in AGENT_NAMES]
-    if not listed or unknown:
-        raise ValueError(f"--versus takes registered agents, comma-separated ({', '.join(AGENT_NAMES)}), "
-                         f"got {names!r}")  # fmt: skip
-    missing = [n for n in listed if not available(n, game)]
+    listed = split_specs(str(names))
+    if not listed:
+        raise ValueError(f"--versus takes agent specs, comma-separated (e.g. greedy,ppo), got {names!r}")
+    parsed = [parse_spec(spec, game) for spec in listed]  # unknown agents: refused here, naming the known ones
+    missing = [spec for spec, (_, name, _) in zip(listed, parsed, strict=True) if not available(name, game)]
     if missing:
         raise ValueError(f"--versus: {', '.join(missing)} does not play {game!r}")
-    for name in dict.fromkeys(listed) if make else ():  # where they play: each made once here
-        if callable(getattr(agents.make(name, game, **options), "observe_view", None)):
-            raise ValueError(f"--versus: {name} searches the information views, which the actors do not give; "
-                             "choose agents that read the observation (random, greedy, ppo, exit, dmc)")  # fmt: skip
+    for _, name, kwargs in dict(zip(listed, parsed, strict=True)).values() if make else ():  # each made once here
+        agents.make(name, game, **kwargs, **options)
     return listed
 
 

@@ -1,0 +1,96 @@
+"""A search best response: each decision valued by rollouts against a fixed agent whose policy it knows.
+
+The searching seat knows the fixed agent's policy, not its cards: at each of its decisions (two legal actions or
+more) it redeals what it cannot see ``determinizations`` times (``Rules.determinize``, the same worlds for every
+action), plays each legal action once in each world, then lets the games run to their end with the fixed agent
+in every other seat, each playing from its own observation as it would at the table, and ``rollout`` (the fixed
+agent itself unless given) playing the searching seat on. It plays the action of highest mean return (ties: the
+lower action). This is ``agents.search.rollout_search.PolicyRolloutSearch`` with ``fixed=`` the target, after the
+search-based best response of Timbers et al. (2022, "Approximate exploitability"): one step of policy improvement
+against a known opponent, whose score against that opponent is a lower bound on the opponent's exploitability
+(``experiments.exploit``). Every position of a round is searched in one batch of rollouts.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent
+
+DEFAULT_DETERMINIZATIONS = 16
+DEFAULT_MARGIN = 0.0  # how much higher another move's mean return must be to leave the rollout policy's own
+
+
+class _Continuation:
+    """The evaluator ``PolicyRolloutSearch`` asks: the rollout policy's moves for the searching seat, and a prior
+    ``exp(margin)`` times likelier on its own move than on any other legal one (at temperature 1, the search leaves
+    that move for another only where the other's mean return is higher by more than ``margin``)."""
+
+    def __init__(self, policy: Any, margin: float) -> None:
+        self.best_moves, self.margin = policy, margin
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, None]:
+        prior = np.asarray(masks, np.float64)
+        if self.margin:
+            prior[np.arange(len(prior)), self.best_moves(obs, masks)] *= np.exp(self.margin)
+        return prior / np.maximum(prior.sum(axis=1, keepdims=True), 1e-12), None
+
+
+class SearchBestResponse(BaseAgent):
+    """Rollouts against ``target`` (an agent spec that plays from its observation: ``greedy``, ``ppo=PATH``,
+    ``dmc``...) from ``determinizations`` redeals of the seat's information view per decision; see the module."""
+
+    name = "search-br"
+
+    def __init__(self, game_id: str, target: str, determinizations: int = DEFAULT_DETERMINIZATIONS,
+                 rollout: str | None = None, margin: float = DEFAULT_MARGIN, seed: int | None = None,
+                 **game_options: Any) -> None:  # fmt: skip
+        from agents.batch import make_batch_policy
+        from agents.search.rollout_search import PolicyRolloutSearch
+        from jericho_env.registry import make_rules
+
+        super().__init__(game_id, seed=seed, **game_options)
+        n = determinizations
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{self.name}: determinizations must be a whole number >= 1, got {n!r}")
+        fixed = make_batch_policy(target, game_id, seed=seed, **game_options)
+        plays = fixed if rollout is None else make_batch_policy(rollout, game_id, seed=seed, **game_options)
+        if any(getattr(p, "uses_views", False) for p in (fixed, plays)):
+            raise ValueError(f"{self.name}: {target if fixed is plays else rollout} searches the information views; "
+                             "the rollouts ask agents that play from their observation")  # fmt: skip
+        self.rules = make_rules(game_id, **game_options)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < np.inf:
+            raise ValueError(f"{self.name}: margin must be a finite number >= 0, got {margin!r}")
+        evaluator = _Continuation(plays, float(margin))
+        self.search = PolicyRolloutSearch(self.rules, evaluator, n, 1.0, self.rng, fixed=fixed)
+        self._view: Any = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the search; forget any view."""
+        super().reset(seed)
+        self.search.rng, self._view = self.rng, None
+
+    def observe_view(self, view: Any) -> None:
+        """Take the seat's information view for the next ``act``."""
+        self._view = view
+
+    def batch_policy(self) -> Any:
+        """Every row's position searched at once (``agents.exit.ExitSearchBatchPolicy``: views, then one search)."""
+        from agents.exit import ExitSearchBatchPolicy
+
+        return ExitSearchBatchPolicy(SimpleNamespace(name=self.name, rules=self.rules, search=self.search))
+
+    def act(self, observation: dict[str, np.ndarray]) -> int:
+        """The searched move from the information view (``observe_view`` first)."""
+        if self._view is None:
+            raise ValueError(f"{self.name}: no information view; call observe_view(env.information_view(agent)) first")
+        policy = self.batch_policy()
+        policy.observe_views([self._view])
+        self._view = None
+        return int(policy(None, np.asarray(observation["action_mask"], bool)[None])[0])
+
+
+__all__ = ["DEFAULT_DETERMINIZATIONS", "SearchBestResponse"]
