@@ -74,8 +74,9 @@ def test_resume_refuses_a_differing_flag_through_the_same_code(
     cases = [
         (CHANGES[name], "differs from the run's config.json"),
         (["--option", "ranks=5"], "--option ranks=5 differs"),
-        ([BUDGETS[name], "1"], "--resume extends, never cuts"),  # a lower budget
     ]
+    if name != "dmc":  # below the run's budget (dmc's floor is what its checkpoint has generated: test_dmc.py)
+        cases.append(([BUDGETS[name], "1"], "--resume extends, never cuts"))
     for extra, says in cases:
         with pytest.raises(SystemExit) as refused:
             main(["castles", "--resume", str(tmp_path), *extra, "--quiet"])

@@ -445,10 +445,10 @@ def test_the_command_runs_and_resume_keeps_every_counter(tmp_path: Path, capsys:
     capsys.readouterr()
     with pytest.raises(SystemExit) as refused:  # a budget the run has passed: refused, not a silent no-op
         dmc_cli.main(["castles", "--resume", str(out), "--positions", "10", "--quiet"])
-    budget = json.loads(config)["positions"]
+    done = first["positions_generated"]
     err = capsys.readouterr().err
     assert refused.value.code == 2 and err.strip().splitlines() == [
-        f"python -m experiments.dmc: error: --positions 10 is below the run's {budget}: --resume extends, never cuts"
+        f"python -m experiments.dmc: error: --positions 10 is below the run's {done}: --resume extends, never cuts"
     ]
     assert (out / "config.json").read_text() == config
     assert dmc_cli.main(["castles", "--resume", str(out), "--positions", "6000", "--quiet"]) == 0

@@ -9,8 +9,8 @@ each made by ``flag`` (its help, its argparse type or choices). From the class a
   field's type and by the learner's own ``resolve`` (what depends on the game or on other values);
 - ``--resume`` (``resumed``): the run's config.json read back and checked the same way, and every flag given
   beside it that differs from it refused, naming the flag, by one function (``refuse_changes``); only the
-  budget (``BUDGET``: timesteps, iterations, positions) may change, and only upward,
-  which ends the run elsewhere;
+  budget (``BUDGET``: timesteps, iterations, positions) may change, never below what the run has
+  done (``done``), which ends the run elsewhere;
 - config.json itself (``to_json``). Runs written by older versions load through the class's ``COMPAT``, the one
   place that knows them: a field added since (with the value those runs had), a field renamed, a field retired
   (with the only value this version runs; another value is refused, or for ``RETIRED_NOTE`` fields noted).
@@ -67,7 +67,7 @@ class RunConfig:
 
     COMMAND: ClassVar[str] = ""  # python -m COMMAND
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}  # "default" and what each game changes
-    BUDGET: ClassVar[str] = ""  # the field --resume may raise
+    BUDGET: ClassVar[str] = ""  # the field --resume may raise (or lower to what the run has done: ``done``)
     COMPAT: ClassVar[Compat] = Compat()
     RUN_FLAGS: ClassVar[tuple[str, ...]] = ("--option", "--out", "--resume", "--quiet")  # flags that are no field
 
@@ -205,14 +205,20 @@ class RunConfig:
             RunFolder(Path(args.resume)).save_config(cfg.to_json())
         return cfg
 
+    def done(self, folder: Path) -> int:
+        """The lowest budget ``--resume`` takes: the run's own (a learner whose run can stop at a lower one says
+        how much of it the run in ``folder`` has done)."""
+        return int(getattr(self, self.BUDGET))
+
     def refuse_changes(self, args: argparse.Namespace) -> None:
         """``ValueError`` naming the first flag given beside ``--resume`` that differs from the run's config.json
         (``--option`` compared as the game resolves it); the budget may only grow."""
         from jericho_env.registry import make_rules
 
         budget = getattr(args, self.BUDGET, None)
-        if budget is not None and budget < getattr(self, self.BUDGET):
-            raise ValueError(f"{self.flag_of(self.BUDGET)} {budget} is below the run's {getattr(self, self.BUDGET)}: "
+        floor = None if budget is None else self.done(Path(args.resume))
+        if budget is not None and budget < floor:
+            raise ValueError(f"{self.flag_of(self.BUDGET)} {budget} is below the run's {floor}: "
                              "--resume extends, never cuts")  # fmt: skip
         changed = [(self.flag_of(k), repr(v), getattr(self, k)) for k, v in self.given(args).items()
                    if v is not None and k != self.BUDGET and v != getattr(self, k)]  # fmt: skip

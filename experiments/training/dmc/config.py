@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from experiments import cli
@@ -65,6 +66,16 @@ class DmcConfig(RunConfig):
         retired={"target": "return", "teacher_search": None},
     )  # fmt: skip
     RUN_FLAGS: ClassVar[tuple[str, ...]] = (*RunConfig.RUN_FLAGS, "--ray-address", "--actors")
+
+    def done(self, folder: Path) -> int:
+        """The positions the run in ``folder`` has generated, as its latest checkpoint records them (0 without one):
+        a lower ``--positions`` ends the run there."""
+        latest = folder / "checkpoints" / "latest.zip"
+        if not latest.is_file():
+            return 0
+        from agents.dmc import read_dmc_meta
+
+        return int(read_dmc_meta(latest)["training"]["stats"]["positions_generated"])
 
     @classmethod
     def resolve(cls, game: str, options: dict[str, Any], values: dict[str, Any], explicit: set[str]) -> dict[str, Any]:
