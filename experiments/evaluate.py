@@ -244,8 +244,8 @@ class TournamentResult:
     def __str__(self) -> str:
         return self.table
 
-    def __repr__(self) -> str:  # the table, not the fields: a folder's path says nothing to a reader
-        return f"TournamentResult({self.games} games in {self.seconds:.1f} s)\n{self.table}"
+    def __repr__(self) -> str:  # no folder path: print() or a notebook's display shows the table
+        return f"<TournamentResult: {', '.join(self.ratings)}; {self.games} games in {self.seconds:.1f} s>"
 
     def _repr_markdown_(self) -> str:  # a notebook shows the table as a table
         return self.table

@@ -147,6 +147,6 @@ def test_a_lost_expert_iteration_worker_ends_the_run_naming_it_and_the_run_resum
     err = ends_naming_it(exit_cli.main, argv, hit, started, capsys)
     assert "while playing the games of seeds" in err
     assert json.loads(state.read_text())["iterations_done"] == 1
-    cfg, folder = exit_cli.resumed_config(str(out), "castles", None)  # --resume, without the final table
-    exit_cli.run_exit(cfg, folder, resume=True, quiet=True)
+    cfg = exit_cli.ExitConfig.saved(out, "castles")  # --resume, without the final table
+    exit_cli.run_exit(cfg, out, resume=True, quiet=True)
     assert json.loads(state.read_text())["iterations_done"] == 2
