@@ -189,3 +189,12 @@ def test_the_start_methods_study_prints_a_row_per_method_and_the_best(capsys: py
         ["| fork", "best"],
     ]
     assert all(float(r.split(" | ")[3].replace(",", "")) > 0 for r in rows)
+
+
+def test_a_command_with_workers_prints_no_warning_of_its_workers(tmp_path: Path) -> None:
+    """The workers run the command's module again (multiprocessing's main fix-up): nothing of it reaches stderr."""
+    argv = [sys.executable, "-m", "experiments.evaluate", "castles", "--agents", "random", "greedy"]
+    argv += ["--deals", "4", "--workers", "2", "--quiet", "--no-plot", "--out", str(tmp_path / "run")]
+    res = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "Warning" not in res.stderr, res.stderr
