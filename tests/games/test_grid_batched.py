@@ -135,7 +135,9 @@ def _check_rows(env: BatchedEnv, obs: np.ndarray, mask: np.ndarray, player: np.n
         assert np.array_equal(mask[i], rules.legal_mask(state))
 
 
-@pytest.mark.parametrize("size", [3, 21, 23])
+@pytest.mark.parametrize(
+    "size", [pytest.param(3, marks=pytest.mark.slow), 21, pytest.param(23, marks=pytest.mark.slow)]
+)
 def test_the_envs_observation_buffer_is_the_rules_observation_every_step(size: int) -> None:
     """``observe_rows`` rewrites only what changed: after steps, auto-resets and ``set_state``, rows stay exact."""
     env = make_batched("grid", 12, compiled=True, copy=False, board_size=size)
