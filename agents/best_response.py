@@ -14,11 +14,14 @@ against a known opponent, whose score against that opponent is a lower bound on 
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from agents.base import BaseAgent
+
+if TYPE_CHECKING:
+    from agents.exit import ExitSearchAgent
 
 DEFAULT_DETERMINIZATIONS = 16
 DEFAULT_MARGIN = 0.0  # how much higher another move's mean return must be to leave the rollout policy's own
@@ -81,7 +84,8 @@ class SearchBestResponse(BaseAgent):
         """Every row's position searched at once (``agents.exit.ExitSearchBatchPolicy``: views, then one search)."""
         from agents.exit import ExitSearchBatchPolicy
 
-        return ExitSearchBatchPolicy(SimpleNamespace(name=self.name, rules=self.rules, search=self.search))
+        searcher = SimpleNamespace(name=self.name, rules=self.rules, search=self.search)  # what the policy reads
+        return ExitSearchBatchPolicy(cast("ExitSearchAgent", searcher))
 
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The searched move from the information view (``observe_view`` first)."""
