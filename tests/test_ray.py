@@ -197,9 +197,9 @@ SMALL = ["--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "10
 def test_sweep_on_ray_writes_the_combined_table_and_a_rerun_skips_finished_trials(
     tmp_path: Path, ray_cpus: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # `experiments.sweep castles --seeds 0,1 --timesteps 20000 --backend ray`, with small final tables
+    # `experiments.sweep castles --seeds 0,1 --timesteps 512 --backend ray`, with small final tables (as test_sweep.py)
     out = tmp_path / "sweep"
-    argv = ["castles", "--seeds", "0,1", "--timesteps", "20000", "--backend", "ray", "--out", str(out), "--quiet"]
+    argv = ["castles", "--seeds", "0,1", "--timesteps", "512", "--backend", "ray", "--out", str(out), "--quiet"]
     assert sweep.main([*argv, "--", *SMALL]) == 0
     data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
     assert [t["trial"] for t in data["trials"]] == ["seed=0", "seed=1"]
@@ -209,7 +209,7 @@ def test_sweep_on_ray_writes_the_combined_table_and_a_rerun_skips_finished_trial
         table = json.loads((out / t["trial"] / "tournament" / "results.json").read_text(encoding="utf-8"))
         assert table["config"]["backend"] == "ray" and table["config"]["seed"] == t["seed"]
         config = json.loads((out / t["trial"] / "config.json").read_text(encoding="utf-8"))
-        assert config["timesteps"] == 20000 and config["seed"] == t["seed"]
+        assert config["timesteps"] == 512 and config["seed"] == t["seed"]
     assert data["configs"][0]["seeds_done"] == 2
     md = (out / "sweep.md").read_text(encoding="utf-8")
     assert "| seed=1 | done |" in md and "| default | 2 / 2 |" in md

@@ -45,15 +45,14 @@ def value_of(card: int) -> int:
     return TYPE_VALUE[card]
 
 
+CARD_TEXT: tuple[str, ...] = (*(f"{COLOURS[c // 5]}-{VALUES[c % 5]}" for c in range(NUM_WALL_TYPES)), "T", "S")
+
+
 def card_to_str(card: int) -> str:
     """``"red-5"``, ``"T"`` or ``"S"``."""
-    if card == TRUMPET:
-        return "T"
-    if card == SCORING:
-        return "S"
-    if not 0 <= card < NUM_WALL_TYPES:
+    if not 0 <= card < NUM_TYPES:
         raise ValueError(f"card {card} is out of range 0..{NUM_TYPES - 1}")
-    return f"{COLOURS[card // 5]}-{VALUES[card % 5]}"
+    return CARD_TEXT[card]
 
 
 def str_to_card(text: str) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 from jericho_env.core.rules import StateFormatError
 from jericho_env.core.validate import require_keys, require_mapping, strict_int, strict_list, text_of
 from jericho_env.games.walls.cards import (
+    CARD_TEXT,
     COLOURS,
     COPIES,
     NUM_CARDS,
@@ -29,7 +30,6 @@ from jericho_env.games.walls.cards import (
     TRUMPET,
     TYPE_VALUE,
     card_to_str,
-    counts_to_cards,
     str_to_card,
 )
 from jericho_env.games.walls.state import LENGTH_AT, PHASE_NAMES, TRUMPETS_AT, WALL_STRIDE, Phase, WallsState
@@ -54,14 +54,18 @@ KEYS = (
 )
 
 
+TRUMPET_TEXT = tuple("T-" + colour for colour in COLOURS)
+
+
 def wall_to_text(wall: list[int]) -> list[str]:
     """One seat's walls as card text, colour by colour, trumpets as ``T-<colour>``."""
     out: list[str] = []
     for colour in range(5):
         base = colour * WALL_STRIDE
         for vi in range(5):
-            out += [card_to_str(colour * 5 + vi)] * wall[base + vi]
-        out += ["T-" + COLOURS[colour]] * wall[base + TRUMPETS_AT]
+            if wall[base + vi]:
+                out += [CARD_TEXT[colour * 5 + vi]] * wall[base + vi]
+        out += [TRUMPET_TEXT[colour]] * wall[base + TRUMPETS_AT]
     return out
 
 
@@ -75,12 +79,12 @@ def to_dict(s: WallsState) -> dict[str, Any]:
         "drawer": s.drawer,
         "phase_left": s.phase_left,
         "scorings": s.scored,
-        "hands": [_texts(counts_to_cards(h)) for h in s.hands],
+        "hands": [_count_texts(h) for h in s.hands],
         "opening": [card_to_str(c) if c >= 0 else None for c in s.opening],
         "walls": [wall_to_text(w) for w in s.walls],
-        "won": [_texts(counts_to_cards(w)) for w in s.won],
-        "supply_public": _texts(counts_to_cards(s.supply_public)) + ["T"] * s.supply_trumpets,
-        "supply_hidden": [_texts(counts_to_cards(h)) for h in s.supply_hidden],
+        "won": [_count_texts(w) for w in s.won],
+        "supply_public": _count_texts(s.supply_public) + ["T"] * s.supply_trumpets,
+        "supply_hidden": [_count_texts(h) for h in s.supply_hidden],
         "discard": s.discard,
         "deck": _texts(reversed(s.deck)),
         "trumpet_log": [None if log is None else [list(e[:3]) + ([list(e[3])] if len(e) > 3 else []) for e in log]
@@ -90,6 +94,11 @@ def to_dict(s: WallsState) -> dict[str, Any]:
 
 def _texts(cards: Any) -> list[str]:
     return [card_to_str(c) for c in cards]
+
+
+def _count_texts(counts: list[int]) -> list[str]:
+    """A count vector over card types as the sorted cards' text (``_texts(counts_to_cards(counts))``)."""
+    return [CARD_TEXT[card] for card, k in enumerate(counts) if k for _ in range(k)]
 
 
 def from_dict(data: Mapping[str, Any], n: int, piles: list[int], strict: bool = True) -> WallsState:
