@@ -41,19 +41,17 @@ from experiments.cli import (
     cap_workers,
     check_out,
     cli_parser,
-    one_line,
     parse_option,
     positive_int,
     progress_bar,
+    run_cli,
     seed_int,
 )
-from experiments.play.backends import LOCAL, Backend, BackendError, add_backend_flags, backend_from_args
+from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
 from experiments.play.batched_games import DEFAULT_BATCH, check_batch
 from experiments.play.report import run_folder, write_outputs
-from experiments.play.tournament import ILLEGAL, AgentSpec, check_illegal, check_loop, run_games
-from jericho_env.core.rules import JerichoError
+from experiments.play.tournament import ILLEGAL, LOOPS, AgentSpec, check_choice, run_games
 from jericho_env.core.validate import check_seed
-from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids, make_rules
 from jericho_env.user_agents import agent_label, check_agent
 
@@ -122,12 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
 def specs_from_args(
     raw: Sequence[Any], trust: bool = False, game_id: str | None = None, at_least: int = 2
 ) -> list[AgentSpec]:
-    """AgentSpecs of the agents of a tournament; duplicate labels get #2, #3 ...
+    """AgentSpecs of ``--agents`` specs, agent objects or ``(label, spec or agent)`` pairs; repeated labels get #2...
 
-    Each item is a spec as ``--agents`` writes it (``"greedy"``, ``"ppo=PATH"``, ``"mine=file.py:Cls"``), an
-    agent object (``act``; labelled by its ``name`` or type), or a ``(label, spec or agent)`` pair.
-    ``trust``: let every checkpoint agent given a ``path`` load files that run code (``--trust-checkpoint``).
-    ``game_id``: takes the agents of other installed providers too. ``at_least``: agents needed (a tournament's 2).
+    ``trust``: as ``--trust-checkpoint``; ``game_id``: takes other providers' agents too; ``at_least``: agents needed.
     """
     specs: list[AgentSpec] = []
     seen: dict[str, int] = {}
@@ -168,29 +163,25 @@ def evaluate(
     batch: int = DEFAULT_BATCH,
     illegal: str = "raise",
 ) -> dict[str, Any]:
-    """Run the tournament (on ``backend``, with the game ``loop`` of ``run_games``), write its outputs and
-    return the summary (with ``folder``).
+    """Run the tournament (``run_games``), write its outputs and return the summary (with ``folder``).
 
-    ``workers`` local processes (or the CPUs of a local Ray) are capped by the cores and by the tasks to
-    play (``experiments.cli.cap_workers``, with a note); a Ray cluster at an address gets them as given.
+    ``workers`` are capped by the cores and the tasks to play, except on a Ray cluster at an address.
     """
     options = dict(options or {})
     seed = check_seed(seed)
     check_out(out, "--out")  # a file in the way fails before any work, not after every game
-    rules = make_rules(game_id, **options)  # bad options fail before any work
-    n = rules.info.num_players
-    check_illegal(illegal)
+    n = make_rules(game_id, **options).info.num_players  # bad options fail before any work
+    check_choice("illegal", illegal, ILLEGAL)
     for spec in specs:  # unknown agents, missing checkpoints, code that does not load: fail before the pool starts
         spec.build(game_id, options)
     pairs = len(specs) * (len(specs) - 1) // (2 if n == 2 else 1)
-    total = pairs * deals * n
     if not (backend.is_ray and (backend.address or os.environ.get("RAY_ADDRESS"))):
-        if check_loop(loop) == "batched":  # a task: one pairing and arrangement, --batch deals at once
+        if check_choice("loop", loop, LOOPS) == "batched":  # a task: one pairing and arrangement, --batch deals at once
             tasks = pairs * n * math.ceil(deals / check_batch(batch))
             workers = cap_workers(workers, tasks, "tasks to play (pairs of agents x seat arrangements x batches)")
         else:
             workers = cap_workers(workers, pairs * deals, "deals to play (pairs of agents x deals)")
-    bar = progress_bar(total, f"{game_id} tournament", quiet)
+    bar = progress_bar(pairs * deals * n, f"{game_id} tournament", quiet)
     t0 = time.perf_counter()
     try:
         records = run_games(
@@ -200,7 +191,6 @@ def evaluate(
         bar.close()
     elapsed = time.perf_counter() - t0
     folder = run_folder(kind, game_id, out)
-    labels = [s.label for s in specs]
     config = {
         "game": game_id,
         "options": options,
@@ -215,7 +205,7 @@ def evaluate(
         "games": len(records),
         "seconds": round(elapsed, 2),
     }
-    summary = write_outputs(folder, game_id, labels, records, config, n, plot=plot)
+    summary = write_outputs(folder, game_id, [s.label for s in specs], records, config, n, plot=plot)
     forfeits = Counter(rec.illegal.split(" (seat ")[0] for rec in records if rec.illegal)
     summary.update(folder=folder, seconds=elapsed, games=len(records), forfeits=dict(forfeits))
     if record:  # the first `record` deals' games, played again with their actions (experiments.replays)
@@ -269,22 +259,15 @@ def tournament(
 ) -> TournamentResult:
     """A round-robin tournament of ``agents``, the one ``python -m experiments.evaluate`` plays, as a result object.
 
-    ``agents`` mixes specs as the command line writes them (``"greedy"``, ``"ppo"``, ``"mine=file.py:Cls"``),
-    agent objects (anything with ``act(observation)``; ``reset`` and ``act_batch`` are used when present)
-    and ``(label, spec or agent)`` pairs. The same arguments as the command give the same games and the
-    same table (``str(result)``), written to the same files (``out``, default ``runs/evaluate/GAME-TIME``).
-    With ``workers`` > 1 an agent object is pickled for the worker processes: name it by its code's path
-    when it does not pickle. ``trust``: as ``--trust-checkpoint``.
+    ``agents`` mixes command-line specs (``"greedy"``, ``"mine=file.py:Cls"``), agent objects (with ``act``)
+    and ``(label, spec or agent)`` pairs; the same arguments as the command give the same games and table.
     """
     specs = specs_from_args(list(agents), trust, game_id)
     summary = evaluate(
         game_id, specs, deals, seed, workers, options, out, plot=plot, quiet=quiet, backend=backend, loop=loop,
         batch=batch, illegal=illegal,
     )  # fmt: skip
-    return TournamentResult(
-        summary["table"], summary["ratings"], summary["cells"], summary["folder"], summary["games"],
-        summary["seconds"], summary["forfeits"],
-    )  # fmt: skip
+    return TournamentResult(**{field.name: summary[field.name] for field in dataclasses.fields(TournamentResult)})
 
 
 def against_baselines(
@@ -301,12 +284,8 @@ def against_baselines(
     trust: bool = False,
     backend: Backend = LOCAL,
 ) -> dict[str, Any]:
-    """The tournament of the baselines (random, greedy where the game has one) and the PPO checkpoint ``path``.
-
-    The checkpoint plays as ``label``. ``untrained``: the checkpoint training started from, played as one
-    more agent named "untrained" so the table shows what training added to the starting policy. It comes
-    last, so the other pairs play the same games as without it.
-    """
+    """The tournament of the baselines and the PPO checkpoint ``path`` as ``label``, then the checkpoint training
+    started from (``untrained``) if given: last, so the other pairs play the same games as without it."""
     specs = [AgentSpec(name, name) for name in baselines(game_id)]
     extra = {"trust": True} if trust else {}
     specs.append(AgentSpec(label, "ppo", {"path": path, **extra}))
@@ -319,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
+
+    def body() -> None:
         specs = specs_from_args(args.agents, args.trust_checkpoint, args.game)
         summary = evaluate(
             args.game,
@@ -337,20 +317,16 @@ def main(argv: list[str] | None = None) -> int:
             batch=args.batch,
             illegal=args.illegal_action,
         )
-    except KeyboardInterrupt:
-        return 130
-    except (JerichoError, ValueError, OSError, ImportError, BackendError, WorkerLostError) as e:
-        parser.exit(2, f"{parser.prog}: error: {one_line(e)}\n")
-    print()
-    print(summary["table"])
-    if summary["forfeits"]:
-        lost = ", ".join(f"{label} {count}" for label, count in summary["forfeits"].items())
-        print(f"\nGames lost at an illegal action (--illegal-action lose; results.json says why): {lost}")
-    print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")
-    if "replays" in summary:
-        path, count = summary["replays"]
-        print(f"{count} replays in {path} (python -m jericho_env.web shows them)")
-    return 0
+        print(f"\n{summary['table']}")
+        if summary["forfeits"]:
+            lost = ", ".join(f"{label} {count}" for label, count in summary["forfeits"].items())
+            print(f"\nGames lost at an illegal action (--illegal-action lose; results.json says why): {lost}")
+        print(f"\n{summary['games']} games in {summary['seconds']:.1f} s; outputs in {summary['folder']}/")
+        if "replays" in summary:
+            path, count = summary["replays"]
+            print(f"{count} replays in {path} (python -m jericho_env.web shows them)")
+
+    return run_cli(parser, body)
 
 
 if __name__ == "__main__":

@@ -8,23 +8,13 @@ the same games on any number of workers and on ``--backend ray``).
 Two-player games: both seat orders of every deal. Walls: each agent alone against copies of each other,
 in every seat.
 
-Ratings: Bradley–Terry by maximum likelihood on the Elo scale (``experiments.play.tournament.bradley_terry``:
-draws half a win each way, random pinned at 1000). Their 95% intervals: a bootstrap over deals
-(``--bootstrap`` resamples; default 1000): the deals are drawn again with replacement, every game of a
-drawn deal (all pairs, all seats) kept together, the ratings fitted again, and the 2.5th and 97.5th
-percentiles taken. Random is the anchor, so its interval is a point and the others' are relative to it.
-
-Writes ``docs/leaderboard.md`` (a summary line per game, then per game: how it was made and the time it
-took, rank, agent, rating [interval], score against each other agent), ``docs/images/leaderboard-<game>.png``
-(the win-rate heatmap, rows in rank order) and ``docs/leaderboard.json`` (every game's board): a run of
-some games (``--games``) replaces theirs and keeps the other games on the page. ``--quick`` is a check of
-the machinery, a few minutes on 2 cores: few deals, a small search budget (said in the output and on the
-page), written under ``runs/leaderboard-quick/`` unless ``--out`` says otherwise, never over the docs.
-
-``--with LABEL=SPEC`` rates newcomers (your own agent: ``mine=path/to/file.py:Agent``, or any agent spec of
-``experiments.evaluate``) on a board already made (``--board``, default the docs' page): each newcomer plays
-every agent of the board on the board's deals, the board's own games are read back instead of played
-again, and one fit rates them all; the page goes to ``runs/leaderboard-with/`` unless ``--out`` says otherwise.
+Ratings: Bradley–Terry on the Elo scale (random at 1000), with 95% intervals from a bootstrap over deals
+(``--bootstrap`` resamples; every game of a drawn deal kept together). Writes ``docs/leaderboard.md``,
+``docs/images/leaderboard-<game>.png`` (the heatmaps) and ``docs/leaderboard.json`` (every game's board, so
+a run of some ``--games`` keeps the others on the page). ``--quick``: a check of the machinery, a few
+minutes on 2 cores, written under ``runs/leaderboard-quick/`` (never over the docs). ``--with LABEL=SPEC``
+rates newcomers on a board already made (``--board``): each plays every agent of the board on its deals,
+the board's own games are read back, and one fit rates them all (written under ``runs/leaderboard-with/``).
 
 Examples:
     python -m experiments.leaderboard
@@ -52,13 +42,14 @@ import numpy as np
 from agents.registry import PLAYS_NETWORK_OF, SEARCH_AGENTS, available, playable_names
 from experiments.cli import cli_parser, positive_int, progress_bar, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.play.tournament import AgentSpec, Cell, GameRecord, bradley_terry, run_games, tabulate
+from experiments.play.tournament import AgentSpec, Cell, GameRecord, bradley_terry, pairings, run_games, tabulate
 from jericho_env.registry import known_game_ids, make_rules
 
 DEFAULT_DEALS = 250
 QUICK_DEALS = {2: 6, 4: 1}  # per pair, by players (more players: as 4): a check, not a measurement
 # ismcts and exit-search per move in --quick; walls' search rolls out with greedy to the end (0.2 s a move at 20)
 QUICK_SIMULATIONS = {"default": 20, "walls": 5}
+SEARCHES = "ismcts, exit-search and dmc-search"  # the agents that search at the board's budget
 DOCS = Path("docs") / "leaderboard.md"
 QUICK_OUT = Path("runs") / "leaderboard-quick" / "leaderboard.md"
 WITH_OUT = Path("runs") / "leaderboard-with" / "leaderboard.md"
@@ -105,17 +96,9 @@ class GameBoard:
 
 
 # --------------------------------------------------------------------------------------------- the agents
-def quick_simulations(game: str) -> int:
-    """The search budget of ``--quick`` for ``game``."""
-    return QUICK_SIMULATIONS.get(game, QUICK_SIMULATIONS["default"])
-
-
 def game_agents(game: str, simulations: int | None) -> tuple[list[AgentSpec], list[str]]:
-    """(specs, notes): the baselines, ismcts and the shipped agents of ``game``; ``simulations``: the search budget.
-
-    A shipped agent gets its checkpoint as ``path=`` (so Ray workers receive the file's bytes) after the
-    file is checked against its card (``agents.pretrained.shipped``, as ``agents.make`` does without a path).
-    """
+    """(specs, notes): the baselines, ismcts and the shipped agents of ``game`` (their checkpoints checked
+    against their cards, then given as ``path=``); ``simulations``: the search budget."""
     import agents
     from agents.pretrained import zoo
 
@@ -308,9 +291,8 @@ def markdown_table(b: GameBoard, exploited: dict[str, str] | None = None) -> str
 
 
 def best_responses(b: GameBoard, store: Path) -> dict[str, str] | None:
-    """Per agent of the board, the recorded best response (``experiments.exploit``'s data file ``store``) of the
-    highest interval's lower end against that very agent (its checkpoint's fingerprint): score [95%], what and
-    budget; None without a data file."""
+    """Per agent, the best response recorded in ``store`` (``experiments.exploit``) against that very checkpoint with
+    the highest interval's lower end: score [95%], what and budget; None without the file."""
     import json
 
     if not store.is_file():
@@ -442,17 +424,12 @@ def made_line(b: GameBoard) -> str:
 
 def quick_text(b: GameBoard) -> str:
     """What ``--quick`` cut in a game."""
-    searches = "ismcts, exit-search and dmc-search"
-    return f"{b.game}: {_deals(b.deals)} per pair, {searches} at {b.simulations} simulations per move"
+    return f"{b.game}: {_deals(b.deals)} per pair, {SEARCHES} at {b.simulations} simulations per move"
 
 
 def _budget(b: GameBoard) -> str:
-    if b.simulations is None:
-        return (
-            "ismcts, exit-search and dmc-search: ismcts's default budget for the game "
-            "(agents.search.ismcts.GAME_DEFAULTS)"
-        )
-    return f"ismcts, exit-search and dmc-search: {b.simulations} simulations per move"
+    default = "ismcts's default budget for the game (agents.search.ismcts.GAME_DEFAULTS)"
+    return f"{SEARCHES}: {default if b.simulations is None else f'{b.simulations} simulations per move'}"
 
 
 def _deals(n: int, kind: str = "") -> str:
@@ -527,6 +504,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def play(
+    game: str,
+    specs: list[AgentSpec],
+    deals: int,
+    seed: int,
+    workers: int,
+    what: str,
+    quiet: bool,
+    backend: Backend,
+    among: list[int] | None = None,
+) -> tuple[list[GameRecord], float]:
+    """(records, seconds) of ``run_games`` behind a progress bar; ``among``: only the pairings of these agents."""
+    n = make_rules(game).info.num_players
+    pairs = [p for p in pairings(len(specs), n) if among is None or p[0] in among or p[1] in among]
+    bar = progress_bar(len(pairs) * deals * n, f"{game} {what}", quiet)
+    t0 = time.perf_counter()
+    try:
+        records = run_games(game, specs, deals, seed, workers, progress=bar.update, backend=backend, among=among)
+    finally:
+        bar.close()
+    return records, time.perf_counter() - t0
+
+
 def run(
     games: Sequence[str],
     deals: dict[str, int],
@@ -541,41 +541,18 @@ def run(
     """Every game's leaderboard: ``deals[game]`` per pair, else the default or ``--quick``'s (the budget likewise)."""
     plans = []
     for game in games:  # every game's agents checked before any game is played
-        budget = simulations if simulations is not None or not quick else quick_simulations(game)
+        quick_budget = QUICK_SIMULATIONS.get(game, QUICK_SIMULATIONS["default"])
+        budget = simulations if simulations is not None or not quick else quick_budget
         specs, notes = game_agents(game, budget)
         n = make_rules(game).info.num_players
         per_pair = deals.get(game) or (QUICK_DEALS.get(n, QUICK_DEALS[4]) if quick else DEFAULT_DEALS)
-        plans.append((game, specs, notes, n, per_pair, budget))
+        plans.append((game, specs, notes, per_pair, budget))
     boards = []
-    for game, specs, notes, n, per_pair, budget in plans:
-        k = len(specs)
-        total = (k * (k - 1) // (2 if n == 2 else 1)) * per_pair * n
-        bar = progress_bar(total, f"{game} leaderboard", quiet)
-        t0 = time.perf_counter()
-        try:
-            records = run_games(game, specs, per_pair, seed, workers, progress=bar.update, backend=backend)
-        finally:
-            bar.close()
-        seconds = time.perf_counter() - t0
+    for game, specs, notes, per_pair, budget in plans:
+        records, seconds = play(game, specs, per_pair, seed, workers, "leaderboard", quiet, backend)
         boards.append(board(game, specs, records, per_pair, seconds, resamples, seed, notes, budget))
         print(f"{game}: {len(records)} games in {_minutes(seconds)}; {summary_line(boards[-1])}")
     return boards
-
-
-def stored_board(game: str, page: Path) -> GameBoard:
-    """``game``'s board kept beside the leaderboard ``page`` (its ``.json``), with its deal-by-deal results."""
-    store = page.with_suffix(".json")
-    kept = {b.game: b for b in merged([], store)}
-    again = f"python -m experiments.leaderboard --games {game}"
-    if game not in kept:
-        raise ValueError(f"{store} holds no board of {game}: make one first ({again})")
-    old = kept[game]
-    if not old.results:
-        raise ValueError(
-            f"the {game} board in {store} was written without its deal-by-deal results, which a newcomer is rated "
-            f"with: make it again ({again})"
-        )
-    return old
 
 
 def rate_newcomers(
@@ -587,17 +564,21 @@ def rate_newcomers(
     quiet: bool = False,
     backend: Backend = LOCAL,
 ) -> GameBoard:
-    """``game``'s board of ``page`` with ``newcomers`` added: they play every agent of the board, one fit rates all.
-
-    Only the newcomers' pairs are played, on the board's deals (its seed and deal count; the same cards as
-    its games) and search budget; every other pair's games are the board's own, read back deal by deal,
-    so the ratings and their bootstrap intervals come from one fit over all of them. ``ValueError`` when
-    the board's agents are no longer the package's (another agent, or a network file that changed).
-    """
-    old = stored_board(game, page)
+    """``game``'s board of ``page`` with ``newcomers`` added: only their pairs are played, on the board's deals
+    and budget, and one fit rates them with the board's own games (``ValueError`` if its agents changed)."""
+    store = page.with_suffix(".json")
+    kept = {b.game: b for b in merged([], store)}
+    again = f"python -m experiments.leaderboard --games {game}"
+    if game not in kept:
+        raise ValueError(f"{store} holds no board of {game}: make one first ({again})")
+    old = kept[game]
+    if not old.results:
+        raise ValueError(
+            f"the {game} board in {store} was written without its deal-by-deal results, which a newcomer is rated "
+            f"with: make it again ({again})"
+        )
     specs, _ = game_agents(game, old.simulations)
     have = [s.label for s in specs]
-    again = f"python -m experiments.leaderboard --games {game}"
     if sorted(have) != sorted(old.labels):
         raise ValueError(
             f"the {game} board's agents ({', '.join(old.labels)}) are not the package's now ({', '.join(have)}): "
@@ -616,19 +597,10 @@ def rate_newcomers(
         spec.build(game, {})
     every = specs + newcomers
     labels = [s.label for s in every]
-    k, new = len(every), range(len(specs), len(every))
-    n = make_rules(game).info.num_players
-    pairs = sum(1 for i in range(k) for j in range(k) if i != j and (i in new or j in new)) // (2 if n == 2 else 1)
-    bar = progress_bar(pairs * old.deals * n, f"{game} newcomers", quiet)
-    seed = int(old.made.get("seed", 0))
-    t0 = time.perf_counter()
-    try:
-        records = run_games(
-            game, every, old.deals, seed, workers, progress=bar.update, backend=backend, among=list(new)
-        )
-    finally:
-        bar.close()
-    seconds = time.perf_counter() - t0
+    k, seed = len(every), int(old.made.get("seed", 0))
+    records, seconds = play(
+        game, every, old.deals, seed, workers, "newcomers", quiet, backend, list(range(len(specs), k))
+    )
     counts = np.zeros((old.deals, k, k, 3), dtype=np.int64)
     counts[:, : len(specs), : len(specs)] = decode_deals(old.results, have, old.per_deal)
     played, _ = deal_counts(records, labels)
@@ -658,11 +630,8 @@ def merged(boards: Sequence[GameBoard], store: Path) -> list[GameBoard]:
 
 
 def write(boards: Sequence[GameBoard], out: Path) -> tuple[list[GameBoard], list[Path]]:
-    """The page ``out`` for ``boards`` and the games already on it; its JSON and heatmaps beside it.
-
-    ``leaderboard.json`` (beside the page) keeps every game's board, so a run of some games (``--games``)
-    replaces theirs and keeps the others'. Returns every board on the page and the files written.
-    """
+    """The page ``out`` for ``boards`` and the other games in its JSON beside it, with the heatmaps; returns
+    every board on the page and the files written."""
     import json
 
     from experiments.play.report import have_matplotlib, heatmap
@@ -693,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    given = list(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", "-m", "experiments.leaderboard", *(sys.argv[1:] if argv is None else argv)])
 
     def body() -> None:
         games = args.games or list(known_game_ids())
@@ -702,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
             known = ", ".join(known_game_ids())
             raise ValueError(f"--games: unknown game(s) {', '.join(unknown)}; choose from {known}")
         if args.newcomers:
-            with_newcomers(args, games, given)
+            with_newcomers(args, games, command)
             return
         if args.board is not None:
             raise ValueError("--board is the board that --with newcomers join; give --with LABEL=SPEC too")
@@ -713,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--out {str(out)!r}: the page is Markdown, its name ends in .md")
         backend = backend_from_args(args)
         made = {
-            "command": shlex.join(["python", "-m", "experiments.leaderboard", *given]),
+            "command": command,
             "date": time.strftime("%Y-%m-%d"),
             "commit": source_commit()[0],
             "version": jericho_env.__version__,
@@ -739,10 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     return run_cli(parser, body)
 
 
-def with_newcomers(args: argparse.Namespace, games: Sequence[str], given: Sequence[str]) -> None:
+def with_newcomers(args: argparse.Namespace, games: Sequence[str], command: str) -> None:
     """``--with``: the newcomers rated on each game's stored board (``rate_newcomers``), the page written."""
-    import shlex
-
     from experiments.evaluate import specs_from_args
 
     if args.quick or args.deals or args.simulations is not None:
@@ -756,7 +723,7 @@ def with_newcomers(args: argparse.Namespace, games: Sequence[str], given: Sequen
     for game in games:
         newcomers = specs_from_args(args.newcomers, args.trust_checkpoint, game, at_least=1)
         b = rate_newcomers(game, newcomers, board_page, args.workers, args.bootstrap, args.quiet, backend)
-        b.made["command"] = shlex.join(["python", "-m", "experiments.leaderboard", *given])
+        b.made["command"] = command
         boards.append(b)
         print(f"\n## {game}, with {', '.join(s.label for s in newcomers)}\n\n{markdown_table(b)}\n")
         for s in newcomers:

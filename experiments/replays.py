@@ -1,13 +1,10 @@
 """Replays of a tournament's games: ``python -m experiments.replays RUN_FOLDER --record N``.
 
 ``experiments.evaluate ... --record N`` and ``experiments.train ... --record N`` call this once their
-table is written: the first ``N`` deals of every pairing (each in every seat arrangement) are played
-again in this process with their actions kept (``experiments.play.tournament.record_games``, by the
-tournament's own game loop: a batched tournament plays again the whole chunks that hold them), each
-game is checked against the tournament's own record in ``results.json`` (seats, returns, length),
-and they are written to ``replays.jsonl`` in the run folder, one compact line per game: the env
-seed and the actions (``jericho_env.replay``), which the rules engines replay exactly.
-``python -m jericho_env.web`` lists them by pairing and result.
+table is written: the first ``N`` deals of every pairing are played again with their actions kept
+(``experiments.play.tournament.record_games``), each game is checked against the tournament's record in
+``results.json``, and they are written to ``replays.jsonl`` (env seed and actions, ``jericho_env.replay``),
+which ``python -m jericho_env.web`` shows.
 
 Run on its own, it adds replays to a tournament that was played without ``--record``.
 """
@@ -29,10 +26,8 @@ from jericho_env.replay import FILE_NAME, Replay, write_replays
 def record_replays(folder: str | Path, deals: int, specs: list[AgentSpec] | None = None) -> tuple[Path, int]:
     """Write ``replays.jsonl`` for the first ``deals`` deals of every pairing of the tournament in ``folder``.
 
-    Returns the file and the number of games in it; ``ValueError`` if ``results.json`` is missing or
-    broken, or if a game played again differs from the tournament's record of it. ``specs``: the
-    tournament's agents (needed when some were objects, which ``results.json`` names but cannot rebuild).
-    A game that ended at an illegal action (``illegal="lose"``) has no replay.
+    Returns the file and its count of games; ``ValueError`` if a game played again differs from its record.
+    ``specs``: the tournament's agents, needed when some were objects. Games lost at an illegal action are left out.
     """
     folder = Path(folder)
     results = _results(folder)
@@ -50,8 +45,7 @@ def record_replays(folder: str | Path, deals: int, specs: list[AgentSpec] | None
     for rec, actions in record_games(game, specs, seed, options, min(deals, total), loop, batch, total, illegal):
         if rec.illegal:
             continue
-        key = (rec.focal, rec.opponent, rec.deal, rec.arrangement)
-        want = played.get(key)
+        want = played.get((rec.focal, rec.opponent, rec.deal, rec.arrangement))
         same = want is not None and (
             list(want["seats"]) == list(rec.seats)
             and [float(r) for r in want["returns"]] == list(rec.returns)

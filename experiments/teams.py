@@ -1,19 +1,12 @@
 """Head to head in a game of more than two players: agent A in half the seats, agent B in the rest.
 
-``python -m experiments.evaluate`` reads an n-player game as A alone against n-1 copies of B, whose even
-share is 1/n; a two-player bar ("a score above 55% head to head") has no direct reading there. Here each
-deal is played once for every way to give A ``n // 2`` of the n seats (six ways in a four-player game), B
-taking the others, so every seat and every turn order is A's equally often. A game's score for A is A's
-share of the winning seats (a seat with a positive return wins; a game nobody wins counts one half); the
-command prints A's mean score with its 95% Wilson interval next to the even share ``(n // 2) / n``: 50% with
-four players, the same reading as a two-player head to head.
-
-Seeds: deal ``d`` is the env seed ``derive_seed(seed, d)`` and the agent in seat ``s`` is reset with
-``derive_seed(seed, d, s)`` in every arrangement, whichever side holds the seat: the arrangements of a deal
-differ only in who sits where (common random numbers), and the games are the same for any number of
-workers. Games are played one at a time through the AEC env (``experiments.play.tournament.play_game``); agents
-are made once per worker from the same specs as ``experiments.evaluate``'s (``specs_from_args``);
-checkpoints load through the safe path only (no flag to trust a Stable-Baselines3 zip here).
+Each deal is played once for every way to give A ``n // 2`` of the n seats, B taking the others, so every
+seat and turn order is A's equally often. A game's score for A is its share of the winning seats (a game
+nobody wins counts one half); the command prints A's mean score with its 95% Wilson interval next to the
+even share ``(n // 2) / n`` (50% with four players, read as a two-player head to head). Deal ``d`` is the
+env seed ``derive_seed(seed, d)`` and the agent in seat ``s`` is reset with ``derive_seed(seed, d, s)`` in
+every arrangement (common random numbers), so the games are the same for any number of workers.
+Checkpoints load through the safe path only.
 
 Examples:
     python -m experiments.teams walls exit-search=agents/zoo/walls-ppo.zip ismcts --deals 250 --workers 2
@@ -59,24 +52,21 @@ def team_arrangements(n_players: int) -> list[tuple[int, ...]]:
 def team_score(returns: Sequence[float], seats: Sequence[int]) -> float:
     """A's share of the winning seats (positive returns) of one game; 0.5 when nobody wins."""
     winners = [s for s in range(len(returns)) if outcome(returns, s) > 0]
-    if not winners:
-        return 0.5
-    return sum(s in seats for s in winners) / len(winners)
+    return sum(s in seats for s in winners) / len(winners) if winners else 0.5
 
 
 def play_deals(
     game_id: str, options: dict[str, Any], a: AgentSpec, b: AgentSpec, seed: int, deals: Sequence[int]
 ) -> list[float]:
     """A's score in every game of ``deals`` (deal by deal, arrangement by arrangement)."""
-    import agents
     from jericho_env.envs.aec import JerichoEnv
 
     env = JerichoEnv(game_id, **options)
     n = env.rules.info.num_players
     arrangements = team_arrangements(n)
     k = len(arrangements[0])
-    side_a = [agents.make(a.name, game_id, **a.kwargs, **options) for _ in range(k)]
-    side_b = [agents.make(b.name, game_id, **b.kwargs, **options) for _ in range(n - k)]
+    side_a = [a.build(game_id, options, fresh=True) for _ in range(k)]
+    side_b = [b.build(game_id, options, fresh=True) for _ in range(n - k)]
     scores = []
     for d in deals:
         env_seed = derive_seed(seed, d)
@@ -107,10 +97,8 @@ def head_to_head(
     options = dict(options or {})
     seed = check_seed(seed)
     n = make_rules(game_id, **options).info.num_players  # bad options fail before any work
-    import agents
-
     for spec in (a, b):  # unknown agents, missing checkpoints: fail before any game
-        agents.make(spec.name, game_id, **spec.kwargs, **options)
+        spec.build(game_id, options)
     per_deal = len(team_arrangements(n))
     workers = cap_workers(workers, deals, "deals to play")
     pieces = min(deals, workers * 4)  # consecutive deals; imap keeps their order

@@ -1,18 +1,10 @@
 """Where the work runs: ``local`` (this machine's processes) or ``ray`` (Ray tasks, on one machine or a cluster).
 
-``--backend ray`` sends work out as Ray tasks: on the cluster at ``--ray-address`` (or Ray's own
-``RAY_ADDRESS``), else on a local Ray started for the command with ``--workers`` CPUs and shut down
-after it. A process already connected to Ray (a test, a sweep's trial running inside a Ray worker)
-keeps its connection. ``map_chunks`` runs consecutive chunks of tasks, each chunk one Ray task,
-and returns their results in task order whatever order they finish in; a task whose worker process
-or node dies is retried by Ray (``Backend.retries`` times), and a task still lost after that raises
-``BackendError``, so a caller never gets a short list of results.
-
-What is sent to the workers: a payload of plain data (JSON-able values and ``bytes``), put once in
-Ray's object store and fetched by a worker process the first time it runs a chunk of that job; a
-worker keeps what ``init(payload)`` builds from it (envs, agents) for the next chunks of the same
-job. The functions ``init`` and ``run`` travel by reference (module and name), so every node needs
-the same jericho-env installed (``docs/ray.md``). Ray is imported only when the ray backend is used.
+``--backend ray`` runs on the cluster at ``--ray-address`` (or ``RAY_ADDRESS``), else on a local Ray started
+for the command with ``--workers`` CPUs. ``map_chunks`` sends chunks of tasks as Ray tasks with a payload of
+plain data (put once in Ray's object store; each worker builds its state from it once per job) and returns
+the results in task order; a task still lost after Ray's retries raises ``BackendError``. ``init`` and
+``run`` travel by reference, so every node needs the same jericho-env installed (``docs/ray.md``).
 """
 
 from __future__ import annotations
@@ -20,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import itertools
 import logging
 import os
 import sys
@@ -84,23 +77,14 @@ def backend_from_args(args: argparse.Namespace) -> Backend:
     return Backend(args.backend, args.ray_address)
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or ``ImportError`` naming the extra to install."""
+@contextlib.contextmanager
+def ray_session(backend: Backend, num_cpus: int) -> Iterator[Any]:
+    """Ray, connected for the duration: the caller's connection (kept), the given cluster, ``RAY_ADDRESS``'s, or
+    a new local Ray of ``num_cpus`` CPUs (shut down on leaving)."""
     try:
         import ray
     except ImportError as e:
         raise ImportError(RAY_HINT) from e
-    return ray
-
-
-@contextlib.contextmanager
-def ray_session(backend: Backend, num_cpus: int) -> Iterator[Any]:
-    """Ray, connected for the duration: the given cluster, ``RAY_ADDRESS``'s, the caller's, or a new local one.
-
-    A local Ray started here gets ``num_cpus`` CPUs, no dashboard, and is shut down on leaving; a
-    connection the caller had already made is kept as it was.
-    """
-    ray = import_ray()
     if ray.is_initialized():
         yield ray
         return
@@ -136,12 +120,8 @@ def chunk(items: Sequence[Any], parts: int) -> list[list[Any]]:
     """``items`` cut into at most ``parts`` consecutive runs of near-equal length, in order."""
     parts = max(1, min(parts, len(items)))
     size, extra = divmod(len(items), parts)
-    out, start = [], 0
-    for i in range(parts):
-        end = start + size + (1 if i < extra else 0)
-        out.append(list(items[start:end]))
-        start = end
-    return [c for c in out if c]
+    bounds = [i * size + min(i, extra) for i in range(parts + 1)]
+    return [list(items[a:b]) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 # ----------------------------------------------------------------------------------------------- worker side
@@ -177,12 +157,8 @@ def map_chunks(
     chunks: int | None = None,
     describe: Callable[[Sequence[Any]], str] = lambda c: f"{len(c)} task(s)",
 ) -> list[Any]:
-    """``[run(state, t) for t in tasks]`` as Ray tasks, ``state = init(payload)`` built once per worker process.
-
-    ``chunks``: Ray tasks to cut the work into (default 16 per CPU of the cluster, so a retried
-    task redoes little and the progress bar moves). ``progress(result)`` is called for each task's
-    result as its chunk finishes. ``key`` names the job (worker processes keep one job's state).
-    """
+    """``[run(state, t) for t in tasks]`` as ``chunks`` Ray tasks (default 16 per CPU), ``state = init(payload)``
+    built once per worker process and job (``key``); ``progress(result)`` as each chunk finishes."""
     with ray_session(backend, workers) as ray:
         parts = chunks or 16 * cluster_cpus(ray)
         pieces = chunk(list(tasks), parts)

@@ -1,63 +1,30 @@
 """The tournament's games in batches: a chunk of deals played in lockstep, each agent asked once per round.
 
-``experiments.play.tournament.run_games`` plays its games here by default (``loop="batched"``; ``"sequential"``
-plays them one at a time through the AEC env). A task (``BatchTask``) is one pairing (focal, opponent),
-one seat arrangement and a chunk of consecutive deals (``batch`` of them, the last chunk shorter). Its
-games are the sequential loop's games: the same env seeds (``derive_seed(seed, deal)``), the same deals
-(``rules.initial_state(np.random.default_rng(env_seed))``, as ``JerichoEnv.reset(env_seed)`` deals), the
-same seats and labels, and records in the same format and order. They are played side by side: every
-round, each agent with games to move is asked once for all of them, as a batch policy
-``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)`` (``agents.batch``):
+A task (``BatchTask``) is one pairing, one seat arrangement and a chunk of consecutive deals. Its games are
+the sequential loop's games (``experiments.play.tournament``): the same env seeds, deals, seats, labels and
+records, in the same order. Every round, each agent with games to move is asked once for all of them, as
+a batch policy ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)`` (``agents.batch``:
+compiled ``random`` and ``greedy``, one forward pass for network agents, an agent's own ``batch_policy()``,
+else the agent asked row by row). A searching agent (``uses_views``, ``observe_view``) is handed each game's
+information view, drawn from a generator seeded as the AEC env seeds its own (``SeedSequence([env_seed, 1])``).
+One agent object serves every game of a task, so it must keep no memory of a game other than its generator.
 
-- ``random``: ``RandomBatchPolicy`` (reads the masks only); ``greedy``: ``make_batch_policy`` (compiled
-  over the batch in grid and walls, row by row in castles);
-- ``ppo`` and ``exit`` (``agents.ppo.PPOAgent`` and subclasses): ``NetworkBatchPolicy``, one forward pass
-  for the batch, with the hint of the prior the network was trained on, greedy or sampling as the agent;
-- an agent with a ``batch_policy()`` method: what it returns. This is the hook for searching agents that
-  search many roots at once: the object must be a batch policy as above, with ``uses_views = True`` and
-  ``observe_views(views)`` if it wants the information views (it is handed one view per row before each
-  call); ``reset(seed)`` is called on the agent before ``batch_policy()`` for every task;
-- any other agent: ``AgentBatchPolicy``, asked row by row; a searching agent (``observe_view``, as
-  ``ismcts`` and ``exit-search``) is handed each row's information view before its ``act``.
-
-One agent object serves every game of a task, so an agent must keep no memory of a game between its
-moves other than its random generator: every built-in agent reads only its observation (and its
-information view), as the AEC protocol hands them over.
-
-Information views are drawn per game from a generator seeded as the AEC env seeds its own
-(``SeedSequence([env_seed, 1])``), with ``rules.determinize`` on the Python state; where the game's
-compiled rules (``BatchedGame``) provide ``determinize``, from a per-game stream of the same seed instead.
-
-Randomness: each policy draws from one stream per task, seeded from (tournament seed, focal, opponent,
-arrangement, first deal, role), where the sequential loop seeds each agent per game. The games are
-therefore not the sequential loop's move for move (except between agents that draw nothing), but of
-the same strength; and they depend on the chunks (``batch``, recorded in ``results.json``), never on the
-number of workers or the backend.
-
-Rules: the game's compiled kernels (``jericho_env.envs.batched.batched_game``: ``apply``, ``status``,
-``masks``, ``observe`` over rows of a structured array; states go in with ``to_batched``) where the game has
-them and Numba is installed, else the Python rules through the same interface (``PythonBatchedGame``).
-The kernels equal the Python rules bit for bit (the compiled engine's equality harness), so the engine changes no
-game, only the views where ``determinize`` is compiled.
+Each policy draws from one stream per task, seeded from (seed, focal, opponent, arrangement, first deal,
+role): the games depend on the chunks (``batch``), never on the workers or the backend. The rules are the
+game's compiled kernels (``jericho_env.envs.batched.batched_game``) where it has them, else the Python rules
+through the same interface; both play the same games.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from experiments.play.deals import (
-    AgentSpec,
-    GameRecord,
-    agent_error,
-    arrangements,
-    derive_seed,
-    pairings,
-    seat_labels,
-)
+from experiments.play.deals import AgentSpec, GameRecord, agent_error, check_choice, derive_seed, pairings, seat_labels
 from jericho_env.core.batched import BatchedGame
 from jericho_env.core.rules import IllegalActionError, Rules
 from jericho_env.envs.batched import batched_game
@@ -65,7 +32,7 @@ from jericho_env.registry import make_rules
 from jericho_env.user_agents import reset_agent
 
 DEFAULT_BATCH = 50  # deals per task: big enough to fill a forward pass, small enough to share 2 workers
-ENGINES = ("auto", "python")
+ENGINES = ("auto", "python")  # the compiled kernels where the game has them, or the Python rules
 _POLICY_TAG = 0xBA7C4ED  # keeps the batched loop's policy seeds apart from the sequential loop's agent seeds
 
 
@@ -85,7 +52,7 @@ def make_batch_tasks(n_agents: int, n_players: int, deals: int, batch: int) -> l
     return [
         BatchTask(i, j, arr, start, min(start + batch, deals))
         for i, j in pairings(n_agents, n_players)
-        for arr in arrangements(n_players)
+        for arr in range(n_players)  # the focal agent's seat
         for start in range(0, deals, batch)
     ]
 
@@ -107,14 +74,11 @@ class BatchPlayer:
 
     def __init__(self, spec: AgentSpec, game_id: str, options: dict[str, Any]) -> None:
         self.spec, self.game_id, self.options = spec, game_id, dict(options)
-        self._agent: Any = None
 
-    @property
+    @functools.cached_property
     def agent(self) -> Any:
         """The agent (``AgentSpec.build``), built on first use and kept: loading a checkpoint is done once."""
-        if self._agent is None:
-            self._agent = self.spec.build(self.game_id, self.options)
-        return self._agent
+        return self.spec.build(self.game_id, self.options)
 
     def policy(self, seed: int) -> Any:
         """The agent's batch policy for one task, its randomness seeded with ``seed`` (module docstring)."""
@@ -123,9 +87,8 @@ class BatchPlayer:
         spec = self.spec
         if spec.agent is None and spec.name in ("random", "greedy"):  # cheap; compiled over the batch where it can
             return make_batch_policy(spec.name, self.game_id, seed=seed, **spec.kwargs, **self.options)
-        agent = self.agent
-        reset_agent(agent, seed)
-        return agent_batch_policy(agent, self.game_id, seed, self.spec.label, self.options)
+        reset_agent(self.agent, seed)
+        return agent_batch_policy(self.agent, self.game_id, seed, spec.label, self.options)
 
 
 class BatchedWorker:
@@ -141,8 +104,7 @@ class BatchedWorker:
         rules: Rules[Any] | None = None,
         illegal: str = "raise",
     ) -> None:
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        check_choice("engine", engine, ENGINES)
         self.rules: Rules[Any] = rules if rules is not None else make_rules(game_id, **options)
         self.game: BatchedGame[Any] = batched_game(self.rules, False if engine == "python" else None)
         self.n = self.rules.info.num_players
@@ -290,11 +252,8 @@ class _Chunk:
     def _checked(
         self, index: int, policy: Any, rows: np.ndarray, seats: np.ndarray, masks: np.ndarray, answer: Any
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``answer`` as int64 actions, one per row, and which of them are legal.
-
-        An action that is not an integer in the action space is always an error naming the agent, the game
-        and the action; one that is not legal too, unless the tournament plays ``illegal="lose"``.
-        """
+        """``answer`` as int64 actions and which are legal; an action outside the action space (or, unless the
+        tournament plays ``illegal="lose"``, an illegal one) is an error naming the agent, the game and the action."""
         task = self.task
         who = self._who(index, policy)
         acts = np.asarray(answer).reshape(-1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -14,12 +15,8 @@ from jericho_env.core.rules import JerichoError
 
 @dataclasses.dataclass(frozen=True)
 class AgentSpec:
-    """An agent in a tournament: its label in the tables, its name and its arguments, or an agent object.
-
-    ``name`` is a registered agent (``agents.make``), another provider's, or your own code
-    (``pkg.module:attr``, ``path/file.py:attr``: ``jericho_env.user_agents``); ``agent``, an object that plays
-    (``act``; ``reset`` and ``act_batch`` optional) in place of one made by name.
-    """
+    """An agent in a tournament: its label in the tables, and its name (for ``agents.make``) and arguments or an
+    agent object."""
 
     label: str
     name: str
@@ -44,10 +41,7 @@ class AgentSpec:
 
 @dataclasses.dataclass(frozen=True)
 class GameRecord:
-    """One game: who sat where, the seeds, the returns per seat and its length in agent steps.
-
-    ``illegal``: empty, or why the game ended at an illegal action (a tournament with ``illegal="lose"``).
-    """
+    """One game: who sat where, the seeds, the returns per seat, its length and why an illegal action ended it."""
 
     focal: str
     opponent: str
@@ -60,14 +54,16 @@ class GameRecord:
     illegal: str = ""
 
 
+def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``, else a ``ValueError`` listing them."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
 def derive_seed(*parts: int) -> int:
     """A 63-bit seed from integers, independent of Python's hash randomisation."""
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
-
-
-def arrangements(n_players: int) -> list[int]:
-    """Seat arrangements per deal: the focal agent's seat (0..n-1)."""
-    return list(range(n_players))
 
 
 def pairings(n_agents: int, n_players: int) -> list[tuple[int, int]]:
@@ -89,10 +85,7 @@ class AgentError(JerichoError):
 
 
 def agent_error(where: str, error: Exception) -> JerichoError:
-    """``error``, raised by an agent or by the env at its action, as one line after ``where`` (the agent, the game).
-
-    Our own errors keep their type (an ``IllegalActionError`` stays one); any other becomes ``AgentError``.
-    """
+    """``error`` (an agent's, or the env's at its action) as one line after ``where``, its type kept if ours."""
     text = " ".join(str(error).split())
     if isinstance(error, JerichoError):
         try:

@@ -1,23 +1,13 @@
 """Rankings of a population of agents that a cycle cannot fool: Nash averaging and α-Rank.
 
-Bradley–Terry ratings (``experiments.play.tournament.bradley_terry``) fit one strength per agent, so an
-intransitive population (A beats B beats C beats A) gets an order that none of its games supports. The
-two rankings here read the whole win-rate matrix instead:
+Bradley–Terry fits one strength per agent, so an intransitive population (A beats B beats C beats A) gets
+an order none of its games supports; these two read the whole score matrix instead:
 
-* **Nash averaging** (Balduzzi et al., 2018, "Re-evaluating evaluation"), for two-player zero-sum games:
-  the antisymmetric matrix ``A[i, j] = score(i vs j) - 1/2`` is a symmetric zero-sum game; its
-  maximum-entropy Nash equilibrium ``p`` (the mixture of agents no agent beats on average, spread as
-  evenly as the equilibria allow) is found with SciPy (a linear program for the game's value, then the
-  entropy maximised over the equilibria), and each agent's *Nash-averaged skill* is its expected score
-  against that mixture, ``(A p)_i``: 0 for the agents in the support, below 0 for the others. Adding
-  copies of an agent changes neither.
-* **α-Rank** (Omidshafiei et al., 2019), OpenSpiel's ``open_spiel.python.egt.alpharank``: the stationary
-  distribution of an evolutionary process over the agents in which a population playing one agent is
-  invaded by another at a rate set by their payoffs against each other; its mass ranks the agents and
-  follows cycles instead of cutting them. Games of more than two players (walls) are read as the
-  tournament measures them: ``M[i, j]`` is agent i's win share alone against copies of agent j, a
-  symmetric two-player meta-game between a lone agent and a field (a reduction: α-Rank's own n-player
-  model would need the payoffs of every mixed table, which the tournament does not play).
+* **Nash averaging** (Balduzzi et al., 2018), two-player zero-sum games: the maximum-entropy Nash equilibrium
+  ``p`` of ``A[i, j] = score(i vs j) - 1/2`` (SciPy), and each agent's skill ``(A p)_i`` against that mixture.
+* **α-Rank** (Omidshafiei et al., 2019; OpenSpiel's ``alpharank``): the stationary mass of an evolutionary
+  process in which agents invade each other's populations. In games of more than two players ``M[i, j]`` is
+  agent i's win share alone against copies of j, read as a symmetric two-player meta-game.
 """
 
 from __future__ import annotations
@@ -44,11 +34,7 @@ def score_matrix(labels: Sequence[str], cells: Mapping[tuple[str, str], Any]) ->
 
 
 def nash_average(labels: Sequence[str], scores: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
-    """(equilibrium weight, Nash-averaged skill) per agent of a two-player zero-sum score matrix (module docstring).
-
-    ``scores[i, j] + scores[j, i]`` must be 1 (two-player scores with draws as halves); the matrix is made
-    exactly antisymmetric first, ``(S - S^T) / 2``, so rounding in the cells cannot tip the equilibrium.
-    """
+    """(equilibrium weight, Nash-averaged skill) per agent of a two-player score matrix, made antisymmetric first."""
     from scipy.optimize import linprog, minimize
 
     s = np.asarray(scores, dtype=np.float64)
@@ -98,10 +84,7 @@ def nash_support(weights: Mapping[str, float]) -> list[str]:
 
 
 def alpha_rank(labels: Sequence[str], scores: np.ndarray, alpha: float = ALPHA) -> dict[str, float]:
-    """α-Rank's stationary mass per agent of the symmetric meta-game ``scores`` (OpenSpiel; module docstring).
-
-    ``ImportError`` naming the extra when OpenSpiel is not installed.
-    """
+    """α-Rank's stationary mass per agent of the symmetric meta-game ``scores`` (``ImportError`` without OpenSpiel)."""
     try:
         from open_spiel.python.egt import alpharank
     except ImportError as e:

@@ -53,9 +53,7 @@ def markdown_table(
     lines.append("| agent | Bradley–Terry rating (Elo scale) | games | W / D / L |")
     lines.append("| --- | --- | --- | --- |")
     for a in sorted(labels, key=lambda x: -ratings[x]):
-        w = sum(cells[(a, b)].wins for b in labels if b != a)
-        d = sum(cells[(a, b)].draws for b in labels if b != a)
-        lo = sum(cells[(a, b)].losses for b in labels if b != a)
+        w, d, lo = (sum(getattr(cells[(a, b)], k) for b in labels if b != a) for k in ("wins", "draws", "losses"))
         lines.append(f"| {a} | {ratings[a]:.0f} | {w + d + lo} | {w} / {d} / {lo} |")
     return "\n".join(lines)
 
@@ -69,10 +67,9 @@ def write_outputs(
     n_players: int,
     plot: bool = True,
 ) -> dict[str, Any]:
-    """Write results.json, table.csv, table.md (and heatmap.png), in that order; return the summary.
+    """Write results.json, table.csv, table.md (and heatmap.png), in that order, over an earlier run's; the summary.
 
-    Outputs of an earlier run in ``folder`` are removed first and each file is written to a temporary
-    name and renamed, so a kill leaves no table without its complete results.json.
+    Each file is written to a temporary name and renamed, so a kill leaves no table without its results.json.
     """
     for name in OUTPUTS:
         (folder / name).unlink(missing_ok=True)
@@ -139,9 +136,10 @@ def pyplot(picture: str) -> Any:
 
 
 def save_figure(fig: Any, path: Path, dpi: int) -> Path:
-    """``fig`` as a PNG at ``path``, through a temporary file renamed when complete; the figure is closed."""
+    """``fig`` laid out, as a PNG at ``path`` through a temporary file renamed when complete; the figure is closed."""
     import matplotlib.pyplot as plt
 
+    fig.tight_layout()
     tmp = path.with_name(path.name + ".tmp")
     fig.savefig(tmp, dpi=dpi, format="png")
     plt.close(fig)
@@ -160,14 +158,12 @@ def heatmap(
     """A win-rate matrix image: rows are the agent whose rate is shown."""
     import numpy as np
 
-    plt = pyplot("heatmap.png")
+    from experiments.play.population import score_matrix
 
+    plt = pyplot("heatmap.png")
     k = len(labels)
-    m = np.full((k, k), np.nan)
-    for i, a in enumerate(labels):
-        for j, b in enumerate(labels):
-            if a != b:
-                m[i, j] = cells[(a, b)].win_rate
+    m = score_matrix(labels, cells)
+    np.fill_diagonal(m, np.nan)
     fig, ax = plt.subplots(figsize=(1.6 * k + 2.5, 1.3 * k + 1.8))
     im = ax.imshow(m, vmin=0, vmax=1, cmap="RdYlGn")
     ax.set_xticks(range(k), labels, rotation=30, ha="right")
@@ -183,17 +179,12 @@ def heatmap(
                 ax.text(j, i, label, ha="center", va="center", fontsize=9)
     ax.set_title(f"{game_id}: win rate of row agent vs column agent")
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate (draws ½)")
-    fig.tight_layout()
     save_figure(fig, path, 110)
 
 
 def learning_curves(run: Path) -> Path | None:
-    """``learning_curves.png`` of a training run folder: evaluations against greedy, entropy, explained variance.
-
-    Reads ``training.json`` (or ``checkpoints/state.json`` of an unfinished run) and ``logs/progress.csv``
-    (SB3's statistics). Returns the image's path, or None when the folder holds nothing to plot yet or
-    matplotlib is not installed (a line then says so).
-    """
+    """``learning_curves.png`` of a training run folder (``training.json`` or ``checkpoints/state.json``, and
+    ``logs/progress.csv``): evaluations, entropy, explained variance; None with nothing to plot or no matplotlib."""
     plt = pyplot("learning_curves.png")
     if plt is None:
         return None
@@ -244,7 +235,6 @@ def learning_curves(run: Path) -> Path | None:
         ax.set_xlabel("learner steps")
         ax.grid(alpha=0.3)
     fig.suptitle(f"training run {run.name}")
-    fig.tight_layout()
     return save_figure(fig, run / "learning_curves.png", 100)
 
 
@@ -284,7 +274,6 @@ def exit_curves(run: Path) -> Path | None:
     bx.set_xlabel("iteration")
     bx.legend()
     fig.suptitle(f"expert iteration: {run.name}")
-    fig.tight_layout()
     return save_figure(fig, run / "learning_curves.png", 110)
 
 
@@ -298,11 +287,8 @@ def is_dmc_run(run: Path) -> bool:
 
 
 def dmc_curves(runs: Sequence[Path], out: Path | None = None) -> Path | None:
-    """Each dmc run's evaluations against greedy (score and 95% interval) over positions generated, log scale.
-
-    One run: ``learning_curves.png`` in its folder; several (``out`` given): one picture with a line per run,
-    the data-scale curve of seeds side by side. None if there is nothing to draw.
-    """
+    """Each dmc run's evaluations (score and 95% interval) over positions generated, log scale: one run's
+    ``learning_curves.png`` in its folder, or one picture ``out`` of several; None if there is nothing to draw."""
     plt = pyplot("learning curves")
     if plt is None:
         return None
@@ -327,5 +313,4 @@ def dmc_curves(runs: Sequence[Path], out: Path | None = None) -> Path | None:
     ax.set_ylabel(f"score against {opponent or 'greedy'} (%)")
     ax.legend(fontsize=7)
     ax.set_title("Deep Monte-Carlo: " + (drawn[0].name if len(drawn) == 1 else f"{len(drawn)} runs"))
-    fig.tight_layout()
     return save_figure(fig, out if out is not None else drawn[0] / "learning_curves.png", 110)

@@ -1,27 +1,18 @@
 """Round-robin tournaments with paired, seat-swapped deals, Wilson intervals and Bradley–Terry ratings.
 
-Fairness: every pair of agents plays the same ``deals`` (env seeds derived from the tournament
-seed and the deal index only), each deal once per seat arrangement, so luck of the cards and of
-the seat cancels out. Two-player games: both seat orders. Games of n players: agent A alone in
-one seat against n-1 copies of B, A in every seat in turn.
-
-Two game loops play the same games (deals, seats, labels, records): ``"batched"`` (the default,
-``experiments.play.batched_games``) plays a chunk of deals of one pairing and arrangement in lockstep and
-asks each agent once per round for all its games, as a batch policy; ``"sequential"`` plays one game
-at a time through the AEC env, each agent seeded per game (``play_game``). Their agents draw from
-different random streams, so their games differ move for move where an agent draws, not in strength.
-Every game's seeds depend only on (seed, pair, deal, arrangement) and, in the batched loop, on the
-chunk of deals, so the results are identical for any number of workers, on either backend: ``local``
-(a process pool) or ``ray`` (chunks of tasks as Ray tasks, ``experiments.play.backends``).
-On Ray, agents travel as data: their specs as JSON, a checkpoint (``path=``) as its bytes, read
-once here and put in Ray's object store; a worker writes them to a private temporary file and loads
-that, so no worker reads the head's files (``docs/ray.md``).
+Every pair of agents plays the same deals (env seeds from the tournament seed and the deal index), each
+deal in every seat arrangement: both seat orders in two-player games, else agent A alone in each seat
+against n-1 copies of B. Two game loops play the same games: ``"batched"`` (``experiments.play.batched_games``)
+and ``"sequential"`` (one game at a time through the AEC env, ``play_game``); their agents draw from
+different random streams. Seeds never depend on the workers or the backend (local processes, or Ray tasks
+that get the agents as JSON specs and checkpoint bytes: ``docs/ray.md``).
 """
 
 from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -35,15 +26,7 @@ from typing import Any
 import numpy as np
 
 from experiments.play.backends import Backend, map_chunks
-from experiments.play.deals import (
-    AgentSpec,
-    GameRecord,
-    agent_error,
-    arrangements,
-    derive_seed,
-    pairings,
-    seat_labels,
-)
+from experiments.play.deals import AgentSpec, GameRecord, agent_error, check_choice, derive_seed, pairings, seat_labels
 from jericho_env.agent_plugins import choose_action
 from jericho_env.envs.aec import JerichoEnv
 from jericho_env.user_agents import agent_label, reset_agent
@@ -60,11 +43,8 @@ def play_game(
 ) -> tuple[list[float], int]:
     """Play one game in ``env`` with ``seat_agents[i]`` in seat i; return (returns by seat, steps).
 
-    ``actions``: a list that receives every action played, in order (a replay: ``jericho_env.replay``).
-    ``labels``: the seats' agents as named in errors. An agent that raises, or whose action the env refuses
-    (``illegal_action="raise"``), stops the game with ``AgentError`` naming it; under the env's
-    ``illegal_action="lose"`` an illegal action ends the game as the env scores it, and ``forfeits`` (a
-    list) receives why.
+    ``actions`` receives every action played and ``forfeits`` why an illegal action ended the game (the env's
+    ``illegal_action="lose"``); an agent that raises stops the game with ``AgentError`` naming it (``labels``).
     """
     for agent, s in zip(seat_agents, agent_seeds, strict=True):
         reset_agent(agent, s)
@@ -110,27 +90,13 @@ LOOPS = ("batched", "sequential")
 ILLEGAL = ("raise", "lose")
 
 
-def check_illegal(illegal: str) -> str:
-    """``illegal`` if it is one of ``ILLEGAL``, else a ``ValueError`` listing them."""
-    if illegal not in ILLEGAL:
-        raise ValueError(f"illegal must be one of {', '.join(ILLEGAL)}, got {illegal!r}")
-    return illegal
-
-
-def check_loop(loop: str) -> str:
-    """``loop`` if it names a game loop (``LOOPS``), else a ``ValueError`` listing them."""
-    if loop not in LOOPS:
-        raise ValueError(f"loop must be one of {', '.join(LOOPS)}, got {loop!r}")
-    return loop
-
-
 class _Worker:
     """Holds one env and the agents of a tournament inside one process."""
 
     def __init__(
-        self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str = "raise"
+        self, game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str
     ) -> None:
-        self.env = JerichoEnv(game_id, illegal_action=check_illegal(illegal), **options)
+        self.env = JerichoEnv(game_id, illegal_action=check_choice("illegal", illegal, ILLEGAL), **options)
         self.n = self.env.rules.info.num_players
         self.specs = list(specs)
         self.seed = seed
@@ -138,24 +104,19 @@ class _Worker:
         # n copies of each agent at most (the field of B in an n-player game needs n-1 of them)
         self.pool: dict[int, list[Any]] = {}
         self.game_id, self.options = game_id, options
-        self._batched: Any = None
 
-    def play(self, task: Any) -> list[GameRecord]:
-        """The games of a sequential ``Task`` or of a ``batched_games.BatchTask``."""
-        if isinstance(task, Task):
-            return self.run(task)
-        return self.batched.run(task)
+    def play(self, task: Any, kept: list[list[int]] | None = None) -> list[GameRecord]:
+        """The games of a sequential ``Task`` or of a ``batched_games.BatchTask``; ``kept`` receives their actions."""
+        return self.run(task, kept) if isinstance(task, Task) else self.batched.run(task, kept)
 
-    @property
+    @functools.cached_property
     def batched(self) -> Any:
         """The ``batched_games.BatchedWorker`` of this tournament (built on first use)."""
-        if self._batched is None:
-            from experiments.play.batched_games import BatchedWorker
+        from experiments.play.batched_games import BatchedWorker
 
-            self._batched = BatchedWorker(
-                self.game_id, self.options, self.specs, self.seed, rules=self.env.rules, illegal=self.illegal
-            )
-        return self._batched
+        return BatchedWorker(
+            self.game_id, self.options, self.specs, self.seed, rules=self.env.rules, illegal=self.illegal
+        )
 
     def agents_of(self, index: int, count: int) -> list[Any]:
         have = self.pool.setdefault(index, [])
@@ -168,17 +129,17 @@ class _Worker:
         """Every game of ``task``; ``kept`` (a list) receives each game's actions, in the order of the records."""
         records = []
         env_seed = derive_seed(self.seed, task.deal)
-        for arr in arrangements(self.n):
+        for arr in range(self.n):  # the focal agent's seat
             labels = seat_labels(self.n, task.focal, task.opponent, arr)
             focal_agent = self.agents_of(task.focal, 1)[0]
             field = iter(self.agents_of(task.opponent, self.n - 1))
             seats = [focal_agent if i == task.focal else next(field) for i in labels]
             agent_seeds = [derive_seed(self.seed, task.focal, task.opponent, task.deal, arr, s) for s in range(self.n)]
-            actions: list[int] | None = None if kept is None else []
+            actions: list[int] = []
             forfeits: list[str] = []
-            names = [self.specs[i].label for i in labels]
+            names = tuple(self.specs[i].label for i in labels)
             returns, length = play_game(self.env, seats, env_seed, agent_seeds, actions, names, forfeits)
-            if kept is not None and actions is not None:
+            if kept is not None:
                 kept.append(actions)
             records.append(
                 GameRecord(
@@ -187,7 +148,7 @@ class _Worker:
                     deal=task.deal,
                     arrangement=arr,
                     env_seed=env_seed,
-                    seats=tuple(self.specs[i].label for i in labels),
+                    seats=names,
                     returns=tuple(returns),
                     length=length,
                     illegal=forfeits[0] if forfeits else "",
@@ -209,37 +170,31 @@ def record_games(
 ) -> list[tuple[GameRecord, list[int]]]:
     """The tournament's games of its first ``deals`` deals of every pairing, played again here, with their actions.
 
-    Every game's seeds depend only on (seed, pair, deal, arrangement), and in the batched loop on the
-    chunk of deals (``batch`` deals a chunk, of the tournament's ``total_deals``), which is what makes
-    results the same for any number of workers; so these are the tournament's own games, each with the
-    actions that were played (``experiments.replays`` checks every one against the tournament's record).
-    The batched loop plays the whole chunks that hold these deals and keeps their games.
+    Seeds depend only on the game and, in the batched loop, on its chunk of deals (``batch`` deals a chunk
+    of ``total_deals``), so these are the tournament's own games; the batched loop plays the whole chunks.
     """
     worker = _Worker(game_id, dict(options), specs, seed, illegal)
+    sequential = check_choice("loop", loop, LOOPS) == "sequential"
+    tasks = make_loop_tasks(loop, len(specs), worker.n, deals if sequential else total_deals or deals, batch)
+    tasks = [t for t in tasks if sequential or t.start < deals]
     out: list[tuple[GameRecord, list[int]]] = []
-    if check_loop(loop) == "sequential":
-        for task in make_tasks(len(specs), worker.n, deals):
-            kept: list[list[int]] = []
-            records = worker.run(task, kept)
-            out += zip(records, kept, strict=True)
-        return out
+    for task in tasks:
+        kept: list[list[int]] = []
+        out += zip(worker.play(task, kept), kept, strict=True)
+    return out if sequential else [game for game in in_game_order(tasks, out) if game[0].deal < deals]
+
+
+def make_loop_tasks(loop: str, n_agents: int, n_players: int, deals: int, batch: int | None) -> list[Any]:
+    """The tasks of the game ``loop``: ``make_tasks``, or ``make_batch_tasks`` of ``batch`` deals a chunk."""
+    if check_choice("loop", loop, LOOPS) == "sequential":
+        return make_tasks(n_agents, n_players, deals)
     from experiments.play.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
 
-    batch = check_batch(DEFAULT_BATCH if batch is None else batch)
-    tasks = make_batch_tasks(len(specs), worker.n, total_deals or deals, batch)
-    tasks = [t for t in tasks if t.start < deals]
-    for batch_task in tasks:
-        kept = []
-        out += zip(worker.batched.run(batch_task, kept), kept, strict=True)
-    return [game for game in in_game_order(tasks, out) if game[0].deal < deals]
+    return make_batch_tasks(n_agents, n_players, deals, check_batch(DEFAULT_BATCH if batch is None else batch))
 
 
 def in_game_order(tasks: Sequence[Any], games: Sequence[Any]) -> list[Any]:
-    """``games`` (one per game of ``tasks``, in task order) in the sequential loop's order.
-
-    That order is pairing, deal, arrangement; the batched loop's tasks hold every deal of a chunk for one
-    arrangement.
-    """
+    """``games`` (one per game of batched ``tasks``, in task order) in the order pairing, deal, arrangement."""
     pairing: dict[tuple[int, int], int] = {}
     keys = []
     for t in tasks:
@@ -262,9 +217,7 @@ def _one_thread() -> None:
         pass
 
 
-def _init_worker(
-    game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str = "raise"
-) -> None:
+def _init_worker(game_id: str, options: dict[str, Any], specs: Sequence[AgentSpec], seed: int, illegal: str) -> None:
     global _worker
     _one_thread()
     _worker = _Worker(game_id, options, specs, seed, illegal)
@@ -292,50 +245,46 @@ def run_games(
 ) -> list[GameRecord]:
     """Play every game of the tournament; ``progress(k)`` is called as k more games finish.
 
-    ``backend``: local processes (default) or Ray tasks (``chunks`` of them; default 16 per CPU), same
-    records in the same order. On Ray, ``workers`` is the CPU count of a local Ray started for this call.
-    ``loop``: ``"batched"`` (``batch`` deals at once per pairing and arrangement, default
-    ``batched_games.DEFAULT_BATCH``) or ``"sequential"`` (see the module docstring); the records come in
-    the same order either way: pairing, deal, arrangement.
-    ``illegal``: what an agent's illegal action does, as the env's ``illegal_action`` option: ``"raise"`` stops
-    the tournament with ``AgentError`` naming the agent, the deal and the action; ``"lose"`` ends that game
-    as a loss for the agent (the env's scoring) and goes on, the record saying why (``GameRecord.illegal``).
-    Agent objects (``AgentSpec.agent``) go to worker processes pickled: one that does not pickle is refused
-    before any game, with the advice to name it by its code's path instead.
-    ``among``: play only the pairings that hold one of these agents (by index; the others' games are
-    known already, as the leaderboard's newcomers need): the same games as in the whole tournament.
+    ``backend``: local processes (default) or Ray tasks (``chunks`` of them; default 16 per CPU); on Ray,
+    ``workers`` is the CPU count of a local Ray started for this call. ``loop``: ``"batched"`` (``batch`` deals
+    at once per pairing and arrangement) or ``"sequential"``; the records come in the order pairing, deal,
+    arrangement either way. ``illegal``: the env's ``illegal_action`` option, ``"raise"`` (stop with
+    ``AgentError``) or ``"lose"`` (that game is lost, ``GameRecord.illegal`` says why). ``among``: play only
+    the pairings that hold one of these agents (by index), the same games as in the whole tournament.
     """
     options = dict(options or {})
-    check_illegal(illegal)
-    probe = JerichoEnv(game_id, **options)
-    n_players = probe.rules.info.num_players
-    tasks: list[Any]
-    if check_loop(loop) == "batched":
-        from experiments.play.batched_games import DEFAULT_BATCH, check_batch, make_batch_tasks
-
-        tasks = make_batch_tasks(len(specs), n_players, deals, check_batch(DEFAULT_BATCH if batch is None else batch))
-    else:
-        tasks = make_tasks(len(specs), n_players, deals)
+    check_choice("illegal", illegal, ILLEGAL)
+    n_players = JerichoEnv(game_id, **options).rules.info.num_players
+    tasks = make_loop_tasks(loop, len(specs), n_players, deals, batch)
     if among is not None:
         tasks = [t for t in tasks if t.focal in among or t.opponent in among]
+    labels = [s.label for s in specs]
     if backend is not None and backend.is_ray:
-        records = _run_on_ray(game_id, specs, seed, workers, options, tasks, progress, backend, chunks, illegal)
+        done = map_chunks(
+            backend,
+            workers,
+            f"tournament-{uuid.uuid4().hex}",
+            worker_from_payload,
+            ray_payload(game_id, specs, seed, options, illegal),
+            play_task,
+            tasks,
+            progress=(lambda recs: progress(len(recs))) if progress else None,
+            chunks=chunks,
+            describe=lambda piece: _what(labels, piece, ray=True),
+        )
+        records = [rec for recs in done for rec in recs]
     else:
-        if workers > 1:
-            check_shippable(specs)
-        records = _run_locally(game_id, specs, seed, workers, options, tasks, progress, illegal)
+        start = (game_id, options, _sendable(specs) if workers > 1 else specs, seed, illegal)
+        records = _run_locally(start, workers, tasks, progress, labels)
     return records if loop == "sequential" else in_game_order(tasks, records)
 
 
 def _run_locally(
-    game_id: str,
-    specs: Sequence[AgentSpec],
-    seed: int,
+    start: tuple[Any, ...],
     workers: int,
-    options: dict[str, Any],
     tasks: list[Any],
     progress: Callable[[int], None] | None,
-    illegal: str = "raise",
+    labels: Sequence[str],
 ) -> list[GameRecord]:
     """The tasks in this process (``workers`` 1) or in a pool of ``workers`` processes, records in task order."""
     records: list[GameRecord] = []
@@ -347,13 +296,11 @@ def _run_locally(
                 progress(len(recs))
 
     if workers <= 1:
-        _init_worker(game_id, options, specs, seed, illegal)
+        _init_worker(*start)
         consume(_run_task(t) for t in tasks)
     else:
         from jericho_env.processes import WorkerPool
 
-        labels = [s.label for s in specs]
-        start = (game_id, options, _sendable(specs), seed, illegal)
         with WorkerPool(workers, _init_worker, start, "tournament worker", preload=_PRELOAD) as pool:
             chunk = max(1, len(tasks) // (workers * 16))
             consume(pool.imap(_run_task, tasks, chunk, describe=lambda piece: _what(labels, piece)))
@@ -367,8 +314,19 @@ _PRELOAD = ("experiments.play.tournament", "experiments.play.batched_games", "ag
 
 def _sendable(specs: Sequence[AgentSpec]) -> list[AgentSpec]:
     """``specs`` as a list, each checked to travel to worker processes (pickled); else a one-line ``ValueError``."""
+    import pickle
+
     from jericho_env.processes import check_picklable
 
+    for spec in specs:
+        try:
+            pickle.dumps(spec.agent)
+        except Exception as e:
+            raise ValueError(
+                f"agent {spec.label!r} ({agent_label(spec.agent)}) cannot go to worker processes: it does not pickle "
+                f"({type(e).__name__}: {e}); play it with workers=1, or name it by its code: "
+                f"{spec.label}=pkg.module:attr or {spec.label}=path/to/file.py:attr"
+            ) from None
     for spec in specs:
         why = check_picklable(spec)
         if why is not None:
@@ -379,79 +337,20 @@ def _sendable(specs: Sequence[AgentSpec]) -> list[AgentSpec]:
     return list(specs)
 
 
-def _what(labels: Sequence[str], piece: Sequence[Any]) -> str:
-    """The games of a chunk of tasks in words: its deals and pairings."""
+def _what(labels: Sequence[str], piece: Sequence[Any], ray: bool = False) -> str:
+    """The games of a chunk of tasks in words: its deals and pairings (on Ray, with its count of tasks)."""
     pairs = ", ".join(sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece}))
     if isinstance(piece[0], Task):
         return f"deals {piece[0].deal}-{piece[-1].deal} of {pairs}"
-    return f"deals {min(t.start for t in piece)}-{max(t.stop for t in piece) - 1} of {pairs}"
+    chunks = f" in {len(piece)} chunk(s)" if ray else ""
+    return f"deals {min(t.start for t in piece)}-{max(t.stop for t in piece) - 1}{chunks} of {pairs}"
 
 
 # ----------------------------------------------------------------------------------------------- on Ray
-def _run_on_ray(
-    game_id: str,
-    specs: Sequence[AgentSpec],
-    seed: int,
-    workers: int,
-    options: dict[str, Any],
-    tasks: list[Any],
-    progress: Callable[[int], None] | None,
-    backend: Backend,
-    chunks: int | None,
-    illegal: str = "raise",
-) -> list[GameRecord]:
-    """The tasks as Ray tasks (``experiments.play.backends.map_chunks``), the agents shipped as ``ray_payload``."""
-    payload = ray_payload(game_id, specs, seed, options, illegal)
-    labels = [s.label for s in specs]
-
-    def describe(piece: Sequence[Any]) -> str:
-        first, last = piece[0], piece[-1]
-        pairs = sorted({f"{labels[t.focal]} vs {labels[t.opponent]}" for t in piece})
-        if isinstance(first, Task):
-            return f"deals {first.deal}-{last.deal} of {', '.join(pairs)}"
-        deals = f"{min(t.start for t in piece)}-{max(t.stop for t in piece) - 1}"
-        return f"deals {deals} in {len(piece)} chunk(s) of {', '.join(pairs)}"
-
-    done = map_chunks(
-        backend,
-        workers,
-        f"tournament-{uuid.uuid4().hex}",
-        worker_from_payload,
-        payload,
-        play_task,
-        tasks,
-        progress=(lambda recs: progress(len(recs))) if progress else None,
-        chunks=chunks,
-        describe=describe,
-    )
-    return [rec for recs in done for rec in recs]
-
-
-def check_shippable(specs: Sequence[AgentSpec]) -> None:
-    """``ValueError`` for an agent object (``AgentSpec.agent``) that cannot be pickled for worker processes."""
-    import pickle
-
-    for spec in specs:
-        if spec.agent is None:
-            continue
-        try:
-            pickle.dumps(spec.agent)
-        except Exception as e:
-            raise ValueError(
-                f"agent {spec.label!r} ({agent_label(spec.agent)}) cannot go to worker processes: it does not pickle "
-                f"({type(e).__name__}: {e}); play it with workers=1, or name it by its code: "
-                f"{spec.label}=pkg.module:attr or {spec.label}=path/to/file.py:attr"
-            ) from None
-
-
 def ray_payload(
     game_id: str, specs: Sequence[AgentSpec], seed: int, options: dict[str, Any], illegal: str = "raise"
 ) -> dict[str, Any]:
-    """What a Ray worker needs to play the tournament, as plain data: JSON text and checkpoint bytes.
-
-    An agent's ``path`` (a checkpoint) is replaced by the file's bytes, named by their SHA-256; any
-    other argument must be JSON (no Python object is pickled for the workers), else ``ValueError``.
-    """
+    """What a Ray worker needs to play the tournament, as JSON text and checkpoint bytes (``path=`` as its bytes)."""
     from agents.checkpoint import resolve_path
 
     blobs: dict[str, bytes] = {}
@@ -498,7 +397,7 @@ class _RayWorker(_Worker):
                     f.write(blob)
                 kwargs["path"] = path
             specs.append(AgentSpec(s["label"], s["name"], kwargs))
-        super().__init__(data["game_id"], data["options"], specs, data["seed"], data.get("illegal", "raise"))
+        super().__init__(data["game_id"], data["options"], specs, data["seed"], data["illegal"])
 
     def close(self) -> None:
         """Remove the temporary checkpoint files."""
@@ -564,33 +463,25 @@ def tabulate(records: Sequence[GameRecord], labels: Sequence[str]) -> dict[tuple
     """Cells (row agent, column agent) of the win-rate matrix."""
     cells = {(a, b): Cell() for a in labels for b in labels if a != b}
     for rec in records:
-        n = len(rec.seats)
-        if n == 2:
+        if len(rec.seats) == 2:
             for seat in (0, 1):
-                me, other = rec.seats[seat], rec.seats[1 - seat]
-                _add(cells[(me, other)], outcome(rec.returns, seat))
+                _add(cells[(rec.seats[seat], rec.seats[1 - seat])], outcome(rec.returns, seat))
         else:
             _add(cells[(rec.focal, rec.opponent)], outcome(rec.returns, rec.arrangement))
     return cells
 
 
 def _add(cell: Cell, o: int) -> None:
-    if o > 0:
-        cell.wins += 1
-    elif o < 0:
-        cell.losses += 1
-    else:
-        cell.draws += 1
+    field = "wins" if o > 0 else "losses" if o < 0 else "draws"
+    setattr(cell, field, getattr(cell, field) + 1)
 
 
 def bradley_terry(
     labels: Sequence[str], cells: dict[tuple[str, str], Cell], anchor: str | None = "random", iters: int = 2000
 ) -> dict[str, float]:
-    """Bradley–Terry strengths by maximum likelihood (Hunter's MM), on the Elo scale.
+    """Bradley–Terry strengths by maximum likelihood (Hunter's MM) on the Elo scale, ``anchor`` (else the mean) at 1000.
 
-    Draws count as half a win each way; one virtual draw per pair keeps the fit finite when an
-    agent wins every game. Ratings are shifted so that ``anchor`` (if present) sits at 1000,
-    else the mean is 1000.
+    Draws count as half a win each way; one virtual draw per pair keeps the fit finite when an agent wins every game.
     """
     k = len(labels)
     idx = {a: i for i, a in enumerate(labels)}
