@@ -1,9 +1,7 @@
 """Module paths that checkpoints already written name, answered as the modules they became.
 
-Stable-Baselines3 zips pickle their classes by module path; those written before the networks moved name
-``agents.networks`` (now ``agents.nets.pickled``), and PPO's rollout buffer was ``agents.rollout`` (now
-``agents.ppo_buffer``). A finder on ``sys.meta_path`` answers only these names, with the new module itself (the
-same module object, so ``isinstance`` agrees); nothing else is affected and no file is left at the old path.
+A finder on ``sys.meta_path`` answers only the old names (``agents.networks``, ``agents.rollout``) with the new
+module object itself, so pickled classes load and ``isinstance`` agrees.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Policies trained elsewhere, as agents: a Stable-Baselines3 model, a torch module, an RLlib module, a callable.
 
-Each adapter asks its policy for one score per action (logits, or Q-values for DQN), masks them with
-the legal actions (so a policy trained without masks still plays only legal moves) and plays the best
-legal action, or samples from the masked softmax with ``deterministic=False``. Each has ``act`` and
-``act_batch`` (one forward pass for a batch of games), so batched tournaments and self-play ask it
-once per round.
+Each adapter asks its policy for one score per action (logits, or Q-values for DQN), masks them with the legal
+actions and plays the best legal action, or samples from the masked softmax with ``deterministic=False``;
+``act_batch`` asks for a whole batch at once.
 
 | command line | Python | needs |
 | --- | --- | --- |
@@ -13,9 +11,7 @@ once per round.
 | ``rllib=PATH`` (``rllib=path=PATH,module=ID``) | ``from_rllib(module, game_id)`` | the ``rllib`` extra |
 | (a factory of your own: ``docs/your-agent.md``) | ``from_callable(fn, game_id)`` | nothing |
 
-Loading any of these files runs code (an SB3 zip and an RLlib checkpoint unpickle Python objects; a
-``torch.export`` or TorchScript file holds a program), so each needs ``trust=True`` (``--trust-checkpoint``):
-say so only for files you trust. The networks this package trains load without it (``ppo=PATH``, the safe format).
+Loading any of these files runs code, so each needs ``trust=True`` (``--trust-checkpoint``).
 """
 
 from __future__ import annotations
@@ -201,9 +197,7 @@ def from_sb3(model: Any, game_id: str, deterministic: bool = True, seed: int | N
 class TorchAgent(ScoresAgent):
     """A torch module mapping observations ``(B, D)`` to logits ``(B, A)``, or a saved one (``torch=PATH``).
 
-    A file is a ``torch.export`` program (``torch.export.save(torch.export.export(module, (x,),
-    dynamic_shapes=({0: torch.export.Dim.DYNAMIC},)), "net.pt2")``, any batch size) or a TorchScript file
-    (``torch.jit.script(module).save("net.pt")``, which torch has deprecated).
+    A file is a ``torch.export`` program (exported with a dynamic batch dimension) or a TorchScript file.
     """
 
     name = "torch"
@@ -283,10 +277,8 @@ def from_torch(
 class RLlibAgent(ScoresAgent):
     """An RLlib (new API stack) ``RLModule`` as an agent: its ``action_dist_inputs`` are the logits (``rllib=PATH``).
 
-    ``path``: an RLModule checkpoint, or an algorithm's checkpoint holding one module (or the one named
-    ``module``) under ``learner_group/learner/rl_module/``. A module whose observations are
-    ``{"observations", "action_mask"}`` (RLlib's action-masking module, ``jericho_env.wrappers.rllib``)
-    is handed both; any other the observations alone.
+    ``path``: an RLModule checkpoint, or an algorithm's holding one module (or the one named ``module``). A module
+    observing ``{"observations", "action_mask"}`` (``jericho_env.wrappers.rllib``) is handed both.
     """
 
     name = "rllib"
@@ -360,9 +352,7 @@ def from_rllib(
 class CallableAgent(BaseAgent):
     """A plain function as an agent: ``fn(observation_dict) -> action``, or ``-> scores`` over the actions.
 
-    With ``returns="action"`` (default) the function's answer is played as given (an illegal one is the
-    tournament's to refuse); with ``returns="scores"`` it gives one number per action and the best legal
-    one is played.
+    With ``returns="action"`` the answer is played as given; with ``returns="scores"`` the best legal action is.
     """
 
     name = "callable"

@@ -1,14 +1,8 @@
 """Agents as batch policies for the batched self-play env (``jericho_env.envs.selfplay``).
 
 A batch policy is a callable ``(observations (B, D) float32, masks (B, A) bool) -> actions (B,)``.
-``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent: ``random`` reads
-only the masks, ``greedy`` plays its twin over the batch (``agents.greedy.batch_twin``: compiled in every
-game where Numba is installed), any other agent as ``agent_batch_policy`` gives it: its own batch policy
-(dmc), its network once over the batch (ppo, exit: ``NetworkBatchPolicy`` with the agent's prior hint and
-its deterministic or sampled choice), or row by row (``AgentBatchPolicy``). ``NetworkBatchPolicy`` runs a
-MaskablePPO policy network once for the whole batch (the snapshot opponents of self-play;
-``JointNetworks`` runs several snapshots in one pass); a network trained on a prior gets the prior's hint
-(``agents.prior.make_prior``) for its batch.
+``make_batch_policy(name, game_id)`` builds the cheapest one for a registered agent (``agent_batch_policy``);
+``NetworkBatchPolicy`` runs a policy network once for the whole batch, ``JointNetworks`` several in one pass.
 """
 
 from __future__ import annotations
@@ -86,18 +80,11 @@ def agent_batch_policy(agent: Any, game_id: str, seed: int | None, name: str, op
 class NetworkBatchPolicy:
     """A MaskablePPO policy (``model.policy``) as a batch policy: one forward pass per call.
 
-    ``deterministic=False`` samples from the masked distribution (self-play opponents), ``True`` takes
-    the most probable legal action (evaluation). The policy is used as given: pass a frozen copy
-    (``copy.deepcopy(model.policy)``) for a snapshot. ``hint`` appends a prior's hint floats to the
-    observations first, for policies trained on a prior (``agents.prior.make_prior``). A sampling policy
-    whose network is a plain MLP acts in numpy (``agents.nets.numpy_mlp``: self-play asks it for a few
-    rows at a time, where torch's cost per call outweighs the arithmetic), drawing from a numpy
-    generator; the others act through torch with a torch generator, both seeded from ``seed``.
-
-    ``joint=True`` lets the batched self-play env ask this policy together with the other joint ones
-    waiting in the same round (``jericho_env.envs.selfplay``): policies of one architecture run in one
-    forward pass (``JointNetworks``), each row with its own network and each policy's choices drawn from
-    its own random stream, as separate calls would. Policies that cannot be stacked are asked one by one.
+    ``deterministic=False`` samples from the masked distribution, ``True`` takes the most probable legal action.
+    The policy is used as given (pass a frozen copy for a snapshot); ``hint`` appends a prior's floats to the
+    observations first (``agents.prior.make_prior``). A sampling plain MLP acts in numpy (``agents.nets.numpy_mlp``)
+    with a numpy generator, the others through torch with a torch generator, both seeded from ``seed``.
+    ``joint=True`` lets the batched self-play env ask it together with other joint policies (``JointNetworks``).
     """
 
     uses_observation = True
@@ -208,16 +195,11 @@ def _masked_logits(policy: Any, observations: np.ndarray, masks: np.ndarray) -> 
 class JointNetworks:
     """Asks several ``NetworkBatchPolicy(joint=True)`` at once: those of one architecture in one forward pass.
 
-    Called by the batched self-play env with ``[(policy, observations, masks), ...]``; returns one action
-    array per policy. Policies whose networks stack (``agents.nets.stacked.stack_key``) are padded to the
-    same number of rows and run together through one stacked torch copy of their architecture
-    (``StackedPolicies``, made once), loaded with the weights of the networks asked (stacked once per set
-    of networks, again when a network's weights change); a group's members are ordered by network, so
-    each set of networks is stacked once whichever games wait first. Sampling plain MLPs
-    (``NetworkBatchPolicy.numpy_plan``) run in numpy instead, each on its own rows, with one draw for all
-    of them. Hints with the same ``key`` (deterministic ones, ``agents.prior.Prior.key``) are computed
-    once for all rows. Each policy then chooses from its own rows with its own generator, as it would
-    alone. Anything else is asked on its own.
+    Called with ``[(policy, observations, masks), ...]``; returns one action array per policy. Policies whose
+    networks stack (``agents.nets.stacked.stack_key``) are padded to the same number of rows and run through one
+    stacked copy of their architecture (weights stacked once per set of networks, again when one is trained);
+    sampling plain MLPs run in numpy, each on its own rows; hints of one ``key`` are computed once. Each policy
+    chooses from its own rows with its own generator, as it would alone; anything else is asked on its own.
     """
 
     def __init__(self, cache_size: int = 32) -> None:
@@ -365,9 +347,7 @@ def play_matches(
 ) -> tuple[float, int, int, int]:
     """``learner`` alone against copies of ``opponent`` (batch policies), on ``deals`` deals in every seat.
 
-    Returns (score, wins, draws, games), the score counting a draw as half a win and a shared win as a win,
-    as the tournament tables do (``experiments.play.tournament``). The same deals are
-    played with the learner in each seat, so seat and card luck cancel as in ``experiments.play.tournament``.
+    Returns (score, wins, draws, games), a draw counting half a win, as the tournament tables do.
     """
     from jericho_env.envs.selfplay import SelfPlayVector
 

@@ -1,14 +1,10 @@
 """A search best response: each decision valued by rollouts against a fixed agent whose policy it knows.
 
-The searching seat knows the fixed agent's policy, not its cards: at each of its decisions (two legal actions or
-more) it redeals what it cannot see ``determinizations`` times (``Rules.determinize``, the same worlds for every
-action), plays each legal action once in each world, then lets the games run to their end with the fixed agent
-in every other seat, each playing from its own observation as it would at the table, and ``rollout`` (the fixed
-agent itself unless given) playing the searching seat on. It plays the action of highest mean return (ties: the
-lower action). This is ``agents.search.rollout_search.PolicyRolloutSearch`` with ``fixed=`` the target, after the
-search-based best response of Timbers et al. (2022, "Approximate exploitability"): one step of policy improvement
-against a known opponent, whose score against that opponent is a lower bound on the opponent's exploitability
-(``experiments.exploit``). Every position of a round is searched in one batch of rollouts.
+At each decision with a choice, the searching seat redeals what it cannot see ``determinizations`` times, plays
+each legal action in each world, and lets the games run to their end with the fixed agent in every other seat
+and ``rollout`` (the fixed agent unless given) in its own; it plays the action of highest mean return (ties: the
+lower). This is ``PolicyRolloutSearch`` with ``fixed=`` the target, after Timbers et al. (2022, "Approximate
+exploitability"): its score is a lower bound on the target's exploitability (``experiments.exploit``).
 """
 
 from __future__ import annotations

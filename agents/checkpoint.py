@@ -1,32 +1,17 @@
 """Safe PPO checkpoints: a zip of ``meta.json`` and tensors-only ``weights.pt``, loaded without unpickling code.
 
-Stable-Baselines3's own zip (``model.save``) stores parts of the model as pickled Python objects,
-and loading it runs whatever those pickles say: a checkpoint from elsewhere can run any code.
-This format stores only data:
+A Stable-Baselines3 zip unpickles Python objects when loaded, so a file from elsewhere can run any code; this
+format stores only data:
 
-- ``meta.json``: the format and its version, the game id, the game's version and observation
-  version, its options (every one, resolved), the sizes of the observation and action spaces, the
-  policy as a name from ``agents.nets.POLICIES`` (the allow-list) with its JSON arguments
-  (``PolicySpec``), and the training hyperparameters and counters (``training``);
-- ``weights.pt``: ``{"policy": state_dict, "optimizer": state_dict}``, tensors and plain numbers,
-  read with ``torch.load(weights_only=True)``, which refuses anything else.
+- ``meta.json``: the format and its version, the game id, versions and options (resolved), the spaces' sizes,
+  the policy as a name from ``agents.nets.POLICIES`` with its JSON arguments (``PolicySpec``), and the
+  training hyperparameters and counters (``training``);
+- ``weights.pt``: ``{"policy": state_dict, "optimizer": state_dict}``, read with ``torch.load(weights_only=True)``.
 
-Loading checks ``meta.json`` before anything is built from it (``check_sizes``: the game and options
-it names exist, ``num_actions`` and ``observation_shape`` are that game's, the network's sizes are
-within ``agents.nets.MAX_WIDTH`` / ``MAX_LAYERS``; for resuming, the hyperparameters and the rollout
-buffer's memory too), rebuilds the network from the spec (``agents.nets.build_policy``), then reads
-``weights.pt`` (refused unread if larger than that network's tensors and optimizer state can need,
-``weights_limit``) and copies the tensors in. A pickle the weights-only loader refuses is reported as
-unsafe (``UnsafeCheckpointError``, never run); tensors holding nan or inf are refused
-(``CheckpointError``: the training that wrote them diverged). Every rule: ``docs/checkpoints.md``.
-
-A Stable-Baselines3 zip (checkpoints written before this format, or from elsewhere) loads only with
-``trust=True`` (``--trust-checkpoint`` on the command lines): say so only for files you trust.
-
-The API: ``save_checkpoint(model, path, meta)`` (written to a temporary file, then renamed, so a
-kill never leaves half a file), ``load_policy(path, trust=False)``, ``read_meta(path)`` and
-``check_game(meta, game_id, options)``; resuming a training run from one is the trainer's
-(``experiments.training.ppo.model.load_model_for_resume``).
+Loading checks ``meta.json`` before anything is built from it (``check_sizes``), rebuilds the network from the
+spec, then reads ``weights.pt`` (refused unread if larger than that network can need, ``weights_limit``; a
+pickle of more than tensors is ``UnsafeCheckpointError``, nan or inf ``CheckpointError``). A Stable-Baselines3
+zip loads only with ``trust=True`` (``--trust-checkpoint``). Every rule: ``docs/checkpoints.md``.
 """
 
 from __future__ import annotations
@@ -174,13 +159,9 @@ def meta_json(model: Any, meta: CheckpointMeta) -> dict[str, Any]:
 def save_checkpoint(
     model: Any, path: str | Path, meta: CheckpointMeta | None = None, run: Mapping[str, Any] | None = None
 ) -> Path:
-    """Write ``model``'s policy and optimizer tensors and ``meta`` (else the attached one) to ``path``.
+    """Write ``model``'s policy and optimizer tensors and ``meta`` (else the attached one) to ``path`` (``write_zip``).
 
-    ``run``: a training run's state (steps, snapshots, evaluations, sessions), recorded as the meta's
-    ``training["run"]`` (what ``--resume`` reads back).
-
-    Written to ``path`` + ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves
-    either the old file or the new one, never a torn one.
+    ``run``: a training run's state, recorded as the meta's ``training["run"]`` (what ``--resume`` reads back).
     """
     meta = meta or model_meta(model)
     data = meta_json(model, meta)
@@ -190,9 +171,10 @@ def save_checkpoint(
 
 
 def write_zip(path: str | Path, meta: Mapping[str, Any], policy: Mapping[str, Any], optimizer: Any = None) -> Path:
-    """``meta.json`` and ``weights.pt`` (the ``policy`` tensors, and the optimizer's state if given) to ``path`` +
-    ``.tmp``, flushed to disk, then renamed over ``path``: a kill leaves the old file or the new one, never a torn
-    one."""
+    """``meta.json`` and ``weights.pt`` (the ``policy`` tensors, and ``optimizer``'s state if given) to ``path``.
+
+    Written to ``path`` + ``.tmp``, flushed to disk, then renamed over ``path``: a kill never leaves a torn file.
+    """
     import torch
 
     state: dict[str, Any] = {"policy": policy}
@@ -272,12 +254,10 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 
 
 def check_sizes(meta: Mapping[str, Any], where: str) -> PolicySpec:
-    """The sizes ``meta.json`` gives, checked against the game it names before anything is built from them.
+    """The sizes ``meta.json`` gives, checked against the game it names before anything is built; returns the spec.
 
-    The game and its options must make a game of this version; ``num_actions`` must be that game's
-    action count and ``observation_shape`` ``[its observation size + the prior's floats]``; the policy
-    must be one ``agents.nets`` builds, its layer and size arguments within ``agents.nets.MAX_WIDTH`` and
-    ``MAX_LAYERS``. So a file cannot ask for a network, or spaces, of any other size. Returns the spec.
+    The game and options must exist, ``num_actions`` and ``observation_shape`` must be that game's (with the prior's
+    floats), and the network's sizes within ``agents.nets.MAX_WIDTH`` and ``MAX_LAYERS``.
     """
     from agents.prior import prior_size
     from jericho_env.core.rules import JerichoError
@@ -313,11 +293,7 @@ def _sb3_refusal(p: Path) -> str:
 
 
 def _weights(p: Path, limit: int | None = None) -> dict[str, Any]:
-    """The tensors of ``weights.pt``, read with ``weights_only=True`` (anything but tensors and numbers refused).
-
-    ``limit``: the most bytes ``weights.pt`` may hold (refused before it is read or unpacked). A pickle
-    the loader refuses is reported as unsafe; every tensor must hold finite numbers (no nan, no inf).
-    """
+    """The tensors of ``weights.pt``, read with ``weights_only=True``; at most ``limit`` bytes, every tensor finite."""
     import pickle
 
     import torch
@@ -359,12 +335,9 @@ def _weights(p: Path, limit: int | None = None) -> dict[str, Any]:
 
 
 def refused_pickle(raw: bytes, error: str) -> str | None:
-    """Why torch's weights-only loader refused ``raw`` if it is a whole pickle (a named global, e.g.
-    ``os.system``, or a pickle opcode it does not take); None when the bytes are no whole pickle (damaged).
+    """Why torch's weights-only loader refused ``raw`` if it is a whole pickle, else None (damaged bytes).
 
-    A file written by ``torch.save`` is a zip whose ``data.pkl`` is the pickle; an older one, or
-    ``pickle.dumps`` written by hand, is a pickle itself. The pickle is only scanned (``pickletools``),
-    never loaded.
+    ``raw`` is a ``torch.save`` zip holding ``data.pkl`` or a bare pickle; it is only scanned (``pickletools``).
     """
     import pickletools
     import re
@@ -419,8 +392,7 @@ def _not_finite(state: Mapping[str, Any]) -> str | None:
 def check_game(meta: Mapping[str, Any], game_id: str, options: Mapping[str, Any], where: str) -> None:
     """``CheckpointError`` unless ``meta`` is for ``game_id`` under ``options`` and its observation version.
 
-    A different rules version of the same game only warns: the observation is the same, the play
-    may differ (see the game page's version history).
+    Another rules version of the same game only warns: the observation is the same, the play may differ.
     """
     from jericho_env.registry import make_rules
 
@@ -451,12 +423,9 @@ def _spaces(meta: Mapping[str, Any]) -> tuple[Any, Any]:
     import gymnasium as gym
     import numpy as np
 
-    shape = meta["observation_shape"]
-    if not (isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], int) and shape[0] > 0):
-        raise CheckpointError(f"meta.json's observation_shape must be [size], got {shape!r}")
-    if not isinstance(meta["num_actions"], int) or meta["num_actions"] < 1:
-        raise CheckpointError(f"meta.json's num_actions must be a positive int, got {meta['num_actions']!r}")
-    return gym.spaces.Box(0.0, 1.0, (shape[0],), dtype=np.float32), gym.spaces.Discrete(meta["num_actions"])
+    # read_meta has checked both against the game (check_sizes)
+    box = gym.spaces.Box(0.0, 1.0, tuple(meta["observation_shape"]), dtype=np.float32)
+    return box, gym.spaces.Discrete(meta["num_actions"])
 
 
 def _build_policy(p: Path, meta: Mapping[str, Any]) -> Any:
@@ -490,8 +459,8 @@ def load_policy(
 ) -> tuple[Any, dict[str, Any]]:
     """The policy network of a checkpoint and its meta (``{"format": "sb3"}`` for a trusted SB3 zip).
 
-    With ``game_id``, the checkpoint must be for that game and ``options`` (``check_game``). An SB3
-    zip raises ``UnsafeCheckpointError`` unless ``trust``; this format never runs pickled code.
+    With ``game_id``, the checkpoint must be for that game and ``options`` (``check_game``); an SB3 zip raises
+    ``UnsafeCheckpointError`` unless ``trust``.
     """
     p = resolve_path(path)
     if kind(p) == "sb3":

@@ -1,12 +1,9 @@
 """``dmc``: a Deep Monte-Carlo action-value network (``experiments.dmc``) playing its highest-valued legal action.
 
-The network is ``agents.nets.dmc``'s (grid's: ``agents.nets.dmc_grid``); the agent plays the legal action of
-highest Q (ties: the lowest id), ``batch_policy()`` a whole batch in one numpy pass. Checkpoints are a zip of
-``meta.json`` (``"format": "jericho-env dmc checkpoint"``: the game, its versions and resolved options, the
-network's ``QSpec``, checked before anything is built, and the training counters) and tensors-only
-``weights.pt`` (``agents.checkpoint``: never unpickled, size-limited, checked for nan/inf). Without ``path`` the
-zoo's ``dmc`` network for the game plays (``agents.pretrained``); ``dmc=A.zip+B.zip+C.zip`` plays an ensemble,
-the legal action of highest mean Q.
+The network is ``agents.nets.dmc``'s (grid's: ``agents.nets.dmc_grid``); ties go to the lowest id, and
+``batch_policy()`` plays a batch in one numpy pass. Checkpoints are a zip of ``meta.json`` (``"format": "jericho-env
+dmc checkpoint"``, checked before anything is built) and tensors-only ``weights.pt`` (read as ``agents.checkpoint``
+does). Without ``path`` the zoo's ``dmc`` network plays; ``dmc=A.zip+B.zip`` plays an ensemble's mean Q.
 """
 
 from __future__ import annotations

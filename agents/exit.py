@@ -1,24 +1,16 @@
 """Expert-iteration agents: ``exit`` (the network alone) and ``exit-search`` (the network inside search).
 
-An expert-iteration network (``experiments.exit``) is a policy-and-value network of the same kinds as
-PPO's (``agents.nets``), saved in the same safe checkpoint format (``agents.checkpoint``: JSON and
-tensors, never unpickled); its ``meta.json`` says ``"algorithm": "exit"`` under ``training``.
+An expert-iteration network (``experiments.exit``) is a policy-and-value network of ``agents.nets``, saved in the
+safe checkpoint format with ``"algorithm": "exit"`` under ``training``. Without ``path`` both play the network
+shipped for the game (``agents.pretrained``).
 
-Without ``path``, both play the network shipped in the package for the game (``agents.pretrained``).
+- ``exit`` plays the network's most probable legal action.
+- ``exit-search`` runs information-set PUCT from the seat's information view (``observe_view``, as ``ismcts``)
+  with the network's policy as the prior and its value at the leaves, and plays the most visited action;
+  ``engine`` picks ``CompiledPUCT`` or ``PUCTSearch`` as ``ismcts``'s does. ``search="rollouts"`` plays
+  policy-rollout search instead (``agents.search.rollout_search``).
 
-- ``exit`` plays the network's most probable legal action: the cost of a PPO move.
-- ``exit-search`` runs information-set PUCT from the seat's information view with the network's
-  policy as the prior and its value at the leaves (``simulations`` per move; the game's ``ismcts``
-  budget by default), and plays the most visited action. Like ``ismcts`` it takes the seat's information
-  view through ``observe_view`` before each ``act`` (the front ends hand it over). ``engine`` picks the
-  search as ``ismcts``'s does: ``agents.search.compiled.CompiledPUCT`` where the game has compiled row
-  kernels (``"auto"``, ``"compiled"``), else ``agents.search.puct.PUCTSearch`` (``"python"``, the reference).
-  ``search="rollouts"`` plays policy-rollout search instead (``agents.search.rollout_search``): every legal action
-  valued by ``simulations`` games (16 by default) the network plays on from it in worlds redealt from the
-  view, the move the most probable of ``softmax(log prior + Q / temperature)``.
-
-``NetworkEvaluator`` turns a policy network (and its prior's floats, ``agents.prior``) into the search's
-evaluator: one forward pass for a batch of observations, priors for the movers' rows, a value for every row.
+``NetworkEvaluator`` turns a policy network (and its prior's floats) into the search's evaluator.
 """
 
 from __future__ import annotations
@@ -39,9 +31,7 @@ SEARCHES = ("puct", "rollouts")  # exit-search's searches: information-set PUCT,
 class NetworkEvaluator:
     """A policy network as ``agents.search.puct``'s evaluator: ``(obs, masks, movers) -> (priors, values)``.
 
-    ``prior`` appends the prior's floats (``agents.prior.make_prior``) to the observations first,
-    for networks trained on a prior; rows without a legal action (non-movers) get the floats of a finished
-    game (zeros), as in training.
+    ``prior`` appends the prior's floats (``agents.prior.make_prior``) to the observations first.
     """
 
     def __init__(self, policy: Any, prior: Any = None) -> None:
@@ -81,8 +71,7 @@ class NetworkEvaluator:
 def logits_and_values(policy: Any, obs: Any, masks: np.ndarray) -> tuple[Any, Any, Any]:
     """One forward pass: (masked logits, each column's action number or None for all actions, values (B, 1)).
 
-    For the networks of ``agents.nets`` (their ``_compact`` subset where it holds every legal action,
-    else ``_run``) and SB3's own actor-critic; the logits of illegal actions are -inf.
+    For the networks of ``agents.nets`` (their ``_compact`` subset where it holds every legal action) and SB3's.
     """
     import torch
 
@@ -229,9 +218,7 @@ class ExitSearchAgent(BaseAgent):
 class ExitSearchBatchPolicy:
     """``exit-search`` as a batch policy: one batched search over every row with a choice.
 
-    The rows' roots share the search's network evaluations (one forward pass per round of leaves for all
-    of them), where ``ExitSearchAgent.act`` searches one position at a time. It is handed each row's
-    information view (``observe_views``) before each call, as the tournament's batched loop does.
+    The roots share the network's evaluations; each row's information view comes through ``observe_views``.
     """
 
     uses_observation = False

@@ -1,19 +1,10 @@
 """``ppo``: a MaskablePPO policy (sb3-contrib) loaded from a checkpoint saved by ``experiments.train``.
 
-Without ``path`` (and ``model``), the network shipped in the package for the game is played
-(``agents.pretrained``, the model zoo); ``ZooError`` says so when none is shipped for the game or options.
-
-Checkpoints are read by ``agents.checkpoint``: the safe format (JSON and tensors) by default, a
-Stable-Baselines3 zip only with ``trust=True``; the game, its options and the observation version
-recorded with the checkpoint must match the ones the agent is made for.
-
-Acts greedily (the most probable legal action) unless ``deterministic=False``; never picks a
-masked action because the mask is applied to the logits before the choice. A policy trained with a
-prior (``experiments.train --prior greedy``, see ``agents.prior``) names its prior agent; this agent
-then computes that prior's floats for each observation (``agents.prior.make_prior``, the floats of
-training, on a batch of one) and hands it to the network, as in training.
-
-``start_from`` (copy a checkpoint's policy weights into a new model) serves ``experiments.train --init``.
+Without ``path`` (and ``model``) it plays the network shipped for the game (``agents.pretrained``). Checkpoints
+are read by ``agents.checkpoint`` (a Stable-Baselines3 zip only with ``trust=True``) and must match the game, its
+options and observation version. Acts greedily unless ``deterministic=False``, never picking a masked action; a
+policy trained with a prior (``agents.prior``) is handed that prior's floats, as in training. ``start_from``
+serves ``experiments.train --init``.
 """
 
 from __future__ import annotations
@@ -31,11 +22,7 @@ from agents.prior import Prior, make_prior, with_prior
 
 
 def load_model(path: str | Path, trust: bool = False) -> Any:
-    """A Stable-Baselines3 MaskablePPO zip (checkpoints from before ``agents.checkpoint``), only with ``trust``.
-
-    Loading such a zip unpickles Python objects, which can run any code: ``UnsafeCheckpointError``
-    unless ``trust=True``. Checkpoints in the safe format are loaded with ``agents.checkpoint``.
-    """
+    """A Stable-Baselines3 MaskablePPO zip, only with ``trust`` (``UnsafeCheckpointError`` otherwise): it unpickles."""
     from agents.checkpoint import CheckpointError, kind, load_sb3, resolve_path
 
     p = resolve_path(path)
@@ -87,9 +74,7 @@ def shipped_policy(
 ) -> tuple[Any, dict[str, Any], Path]:
     """(policy network, checkpoint meta, path) of the network ``agent`` plays for ``game_id``, loaded once per process.
 
-    The file must match its card's SHA-256 (``ZooError`` otherwise: changed after ``experiments.zoo add``);
-    it is loaded with ``agents.checkpoint.load_policy`` (no unpickling; game, options and observation
-    version checked).
+    The file must match its card's SHA-256 (``ZooError`` otherwise); it is loaded with ``load_policy``.
     """
     from agents.checkpoint import load_policy
     from agents.pretrained import ZooError, sha256, shipped

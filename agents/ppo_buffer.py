@@ -1,13 +1,8 @@
 """MaskablePPO's rollout buffer without two copies of every observation per update.
 
-sb3-contrib's ``MaskableRolloutBuffer`` turns its ``(n_steps, n_envs, ...)`` arrays into
-``(n_steps * n_envs, ...)`` by swapping the first two axes (a full copy of the observations, large for
-grid's), then copies each minibatch twice (numpy's fancy indexing, then
-``torch.tensor``). Here the flattening is a reshape of the contiguous arrays (a view, step-major
-order) and the minibatch, already a fresh array, becomes a tensor without a copy
-(``torch.as_tensor``). Minibatches are drawn by a random permutation of all the samples either way, so
-the order of the flattened samples changes which rows share a minibatch, not how they are drawn; the
-values, advantages and returns are computed before flattening, exactly as before.
+sb3-contrib's ``MaskableRolloutBuffer`` flattens ``(n_steps, n_envs, ...)`` by swapping axes (a full copy) and
+copies each minibatch twice; here flattening is a reshape (a view, step-major order) and a minibatch becomes a
+tensor without a copy. Minibatches are still drawn by a random permutation of all the samples.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """The model zoo: trained agents shipped inside the package, so that ``agents.make("ppo", "castles")`` needs no path.
 
-The folder ``agents/zoo/`` (package data, in the wheel) holds, per game and kind of network:
+The folder ``agents/zoo/`` (package data) holds, per game and kind of network (``ppo``, ``exit``, ``dmc``):
 
-- ``<game>-<kind>.zip``: the checkpoint, in the safe format of ``agents.checkpoint`` (``meta.json`` and
-  tensors-only ``weights.pt``, never unpickled), the policy's tensors only (no optimizer state);
-- ``<game>-<kind>.json``: its card: the game, its options, game and observation versions, the package
-  version, the command, seed and commit that made it, the training steps and time, the scores measured
-  in the run's final table (with 95% intervals), and the file's size and SHA-256.
+- ``<game>-<kind>.zip``: the checkpoint, in the safe format of ``agents.checkpoint``, the policy's tensors only;
+- ``<game>-<kind>.json``: its card: the game, options and versions, the package version, the command, seed and
+  commit that made it, the training steps and time, its scores, and the file's size and SHA-256.
 
-Kinds: ``ppo`` (played by the agent ``ppo``), ``exit`` (an expert-iteration network, played by
-``exit`` alone and by ``exit-search`` inside search) and ``dmc`` (a Deep Monte-Carlo action-value network,
-played by ``dmc``; its card's scores may come from its run's last evaluation, ``scores["source"]`` says
-where from). ``experiments.zoo add RUN_FOLDER`` makes an entry
-from a run folder. ``zoo()`` lists the entries (``print(agents.zoo())`` shows them as a table).
-
-``agents.ppo.shipped_policy`` loads an entry's network (once per process: the agents made from it share
-it, playing only reads it, so the thirtieth ``make("ppo", "castles")`` costs what wrapping a network
-costs, not a load). This module reads only the folder and the cards, never a network.
-
-The environment variable ``JERICHO_ENV_ZOO`` points ``zoo()`` at another folder instead of the
-package's: for tests and for trying entries before they are shipped.
+``experiments.zoo add RUN_FOLDER`` makes an entry; ``zoo()`` lists them (``print(agents.zoo())``: a table);
+``agents.ppo.shipped_policy`` loads an entry's network once per process. This module reads only the folder and
+the cards. ``JERICHO_ENV_ZOO`` points ``zoo()`` at another folder (tests, entries not shipped yet).
 """
 
 from __future__ import annotations

@@ -1,39 +1,18 @@
 """The prior: a baseline agent's judgement given to a network, residual policy learning on top of ``greedy``.
 
-One word for it everywhere a network meets it (``--prior``, a checkpoint's ``prior`` and ``prior_weight``, a
-``Prior`` of floats appended to the observation): the policy the network starts from, as a search's prior is the
-policy a search starts from.
+The prior is the policy a network starts from (``--prior``, a checkpoint's ``prior`` and ``prior_weight``), given
+to it as floats appended to the observation. With ``--prior greedy`` that is one float, the action greedy would
+play (``action / (num_actions - 1)``), and the policy (``agents.nets.common.PriorMlpPolicy``,
+``agents.nets.grid.GridConvPolicy(prior=...)``) adds a trained weight ``prior_weight`` (initially 5) to its logit,
+so the untrained policy plays close to greedy and PPO learns where to depart from it. With ``--prior
+greedy-scores`` (grid and walls) it is one float per action, ``exp(score - best score)`` of greedy's own scoring
+(``GreedyAgent.scores``), and ``prior_weight`` times it is added to the logits.
 
-With ``experiments.train --prior greedy`` the learner's observation gets one more float: the action
-the greedy agent would play in the learner's place (``action / (num_actions - 1)``). The policy
-(``agents.nets.common.PriorMlpPolicy`` or ``agents.nets.grid.GridConvPolicy(prior=...)``) adds a learned weight
-``prior_weight`` (initially 5) to that action's logit, so the untrained policy already plays close to
-greedy (its most probable action is greedy's) and PPO learns where to depart from it: the network's
-own logits must outgrow the bonus before the agent plays something else. The weight itself is
-trained too, so the learner may lean on the prior's floats less as it improves.
-
-``--prior greedy-scores`` (grid and walls, their default in ``experiments.train``) scores every action instead: the
-observation gets one float per action, ``exp(score - best score)`` of greedy's own scoring (1 for the
-best-scoring move, 0.37 for a move one point worse, 0 for moves it does not weigh), and the policy adds
-``prior_weight`` times it to the logits, so the untrained policy plays a best move by greedy's scoring and
-its other samples fall on near-best moves rather than on any legal move: the departures PPO tries are the
-plausible ones. In grid a pass at the start of a turn is scored too when the points differ, by the risk
-of the table left as it is (``agents.greedy.grid.GreedyAgent.scores``), although greedy itself passes only
-when it must. In walls the score is the cards the seat would hold if a scoring came after the move
-(``agents.greedy.walls.GreedyAgent.scores``), so a move one expected card worse than the best gets 0.37.
-
-The prior's floats is computed outside the network (the greedy agents are Python code reading the
-observation), and ``make_prior`` is the one place that makes it: a ``Prior``, a callable from a batch
-of observations ``(B, D)`` and masks ``(B, A)`` to the prior's floats ``(B, size)`` float32 (zeros for rows
-without a legal action: finished games). Every user goes through it: the self-play vec env of training
-(``jericho_env.envs.sb3.SelfPlayVecEnv(hint=...)``), the snapshot opponents and the evaluations
-(``agents.batch.NetworkBatchPolicy(hint=...)``, whose joint forward pass computes the floats of one ``key``
-once) and ``agents.ppo.PPOAgent`` when the trained agent plays (one observation: a batch of one); the checkpoint
-records the prior's name.
-
-This is the technique of Silver et al. (2018), "Residual Policy Learning", and of Johannink et al.
-(2019), "Residual Reinforcement Learning for Robot Control", with a discrete action bonus in place
-of an added continuous action.
+``make_prior`` is the one place that makes the floats: a ``Prior``, a callable from observations ``(B, D)`` and
+masks ``(B, A)`` to ``(B, size)`` float32 (zeros for rows without a legal action), used by training's self-play
+env, the snapshot opponents and evaluations (``agents.batch.NetworkBatchPolicy(hint=...)``) and
+``agents.ppo.PPOAgent``. The technique: Silver et al. (2018), "Residual Policy Learning"; Johannink et al.
+(2019), "Residual Reinforcement Learning for Robot Control"; docs/selfplay.md tells more.
 """
 
 from __future__ import annotations
@@ -79,11 +58,9 @@ hint_size = prior_size  # the name Stable-Baselines3 checkpoints written before 
 class Prior:
     """A prior's floats for a batch: ``prior(observations (B, D), masks (B, A))`` -> ``(B, size)`` float32.
 
-    Made by ``make_prior`` (the one place a prior's floats is built). Rows without a legal action (finished games)
-    get zeros. ``key`` is set for priors that give the same floats for the same rows whatever their seed
-    (greedy's scores: ``agents.batch.JointNetworks`` computes those once for every policy sharing them),
-    None for a prior's floats that draws (greedy's move breaks ties at random, from ``seed``). ``reset(seed)``
-    re-seeds those draws; ``for_shard(k)`` is the same prior seeded for shard ``k`` of a sharded vec env.
+    Rows without a legal action get zeros. ``key`` is set when the floats do not depend on the seed (greedy's
+    scores: ``JointNetworks`` computes them once), None when they draw; ``reset(seed)`` re-seeds those draws and
+    ``for_shard(k)`` is the prior seeded for shard ``k``.
     """
 
     def __init__(self, name: str, game_id: str, seed: int | None = None, **options: Any) -> None:

@@ -1,11 +1,9 @@
 """Build agents by name: ``make("greedy", "grid")``, ``make("ppo", "grid", path="model.zip")``.
 
-``ppo``, ``exit`` and ``exit-search`` without ``path`` play the network shipped in the package for the
-game (``agents.pretrained``, the model zoo); ``playable_names(game_id)`` lists what plays with no argument.
-``sb3``, ``torch`` and ``rllib`` play policies trained elsewhere (``agents.adapters``). Beyond these names,
-``make`` and ``parse_spec`` take agents of your own code (``LABEL=pkg.module:attr``,
-``LABEL=path/to/file.py:attr``: ``jericho_env.user_agents``) and the agents of other installed providers
-(the ``jericho_env.agents`` entry points: ``jericho_env.agent_plugins``).
+``ppo``, ``exit`` and ``exit-search`` without ``path`` play the network shipped for the game (``agents.pretrained``);
+``sb3``, ``torch`` and ``rllib`` play policies trained elsewhere (``agents.adapters``). ``make`` and ``parse_spec``
+also take your own code (``LABEL=pkg.module:attr``: ``jericho_env.user_agents``) and other installed providers'
+agents (``jericho_env.agent_plugins``).
 """
 
 from __future__ import annotations
@@ -102,10 +100,8 @@ def training_agents(
 ) -> TrainingAgents:
     """Every agent a training run of ``game_id`` names, checked in one place: network, prior, pool, evaluation.
 
-    ``settings`` holds the run's ``policy``, ``net``, ``prior``, ``pool`` and ``eval_opponent`` (text);
-    ``num_actions`` is the game's (under the run's options). The settings named in ``preset`` came from
-    the training preset, not the user: an opponent there that the game lacks is dropped (``dropped`` says
-    which) where a named one is an error. ``ValueError`` for the first setting the game cannot train with.
+    ``settings`` holds the run's ``policy``, ``net``, ``prior``, ``pool`` and ``eval_opponent``; an opponent named in
+    ``preset`` (from the training preset) that the game lacks is dropped (``dropped`` says which), a user's is an error.
     """
     from agents.nets import check_policy, parse_net
     from agents.prior import check_prior, prior_size
@@ -137,8 +133,7 @@ def agent_names(game_id: str) -> tuple[str, ...]:
 def playable_names(game_id: str) -> list[str]:
     """The names that play ``game_id`` with no argument (the plugin hook the web page lists by name).
 
-    The checkpoint players (``ppo``, ``exit``, ``exit-search``) only where the zoo ships their network
-    for the game (``agents.pretrained``); the others where they play the game.
+    The checkpoint players only where the zoo ships their network for the game.
     """
     from agents.pretrained import CHECKPOINT_AGENTS, zoo, zoo_network_unfit
 
@@ -169,8 +164,7 @@ def make_batch_policy(name: str, game_id: str, seed: int | None = None, **kwargs
 def agent_options(name: str, game_id: str) -> dict[str, Any] | None:
     """The options ``name`` plays ``game_id`` with only, or None for any (the plugin hook the web page reads).
 
-    A checkpoint player without a path (``ppo``, ``exit``, ``exit-search``) plays the network shipped for
-    the game, trained with the options on its card (``agents.pretrained``); every other agent plays any.
+    A checkpoint player without a path plays the shipped network, trained with the options on its card.
     """
     from agents.pretrained import CHECKPOINT_AGENTS, zoo
 
@@ -184,8 +178,7 @@ def agent_options(name: str, game_id: str) -> dict[str, Any] | None:
 def make(name: str, game_id: str, **kwargs: Any) -> BaseAgent:
     """The agent ``name`` for ``game_id``; unknown names raise ``ValueError`` listing the known ones.
 
-    ``kwargs`` holds the agent's own arguments (``seed``, ``path`` for ppo) and the game's options
-    (``num_players`` for walls, variants for castles), which must match the env the agent plays in.
+    ``kwargs``: the agent's own arguments (``seed``, ``path``) and the game's options.
     """
     from jericho_env.registry import rules_class
 
@@ -238,17 +231,11 @@ def split_specs(text: str) -> list[str]:
 def parse_spec(spec: str, game_id: str | None = None) -> tuple[str, str, dict[str, Any]]:
     """Split an agent spec from the command line into (label, name, kwargs).
 
-    ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...});
-    ``"ppo"`` alone plays the shipped network (``agents.pretrained``), as do ``exit`` and ``exit-search``
-    (which take ``=PATH`` too).
-    A label may be given as ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) to tell two PPO agents apart.
-    ``"ismcts=300"`` / ``"ismcts=0.5s"`` / ``"ismcts=300,rollout=greedy"``: search budgets and settings
-    (``agents.registry.parse_budget``); ``"exit-search=path=a.zip,search=rollouts,simulations=16"``:
-    ``exit-search``'s settings (``parse_settings``; ``exit-search=a.zip`` is its path alone); the adapters
-    likewise (``"sb3=model.zip"``, ``"sb3=path=model.zip,algo=DQN"``).
-    ``"LABEL=pkg.module:attr,key=value"`` / ``"LABEL=path/to/file.py:attr"``: your own code, returned as
-    ``(LABEL, TARGET, kwargs)`` (``jericho_env.user_agents``). With ``game_id``, the names of other installed
-    providers are taken too (their own ``parse_spec`` where they have one).
+    ``"random"`` -> ("random", "random", {}); ``"ppo=runs/x/model.zip"`` -> ("ppo", "ppo", {"path": ...}); ``"ppo"``
+    alone plays the shipped network. ``LABEL:SPEC`` (``"mine:ppo=a.zip"``) labels an agent. ``"ismcts=300,rollout=
+    greedy"``: search settings (``parse_budget``); ``"exit-search=path=a.zip,simulations=16"`` and the adapters'
+    ``"sb3=path=model.zip,algo=DQN"``: settings (``parse_settings``). ``"LABEL=pkg.module:attr,key=value"``: your own
+    code, as ``(LABEL, TARGET, kwargs)``. With ``game_id``, other installed providers' names are taken too.
     """
     user = split_user_spec(spec, frozenset(AGENT_NAMES))
     if user is not None:

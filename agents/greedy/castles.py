@@ -1,24 +1,15 @@
 """``greedy`` for castles: shed the lowest rank that keeps the opponent under pressure, keep jokers, save the strongest.
 
-Heuristic. Set-up: save the strongest cards (jokers, then the highest ranks). On a turn: play every
-copy of one legal rank, chosen by ``-strength + 5 * P(opponent stuck)``, where the probability that
-the opponent holds nothing to answer it comes from a hypergeometric draw of their hand size out of
-the cards of theirs not yet seen played or discarded (so it is mostly "the lowest rank", moving one
-step up when that makes the opponent markedly likelier to be stuck); a joker only when nothing else
-is legal. Stuck: turn over the strongest save (a joker first: it gives an extra turn); short deck:
-discard the lowest cards. Only the observation and mask are read (the layout decodes them); the
-actions are read through the game's action encoding (``jericho_env.games.castles.actions``).
-How the choices were made and how strong it plays: ``docs/agents.md``.
+Set-up: save the strongest cards (jokers, then the highest ranks). On a turn: play every copy of the legal rank
+with the best ``-strength + PRESSURE * P(opponent stuck)`` (the first on equal scores), the probability from a
+hypergeometric draw of the opponent's hand out of their cards not yet seen; a joker only when nothing else is
+legal. Stuck: turn over the strongest save (a joker first); short deck: discard the lowest cards. Only the
+observation and mask are read, through the layout and ``jericho_env.games.castles.actions``. How strong it
+plays: ``docs/agents.md``.
 
-Written once, as ``choose`` over one observation row and its mask, on tables built once from the action
-encoding and the deck (``params_for``: each action's kind, rank and card count; what answers each rank),
-compiled by Numba where it is installed and plain Python otherwise. The kind of the first legal action
-picks the rule; a discard takes the first legal action of the weakest rank, a save or a turned-over save
-the first of the strongest; a play takes every copy of the legal rank with the best ``-strength + PRESSURE *
-P(opponent stuck)``, the first such rank on equal scores (counts rounded half to even, as Python's
-``round``). ``GreedyAgent`` calls it for one observation, ``BatchGreedyCastles`` for a batch of rows and
-search for its rollouts (``row_functions``). The readable Python version it is tested against is
-``tests/greedy_oracles.py``.
+Written once, as ``choose`` over one observation row on tables built once (``params_for``), compiled by Numba
+where it is installed and plain Python otherwise, for ``GreedyAgent``, ``BatchGreedyCastles`` and search's
+rollouts (``row_functions``); tested against the readable version in ``tests/greedy_oracles.py``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """``greedy`` / ``greedy-capture`` for grid: capture the most points, give the opponent as little as possible.
 
-Every legal placement is scored as the points it captures now, minus the points the opponent can
-expect to capture next turn on the table it leaves (after the end-of-turn discard): for each cell
-where a placement would capture, the chance that the opponent's hand holds one of the unseen cards
-fitting it (unseen = not in own hand, on the table, in the discard or a capture pile; the chance is
-hypergeometric in the opponent's hand size) times the points there. Small bonuses break near-ties:
-a capture set up for our own next turn with a card still in hand (times the chance the opponent
-cannot take it first), then keeping high cards in hand and placing near the base; exact ties are
-drawn at random. In a chain the same score picks the best capture or "end"; it passes only when
-nothing else is legal. It reads only the observation (table, hand and public piles decoded through
-the layout), never the env's state, and reads actions through the game's action encoding
-(``jericho_env.games.grid.actions``). Exact ties are drawn at random because a fixed order (the
-lowest action id) drifts the table one way. How the weights were chosen, how strong it plays and
-how long ``act`` takes: ``docs/agents.md``.
+Every legal placement is scored as the points it captures now, minus the points the opponent can expect to
+capture next turn on the table it leaves (for each cell where a placement would capture, the hypergeometric
+chance that the opponent's hand holds an unseen card fitting it, times the points there). Small bonuses break
+near-ties: a capture set up for our own next turn, keeping high cards in hand, placing near the base; exact ties
+are drawn at random (a fixed order drifts the table one way). In a chain the same score picks the best capture
+or "end"; it passes only when nothing else is legal. It reads only the observation, decoded through the layout,
+and actions through ``jericho_env.games.grid.actions``. How the weights were chosen: ``docs/agents.md``.
 
-Written once, as functions over one observation row (``values``, ``best_moves``, ``scores_into``) on flat
-arrays: the table an ``int64`` array of cells (-1 empty, ``BASE`` the base, else the card), card sets
-``int64`` bit masks (52 bits), the board's tables and the weights one params record (``params_for``).
-They are compiled by Numba where it is installed (the ``train`` extra) and run as plain Python
-otherwise. ``GreedyAgent`` calls them for one observation, ``BatchGreedyGrid`` for a batch of rows, and
-search for its prior and rollouts (``row_functions``). The readable dict version they are tested
+Written once, as functions over one observation row (``values``, ``best_moves``, ``scores_into``) on flat arrays
+and one params record (``params_for``), compiled by Numba where it is installed and plain Python otherwise, for
+``GreedyAgent``, ``BatchGreedyGrid`` and search (``row_functions``). The readable version they are tested
 against, bit for bit, is ``tests/greedy_oracles.py``.
 """
 
@@ -107,11 +98,8 @@ class GreedyAgent(BaseAgent):
     def scores(self, observation: dict[str, np.ndarray]) -> np.ndarray:
         """Per action, ``exp(score - best score)`` in (0, 1] for the actions the heuristic weighs, else 0.
 
-        1 marks the best-scoring moves; a move one point worse gets 0.37, three points worse 0.05. Passing at
-        the start of a turn is scored too when the players' points differ (as with ``allow_pass``: the risk
-        of the table left as it is), so the best move may be a pass where ``act`` would place a card. At
-        level points it is not: an answering pass would end the game in a draw. Used as the hint of
-        ``--prior greedy-scores`` (``agents.prior``). Why the pass is weighed only then: ``docs/agents.md``.
+        A pass at the start of a turn is scored too when the players' points differ (the risk of the table left as it
+        is); at level points an answering pass would end the game in a draw. The hint of ``--prior greedy-scores``.
         """
         out = np.zeros(self.actions.num_actions, dtype=np.float32)
         scores_into(_row(observation), self.legal(observation).astype(np.int64), self.params, out)

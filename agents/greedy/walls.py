@@ -1,23 +1,15 @@
 """``greedy`` for walls: the move that most raises the cards this seat would hold if a scoring came now.
 
-Heuristic. Every legal move is simulated on the observed table (a trumpet on every wall of the named
-colour, the fallen cards into the supply, walls of trumpets only collapsing, the trumpet joining our
-wall) and scored by the cards this seat would then hold: its cards won, 1.5 per value-1 card in its
-walls (won at the end), and, per colour where its wall is longest (shared when tied), the supply of
-that colour: the cards it knows of (face up, its own face-down ones), the others' face-down cards in
-proportion to the unseen cards of each colour, and 0.1 per draw expected before the next scoring. A
-value-1 card put into the supply costs 1 (it is worth building). Opening: the lowest card of the
-colour with the most value in hand; the opening supply card and the donations go through the same
-scoring (so into a colour this seat leads). Only the observation is read, decoded through the
-game's layout, and actions through the game's action encoding (``jericho_env.games.walls.actions``);
-no lookahead, so ties go to the first legal action. How the weights were chosen, how strong it plays
-and how long ``act`` takes: ``docs/agents.md``.
+Every legal move is simulated on the observed table (trumpets, fallen cards, collapsing walls) and scored by the
+cards this seat would then hold: its cards won, 1.5 per value-1 card in its walls, and per colour where its wall
+is longest (shared when tied) the expected supply of that colour, plus 0.1 per draw expected before the next
+scoring; a value-1 card put into the supply costs 1. Only the observation is read, through the layout and
+``jericho_env.games.walls.actions``; ties go to the first legal action. How the weights were chosen:
+``docs/agents.md``.
 
-Written once, as functions over one observation row (``move_values``, ``first_best``) reading a params
-record (``params_for``: the layout's offsets and scales, the weights), compiled by Numba where it is
-installed and plain Python otherwise. ``GreedyAgent`` calls them for one observation, ``BatchGreedyWalls``
-for a batch of rows and search for its prior and rollouts (``row_functions``). The readable Python version
-they are tested against, bit for bit, is ``tests/greedy_oracles.py``.
+Written once, as functions over one observation row (``move_values``, ``first_best``) on a params record
+(``params_for``), compiled by Numba where it is installed and plain Python otherwise, for ``GreedyAgent``,
+``BatchGreedyWalls`` and search (``row_functions``); tested bit for bit against ``tests/greedy_oracles.py``.
 """
 
 from __future__ import annotations

@@ -16,11 +16,9 @@ from torch import nn
 
 
 class SharedLinearExtractor(BaseFeaturesExtractor):
-    """One linear layer + ReLU shared by the policy and the value heads.
+    """One linear layer + ReLU shared by the policy and the value heads (``net_arch`` then holds the per-head layers).
 
-    With SB3's default MLP each head owns a first layer as wide as the observation; here both heads
-    read the output of this one layer (``net_arch`` then holds the per-head layers). Subclasses can
-    append fixed features computed from the observation (``derived_features``).
+    Subclasses can append fixed features computed from the observation (``derived_features``).
     """
 
     def __init__(
@@ -46,10 +44,7 @@ class SharedLinearExtractor(BaseFeaturesExtractor):
 def sample_rows(probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """One action per row of ``probs`` (b, n) (rows sum to 1), drawn by inverting each row's cumulative sum.
 
-    ``torch.multinomial`` draws one exponential number per action (without replacement) or is slower still
-    on CPU (with it); this draws one uniform number per row. An action of probability 0 is never drawn: the
-    uniform number stays below the row's total, and the count of cumulative sums at or below it stops
-    before a flat step.
+    One uniform number per row (cheaper than ``torch.multinomial`` on CPU); an action of probability 0 is never drawn.
     """
     cdf = probs.cumsum(dim=1)
     total = cdf[:, -1:]
@@ -61,10 +56,7 @@ def sample_rows(probs: torch.Tensor, generator: torch.Generator | None = None) -
 class MaskedCategorical(MaskableCategorical):
     """sb3-contrib's ``MaskableCategorical``, built with its masks in one normalisation and sampled by inverse CDF.
 
-    The same distribution (``log_prob``, ``entropy``, ``mode``), cheaper where actions are many (grid has
-    2,206): sb3-contrib's path normalises the logits three times per distribution (the plain
-    construction, ``apply_masking(None)``, then ``apply_masking(masks)``), and ``torch.multinomial``
-    is slower on CPU than a cumulative sum and a binary search. Never samples a masked action.
+    The same distribution, cheaper where actions are many (grid has 2,206); never samples a masked action.
     """
 
     def __init__(self, logits: torch.Tensor, masks: Any = None) -> None:
@@ -83,11 +75,9 @@ class MaskedCategorical(MaskableCategorical):
 class _LogitsPolicy(MaskableActorCriticPolicy):
     """A maskable actor-critic whose subclasses compute logits and values in one ``_run(obs)``.
 
-    Implements SB3's ``forward``, ``evaluate_actions``, ``get_distribution`` and ``predict_values`` on
-    top of it, and the optional prior bonus (``agents.prior``): with ``prior`` set, the observation's
-    last float names the prior agent's move, and ``prior_weight`` (a trained scalar) is added to its logit;
-    with ``prior="greedy-scores"`` the last ``num_actions`` floats score every action, and ``prior_weight``
-    times those scores is added to the logits.
+    Implements SB3's ``forward``, ``evaluate_actions``, ``get_distribution`` and ``predict_values`` on it, with the
+    prior bonus (``agents.prior``): ``prior_weight`` (trained) times the prior's one-hot move or, with
+    ``"greedy-scores"``, its scores, added to the logits.
     """
 
     prior: str | None
@@ -160,11 +150,9 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
     ) -> tuple[MaskedCategorical, torch.Tensor, torch.Tensor] | None:
         """The masked distribution over a subset of the actions that holds every legal one, or None.
 
-        A body that computes logits for only some actions (``GridCellsNet.forward_compact``: the cells
-        beside the table) is normalised over those, not over all actions with the rest masked: the same
-        distribution, at a fraction of the cost where the legal actions are a few of many (grid). Returns
-        (the distribution over positions in the subset, the subset's action numbers, values); None when the
-        policy has no subset or some legal action lies outside it, so the caller takes the full path.
+        A body computing logits for some actions only (``GridCellsNet.forward_compact``) is normalised over those: the
+        same distribution, cheaper. Returns (the distribution over positions in the subset, their action numbers,
+        values); None when there is no subset or a legal action lies outside it.
         """
         if action_masks is None:
             return None
@@ -215,15 +203,45 @@ class _LogitsPolicy(MaskableActorCriticPolicy):
 
 
 class _BodyPolicy(_LogitsPolicy):
-    """A ``_LogitsPolicy`` whose logits and values come from one game-specific module ``self.body``.
+    """A grid ``_LogitsPolicy`` whose logits and values come from one module ``self.body`` (``_make_body``).
 
-    Subclasses build ``body`` (from ``net_kwargs``, ``game_id``, ``game_options``), which a checkpoint saves.
+    A checkpoint saves ``net_kwargs``, ``game_id`` and ``game_options``, the arguments the body is built from.
     """
 
     body: nn.Module
-    net_kwargs: dict[str, Any]
-    game_id: str
-    game_options: dict[str, Any] | None
+
+    def __init__(
+        self,
+        observation_space: gym.spaces.Space,
+        action_space: gym.spaces.Space,
+        lr_schedule: Schedule,
+        net_kwargs: dict[str, Any],
+        prior: str | None,
+        prior_weight: float,
+        game_id: str,
+        game_options: dict[str, Any] | None,
+        **kwargs: Any,
+    ) -> None:
+        if game_id != "grid":
+            raise ValueError(f"{type(self).__name__} plays grid only, not {game_id!r}")
+        self.game_id, self.game_options, self.net_kwargs = game_id, game_options, net_kwargs
+        self._init_prior(prior, prior_weight)
+        kwargs.setdefault("net_arch", [])
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _make_body(self, size: int, num_actions: int) -> nn.Module:  # pragma: no cover - abstract
+        """The body for observations of ``size`` floats (the prior's excluded) and ``num_actions`` actions."""
+        raise NotImplementedError
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        """Create the body and the optimizer (SB3's MLP extractor and heads are not used)."""
+        obs_shape = self.observation_space.shape
+        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
+        self.body = self._make_body(int(obs_shape[0]) - self._prior_size(self.action_space), int(self.action_space.n))
+        self._build_prior()
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

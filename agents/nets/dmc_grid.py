@@ -1,10 +1,8 @@
 """Deep Monte-Carlo's grid network: Q(s, a) from a compact state and the features of the one action, DouZero-style.
 
-The state ``S``: every observation field but the table planes, and the mean and maximum of the frontier cells'
-features; each legal action ``A``: its card (suit and rank), its cell's 15 fixed features
-(``agents.nets.frontier_kernel``), its place (``agents.nets.dmc.action_features``), a flag for "stop", and with the
-prior greedy's score of it (also added to Q with a learned weight). ``Q(s, a) = head(relu(W h(S) + U A + b))``: the
-trunk once per position, the small head once per legal action; a position is stored as ``S`` and its ``A``.
+The state ``S``: the observation without the table planes, plus the mean and maximum of the frontier cells'
+features; each legal action ``A``: its card, its cell's fixed features, its place, a "stop" flag and, with the
+prior, greedy's score of it. ``Q(s, a) = head(relu(W h(S) + U A + b))``: the trunk once per position.
 """
 
 from __future__ import annotations

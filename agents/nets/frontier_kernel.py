@@ -1,14 +1,8 @@
 """``grid-cells``' fixed frontier features as one compiled function (Numba), row by row.
 
-``agents.nets.grid_cells.FrontierFeatures`` computes the gathered frontier cells of a batch of grid observations
-and their fifteen fixed features with ``features``, in one pass per row: on the small batches of self-play (a few
-dozen rows) the hundred or so tensor operations of the features' definition (``tests/frontier_reference.py``,
-which the tests compare this with) would cost more in per-operation overhead than in arithmetic. The features
-take no gradient (they are functions of the observation only). The arithmetic is the definition's, in float64
-here against float32 there: a feature may differ in its last bits.
-
-Without Numba the function runs as plain Python (slow), so the same code is tested either way. Compiled code is
-cached on disk (``cache=True``).
+``features`` computes a batch of grid observations' gathered frontier cells and their fifteen fixed features in
+one pass per row, cheaper on self-play's small batches than the tensor definition it is tested against
+(``tests/frontier_reference.py``; float64 here, float32 there). Without Numba it runs as plain Python.
 """
 
 from __future__ import annotations

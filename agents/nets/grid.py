@@ -54,13 +54,9 @@ def _runs(indices: list[int]) -> list[tuple[int, int]]:
 class GridFeatures(nn.Module):
     """Fixed (untrained) cell planes of a grid observation: what a placement captures and which cards fit.
 
-    Per cell, from the table planes and the public card piles: the points a card placed there would
-    capture now (neighbours with their other three sides covered) / 30; the share of the unseen cards
-    (not in our hand, on the table, in a capture pile or the discard) that fit the cell (match every
-    face-up neighbour's suit or rank) and the number of our hand cards that fit it / 5; the chance that
-    the opponent holds an unseen card that fits (1 - (1 - fits/unseen) ** opponent's hand size); that
-    chance times the capture points (the cell's danger); and the capture points if we hold a fitting
-    card. Zero on occupied cells and cells with no occupied neighbour. 6 planes.
+    Per empty cell beside the table: the points a placement captures now / 30, the share of unseen cards that fit
+    it, our fitting hand cards / 5, the chance the opponent holds a fitting card, that chance times the capture
+    (the danger), and the capture if we hold a fitting card. 6 planes.
     """
 
     planes = 6
@@ -125,15 +121,10 @@ class GridFeatures(nn.Module):
 class GridConvNet(nn.Module):
     """Translation-equivariant actor-critic body for grid: conv cell features x hand-slot embeddings.
 
-    The table planes (occupied, base, suit, rank) plus a constant "inside the window" plane go through
-    ``layers`` 3x3 convolutions (padding 1), the non-table fields (hands, piles, scores, flags) through
-    a linear layer whose output is added to the first conv layer as a per-channel bias. Placing hand
-    slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s>`` (``f_c`` a 1x1 projection of the cell
-    features, ``g_s`` an MLP of the slot's card and the global features): one filter bank is shared by
-    every cell, so a pattern learned on one cell holds on all of them. Pass/end and the value come
+    The table planes and an "inside the window" plane go through ``layers`` 3x3 convolutions, biased per channel by
+    a linear layer over the other fields. Placing hand slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s>`` (a 1x1
+    projection of the cell features, an MLP of the slot's card and the global features); pass/end and the value come
     from the global features and the mean and max of the cell features.
-
-    Built for the layout of ``game_options`` (the grid game's options, ``board_size`` among them).
     """
 
     def __init__(
@@ -207,11 +198,7 @@ class GridConvNet(nn.Module):
 class GridConvPolicy(_BodyPolicy):
     """MaskablePPO policy for grid built on ``GridConvNet`` for the board of ``game_options``.
 
-    Replaces SB3's features extractor + MLP heads: ``forward``, ``evaluate_actions``, ``get_distribution``
-    and ``predict_values`` all run the one network. ``action_logits`` gives the unmasked logits. With
-    ``prior`` (``agents.prior``) the observation carries the prior's floats (``agents.prior.prior_size`` floats).
-    ``game_id`` and ``game_options`` are saved with the checkpoint; ``game_options=None`` (checkpoints from
-    before they were saved) finds the board from the observation size.
+    ``game_options=None`` (checkpoints from before they were saved) finds the board from the observation size.
     """
 
     def __init__(
@@ -230,32 +217,20 @@ class GridConvPolicy(_BodyPolicy):
         game_options: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if game_id != "grid":
-            raise ValueError(f"GridConvPolicy plays grid only, not {game_id!r}")
-        self.game_id = game_id
-        self.game_options = None if game_options is None else dict(game_options)
-        self.net_kwargs: dict[str, Any] = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden}
-        self.net_kwargs["features"] = features
-        self._init_prior(prior, prior_weight)
-        kwargs.setdefault("net_arch", [])
-        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+        net_kwargs = {"channels": channels, "layers": layers, "embed": embed, "hidden": hidden, "features": features}
+        options = None if game_options is None else dict(game_options)
+        super().__init__(
+            observation_space, action_space, lr_schedule, net_kwargs, prior, prior_weight, game_id, options, **kwargs
+        )
 
-    def _build(self, lr_schedule: Schedule) -> None:
-        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
-        obs_shape = self.observation_space.shape
-        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        size = int(obs_shape[0]) - self._prior_size(self.action_space)
+    def _make_body(self, size: int, num_actions: int) -> nn.Module:
         options = {"board_size": grid_board_size(size)} if self.game_options is None else self.game_options
-        self.body = GridConvNet(options, **self.net_kwargs)
-        if self.body.observation_size != size:
+        body = GridConvNet(options, **self.net_kwargs)
+        if body.observation_size != size:
             raise ValueError(
-                f"GridConvPolicy: grid with options {options} has observations of {self.body.observation_size} "
+                f"GridConvPolicy: grid with options {options} has observations of {body.observation_size} "
                 f"floats, the observation space {size} (other options?)"
             )
-        n_actions = int(self.action_space.n)
-        if self.body.num_actions != n_actions:
-            raise ValueError(f"GridConvPolicy: {n_actions} actions, but the grid layout gives {self.body.num_actions}")
-        self._build_prior()
-        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
-            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
-        )
+        if body.num_actions != num_actions:
+            raise ValueError(f"GridConvPolicy: {num_actions} actions, but the grid layout gives {body.num_actions}")
+        return body

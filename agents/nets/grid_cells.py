@@ -1,24 +1,14 @@
 """``grid-cells``: a small actor-critic for grid that looks only at the cells where a card may go.
 
-A placement is legal only on an empty cell beside the table (the frontier: at most a few dozen of the
-window's cells), so the network gathers those cells (up to ``max_cells``, ordered by position) and
-describes each with fixed (untrained) quantities computed from the observation (``agents.nets.frontier_kernel``):
+A placement is legal only on an empty cell beside the table (the frontier), so the network gathers those cells
+(up to ``max_cells``, ordered by position) and describes each with fixed quantities computed from the
+observation (``agents.nets.frontier_kernel``): the points a placement there captures and exposes, the share of
+unseen and own cards that fit it, the chance the opponent holds a fitting card and the cell's danger, its
+covered sides and its distance from the base: the ingredients of ``agents.greedy.grid``'s own scoring.
 
-* the points a placement there captures now, and whether it fills a hole (the placed card is surrounded too);
-* the points it exposes: face-up neighbours it leaves with one open side, and those points times the best
-  chance that the opponent fits one of their other open sides; whether the card placed there keeps one open
-  side, and the chance that the opponent fits that side;
-* the share of unseen cards and the number of our own cards that fit the cell (match every face-up neighbour
-  by suit or rank), the chance that the opponent holds a fitting card, that chance times the capture (the
-  cell's danger), and the capture we could make there;
-* its covered sides and its distance from the base.
-
-A per-cell network reads those, biased by the global features (hands, piles, scores, flags, and summaries
-of the frontier), and embeds each cell; each hand slot is embedded from its card and the global features,
-and placing slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s> + b_c`` (cells outside the gathered set
-get 0: they are never legal, or beyond ``max_cells``). Pass/end and the value come from the pooled cells
-and the global features. The quantities are the ingredients of ``agents.greedy.grid``'s own scoring; the
-network learns how to weigh them, and what else matters, from play.
+A per-cell network reads those, biased by the global features, and embeds each cell; each hand slot is embedded
+from its card and the global features, and placing slot ``s`` on cell ``c`` gets the logit ``<f_c, g_s> + b_c``
+(cells outside the gathered set get 0). Pass/end and the value come from the pooled cells and global features.
 """
 
 from __future__ import annotations
@@ -168,28 +158,18 @@ class GridCellsPolicy(_BodyPolicy):
         game_options: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if game_id != "grid":
-            raise ValueError(f"GridCellsPolicy plays grid only, not {game_id!r}")
-        self.game_id = game_id
-        self.game_options = dict(game_options or {})
-        self.net_kwargs: dict[str, Any] = {"width": width, "embed": embed, "hidden": hidden, "max_cells": max_cells}
-        self._init_prior(prior, prior_weight)
-        kwargs.setdefault("net_arch", [])
-        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+        net_kwargs = {"width": width, "embed": embed, "hidden": hidden, "max_cells": max_cells}
+        options = dict(game_options or {})
+        super().__init__(
+            observation_space, action_space, lr_schedule, net_kwargs, prior, prior_weight, game_id, options, **kwargs
+        )
 
-    def _build(self, lr_schedule: Schedule) -> None:
-        """Create the network and the optimizer (SB3's MLP extractor and heads are not used)."""
-        obs_shape = self.observation_space.shape
-        assert obs_shape is not None and isinstance(self.action_space, gym.spaces.Discrete)
-        size = int(obs_shape[0]) - self._prior_size(self.action_space)
-        self.body = GridCellsNet(self.game_options or {}, **self.net_kwargs)
-        if self.body.observation_size != size or self.body.num_actions != int(self.action_space.n):
+    def _make_body(self, size: int, num_actions: int) -> nn.Module:
+        body = GridCellsNet(self.game_options or {}, **self.net_kwargs)
+        if body.observation_size != size or body.num_actions != num_actions:
             raise ValueError(
                 f"GridCellsPolicy: grid with options {self.game_options} has observations of "
-                f"{self.body.observation_size} floats and {self.body.num_actions} actions, the spaces "
-                f"{size} and {int(self.action_space.n)} (other options?)"
+                f"{body.observation_size} floats and {body.num_actions} actions, the spaces "
+                f"{size} and {num_actions} (other options?)"
             )
-        self._build_prior()
-        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3 passes lr to any optimizer class
-            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
-        )
+        return body

@@ -1,18 +1,10 @@
 """Drawing an MLP policy's moves in numpy: the same layers, without torch's cost per call on small batches.
 
-Self-play opponents ask their networks dozens of times per step for a few rows each (the games waiting
-on them in one round, ``jericho_env.envs.selfplay``); at that size torch's dispatch through the policy's
-modules costs several times the arithmetic. ``mlp_plan(policy)`` reads a policy's acting path as plain
-arrays when it is a chain of linear layers with ReLU or tanh between them: Stable-Baselines3's (and
-sb3-contrib's) MLP actor-critic, and ``agents.nets.common.PriorMlpPolicy`` without a prior or with
-``greedy-scores``, on a flat or ``SharedLinearExtractor`` front without derived features, in evaluation
-mode. Anything else gives None and is asked through torch as before.
-
-``logits(plan, observations)`` runs the rows through the plan (float32 as the network, up to the order
-of the sums in the matrix products), and ``draw`` takes one legal action per row from the masked softmax
-at given uniform numbers, by the inverse of the cumulative sum (``agents.nets.common.sample_rows``).
-Several policies asked at once (``agents.batch.JointNetworks``) each run their own rows, unpadded: in
-numpy a matrix product per policy costs little, unlike torch's, so nothing is gained by stacking.
+Self-play opponents ask their networks many times per step for a few rows each, where torch's dispatch costs
+several times the arithmetic. ``mlp_plan(policy)`` reads a policy's acting path as plain arrays when it is a chain
+of linear layers with ReLU or tanh (SB3's MLP actor-critic, ``PriorMlpPolicy`` without a prior or with
+``greedy-scores``), else None. ``logits(plan, observations)`` runs rows through it, and ``draw`` takes one legal
+action per row from the masked softmax at given uniform numbers (as ``agents.nets.common.sample_rows``).
 """
 
 from __future__ import annotations

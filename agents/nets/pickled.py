@@ -1,9 +1,6 @@
-"""The classes that older Stable-Baselines3 checkpoints name by pickled path, under the names they use.
+"""The classes that older Stable-Baselines3 checkpoints name by pickled path (``agents.networks.X``).
 
-Checkpoints written before the networks moved to ``agents.nets`` name their classes ``agents.networks.X`` (a
-pickled ``GridConvPolicy``, ``PriorMlpPolicy``, ``SharedLinearExtractor`` or ``WallsExtractor``): that path is
-this module (``agents._pickled_paths.PICKLED``), so loading one (``trust=True``) finds them here. New code imports from
-``agents.nets``.
+That path is this module (``agents._pickled_paths.PICKLED``); new code imports from ``agents.nets``.
 """
 
 from agents.nets.common import PriorMlpPolicy, SharedLinearExtractor, _LogitsPolicy

@@ -1,18 +1,11 @@
 """Several networks of one architecture run as one: their rows side by side in one batch.
 
-``StackedPolicies(policy)`` copies a policy once and swaps each of its ``nn.Linear`` layers for a
-``GroupedLinear``, which is then loaded with that layer of several policies (``weights``, ``module``;
-``stack_policies`` does both at once). The copy takes a batch of ``K * M`` rows, the
-first ``M`` for policy 0, the next ``M`` for policy 1, and so on, and computes every row with its own
-policy's weights: one batched matrix product per layer instead of ``K`` forward passes. Everything else
-in the forward pass is shared (fixed features such as ``grid_cells.FrontierFeatures``), so the policies
-must agree on it: ``stack_key`` is None for a policy that cannot be stacked, and equal for policies
-that can be stacked together.
-
-A policy can be stacked when every parameter it has sits in an ``nn.Linear`` layer (apart from the
-prior's scalar ``prior_weight``, ``agents.nets.common``, which becomes one value per row), and its
-rows are computed independently of each other: the policies of this package (``rows_independent``)
-and Stable-Baselines3's MLP policies, in evaluation mode.
+``StackedPolicies(policy)`` copies a policy once and swaps each ``nn.Linear`` for a ``GroupedLinear`` loaded with
+that layer of several policies (``weights``, ``module``; ``stack_policies`` does both). The copy takes ``K * M``
+rows, ``M`` per policy, and computes each with its own policy's weights: one batched matrix product per layer
+instead of ``K`` forward passes. A policy can be stacked (``stack_key`` not None) when every parameter sits in an
+``nn.Linear`` (apart from the prior's ``prior_weight``) and its rows are computed independently
+(``rows_independent``, and SB3's MLP policies in evaluation mode).
 """
 
 from __future__ import annotations

@@ -33,11 +33,8 @@ def walls_num_players(observation_size: int) -> int:
 class WallsFeatures(nn.Module):
     """Fixed (untrained) features of a walls observation that an MLP finds hard to compute itself.
 
-    The observation stores each wall's length / 101, so a one-point lead is 0.01 apart, and a
-    majority is a comparison across seats. Per colour this adds: own length minus the longest
-    rival's (/ 20, clipped to [-1, 1]), whether we lead, tie for the lead or trail, each seat's
-    length / 30 (clipped), which value a trumpet would knock down (one-hot over 1, 3, 4, 5, 7, none)
-    and how many of our own cards of that value would fall, the cards of the colour in the public
+    Per colour: own length minus the longest rival's (/ 20, clipped), lead, tie or trail, each seat's length / 30,
+    which value a trumpet would knock down (one-hot) and how many of our cards would fall, the colour's cards in the
     supply and in our hand. 5 x (1 + 3 + n + 6 + 1 + 2) floats.
     """
 

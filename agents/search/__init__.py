@@ -8,10 +8,6 @@
 | ``puct`` | PUCT over a policy network's prior (``exit-search``'s search) |
 | ``rollout_search`` | policy-rollout search: each legal move scored by rollouts of a policy |
 | ``row_calls``, ``row_values`` | calling a game's compiled row functions by address; rollout values of rows |
-
-The Python engines and the compiled ones draw from one random stream and are tested equal, move for move
-(``tests/test_search_twins.py``). Greedy's prior and rollout moves are ``agents.greedy``'s own functions.
-``from agents.search import ISMCTS`` (the engine) still works, as it did when the engine was this module.
 """
 
 from agents.search.engine import ISMCTS, Redeal, RowPolicy, check_settings

@@ -1,39 +1,25 @@
 """Compiled search: ISMCTS and information-set PUCT over a game's row kernels, in Numba.
 
-The searches of ``agents.search.engine.ISMCTS`` and ``agents.search.puct.PUCTSearch`` (read their docstrings for the
-algorithms), with the tree and every simulation in compiled code. A game takes part through its
-``RowKernels`` (``jericho_env.core.batched``: ``status``, ``legal``, ``apply``, ``observe``, ``determinize``
-of one row, compiled with explicit signatures); the drivers here receive their machine-code addresses in an
-int64 array and call them through ``agents.search.row_calls``, so one driver serves every game. Each driver is an
-ordinary ``@njit(cache=True)`` function, compiled once per game state type and cached on disk, so a new
-process loads it in milliseconds (why addresses and not Numba's first-class function arguments: see
-``agents.search.row_calls``).
+The searches of ``agents.search.engine.ISMCTS`` and ``agents.search.puct.PUCTSearch`` (their docstrings say
+the algorithms), with the tree and every simulation in compiled code. A game takes part through its
+``RowKernels`` (``jericho_env.core.batched``); the drivers receive the kernels' machine-code addresses in an
+int64 array and call them through ``agents.search.row_calls``, so one cached ``@njit`` driver serves every game.
 
-The tree (``Tree``) is a set of arrays: per node its key, its player, its edges and its selection count
-(``total``, which is also every action's availability: a node's legal set is fixed by its key, the mover's
-observation); per edge the action, visits, summed value and prior; an open-addressing table maps keys to
-nodes. A node's key is a 128-bit hash (two independent xxHash64-style lanes over the non-zero 64-bit words of
-the row and their positions) of the float32 bits of its player's observation, salted with the player and
-the root's index; the Python searches key by the bytes
-themselves (or a 16-byte digest of them), so both tell the same information states apart up to a hash
-collision (about 2**-128 per pair).
+The tree (``Tree``) is a set of arrays: per node its key, player, edges and selection count (``total``, also
+every action's availability: a node's legal set is fixed by its key); per edge the action, visits, summed
+value and prior; an open-addressing table maps keys to nodes. A key is a 128-bit hash (``obs_key``) of the
+player's observation, salted with the player and the root's index; the Python searches key by the bytes
+themselves, so both tell the same information states apart up to a hash collision.
 
-* ``CompiledISMCTS``: ISMCTS with UCB (untried actions first, at random) or, with a prior, the PUCT rule of
-  ``ISMCTS._select_prior``; rollouts uniformly random, or by a compiled rollout policy (``RowPolicy``), cut
-  at ``rollout_depth`` and valued by a compiled position value; one call runs a move's simulations
-  (in chunks under a time limit).
-* ``CompiledPUCT``: information-set PUCT for many roots at once with an external evaluator (a network): a
-  compiled round descends every root's tree to a leaf and writes the leaves' observations and masks; Python
-  calls the evaluator once for all of them; the next round expands those leaves, backs their values up and
-  descends again. The same semantics as ``PUCTSearch`` (FPU: the node's own value; Dirichlet noise at the
-  roots; ``value_rows`` ``"mover"`` or ``"all"``).
+* ``CompiledISMCTS``: ISMCTS with UCB or, with a prior, the PUCT rule of ``ISMCTS._select_prior``; rollouts
+  uniformly random or by a compiled ``RowPolicy``, optionally cut at ``rollout_depth`` and valued there.
+* ``CompiledPUCT``: information-set PUCT for many roots at once: a compiled round descends every root's tree
+  to a leaf and writes the leaves' rows, Python calls the evaluator once for all of them, and the next round
+  expands those leaves and backs their values up.
 
-Randomness: determinizations, untried-action draws, random rollouts and greedy's tie-breaks come from
-per-root SplitMix64 streams (``jericho_env.core.kernels``) seeded from the search's ``np.random.Generator``.
-The Python searches draw the same numbers in the same order (``agents.search.engine.Redeal``), and both see a
-node's legal actions ascending (a game's ``legal`` kernel may list them in any order: they are sorted here),
-so a seed gives the same simulations in each (``tests/test_search_twins.py``). The searches only read the
-states they are given: every simulation plays on a determinized copy.
+Randomness comes from per-root SplitMix64 streams seeded from the search's generator; the Python searches
+draw the same numbers in the same order and both see legal actions ascending, so a seed gives the same
+simulations in each (``tests/test_search_twins.py``). The searches never change the states they are given.
 """
 
 from __future__ import annotations
@@ -334,8 +320,8 @@ def _ismcts(
                 return LEGAL_CHANGED
             e0 = nodes[node, _EDGE0]
             nodes[node, _TOTAL] += 1
-            if use_prior:
-                j = _select_prior(edges, stats, e0, n, nodes[node, _TOTAL], uct_c)
+            if use_prior:  # Q 0 for unvisited actions; the node's total is its availability
+                j = _select_puct(edges, stats, e0, n, nodes[node, _TOTAL], 0.0, uct_c)
             else:
                 j = _select_ucb(edges, stats, e0, n, nodes[node, _TOTAL], uct_c, stream)
             if plen >= max_depth:
@@ -399,27 +385,19 @@ def _select_ucb(edges: np.ndarray, stats: np.ndarray, e0: int, n: int, avail: in
     return best
 
 
-@njit(cache=True)
-def _select_prior(edges: np.ndarray, stats: np.ndarray, e0: int, n: int, avail: int, c: float) -> int:
-    """``ISMCTS._select_prior``: ``Q + c * P * sqrt(availability) / (1 + visits)``, Q 0 for unvisited actions."""
-    root = math.sqrt(avail)
-    best = 0
-    best_score = -np.inf
-    for j in range(n):
-        visits = edges[e0 + j, _VISITS]
-        q = stats[e0 + j, _VSUM] / visits if visits else 0.0
-        score = q + c * stats[e0 + j, _PRIOR] * root / (1 + visits)
-        if score > best_score:
-            best, best_score = j, score
-    return best
-
-
 # ---------------------------------------------------------------------------------------------- PUCT
 @njit(cache=True)
-def _new_leaf(r: int, player: int, n: int, leaves: tuple, outs: tuple, b: int) -> int:
-    """Root ``r``'s leaf: its player's observation is in ``out_obs[b]``, its legal actions in ``leaf_legal[r]``."""
-    leaf_kind, leaf_key, leaf_player, _, leaf_n, leaf_legal, row_of = leaves
+def _new_leaf(
+    fns: np.ndarray, states: np.ndarray, r: int, params: np.ndarray, player: int, value_all: bool, leaves: tuple,
+    outs: tuple, b: int,
+) -> int:  # fmt: skip
+    """Root ``r``'s leaf at ``states[r]``, its player's observation already in ``out_obs[b]``: its legal actions
+    into ``leaf_legal[r]``, its rows written (every other seat's observation too with ``value_all``); the next row."""
+    legal, observe = fns[1], fns[3]
+    leaf_kind, leaf_key, leaf_player, leaf_ret, leaf_n, leaf_legal, row_of = leaves
     out_obs, out_mask, out_mover, out_owner = outs
+    n = call_legal(legal, states, r, params, leaf_legal[r])
+    _ascending(leaf_legal[r], n)
     hi, lo = obs_key(out_obs[b], salt(r, player))
     leaf_kind[r] = 2
     leaf_key[r, 0] = hi
@@ -432,17 +410,16 @@ def _new_leaf(r: int, player: int, n: int, leaves: tuple, outs: tuple, b: int) -
         out_mask[b, leaf_legal[r, j]] = True
     out_mover[b] = True
     out_owner[b] = r
-    return b + 1
-
-
-@njit(cache=True)
-def _other_row(r: int, outs: tuple, b: int) -> int:
-    """A value-only row of root ``r`` (another seat's observation, already in ``out_obs[b]``)."""
-    _, out_mask, out_mover, out_owner = outs
-    out_mask[b, :] = False
-    out_mover[b] = False
-    out_owner[b] = r
-    return b + 1
+    b += 1
+    if value_all:  # value-only rows: the other seats' observations
+        for q in range(leaf_ret.shape[1]):
+            if q != player:
+                call_observe(observe, states, r, params, q, out_obs[b])
+                out_mask[b, :] = False
+                out_mover[b] = False
+                out_owner[b] = r
+                b += 1
+    return b
 
 
 @njit(cache=True)
@@ -451,28 +428,17 @@ def _puct_roots(
     roots: np.ndarray,
     params: np.ndarray,
     seats: np.ndarray,
-    num_players: int,
     value_all: bool,
     leaves: tuple,
     path_len: np.ndarray,
     outs: tuple,
 ) -> int:
     """Every root as a leaf to evaluate (its seat's observation; every seat's with ``value_all``); rows written."""
-    legal, observe = fns[1], fns[3]
-    leaf_legal, out_obs = leaves[5], outs[0]
     b = 0
     for r in range(roots.shape[0]):
         path_len[r] = 0
-        player = seats[r]
-        call_observe(observe, roots, r, params, player, out_obs[b])
-        n = call_legal(legal, roots, r, params, leaf_legal[r])
-        _ascending(leaf_legal[r], n)
-        b = _new_leaf(r, player, n, leaves, outs, b)
-        if value_all:
-            for q in range(num_players):
-                if q != player:
-                    call_observe(observe, roots, r, params, q, out_obs[b])
-                    b = _other_row(r, outs, b)
+        call_observe(fns[3], roots, r, params, seats[r], outs[0][b])
+        b = _new_leaf(fns, roots, r, params, seats[r], value_all, leaves, outs, b)
     return b
 
 
@@ -534,7 +500,8 @@ def _expand_all(
 
 @njit(cache=True)
 def _select_puct(edges: np.ndarray, stats: np.ndarray, e0: int, n: int, total: int, value: float, c: float) -> int:
-    """``PUCTSearch``'s rule: ``Q + c * P * sqrt(max(N, 1)) / (1 + N(a))``, an unvisited action's Q the node's."""
+    """``Q + c * P * sqrt(max(N, 1)) / (1 + N(a))``, an unvisited action's Q ``value`` (``PUCTSearch``: the node's;
+    ``ISMCTS._select_prior``: 0)."""
     root = math.sqrt(max(total, 1))
     best = 0
     best_score = -np.inf
@@ -575,10 +542,10 @@ def _puct_round(
     finds no deal or a path outgrows ``path_edge``). ``tree``: ``Tree.arrays()``; ``paths``, ``leaves`` and ``outs``:
     the arrays ``CompiledPUCT.search_rows`` makes, in its order.
     """
-    status, legal, apply, observe, determinize = fns[0], fns[1], fns[2], fns[3], fns[4]
+    status, apply, observe, determinize = fns[0], fns[2], fns[3], fns[4]
     keys, nodes, node_value, edges, stats, slots, _ = tree
     work, path_node, path_edge, path_player, path_len = paths
-    leaf_kind, _, _, leaf_ret, _, leaf_legal, _ = leaves
+    leaf_kind, leaf_ret = leaves[0], leaves[3]
     out_obs = outs[0]
     num_players = leaf_ret.shape[1]
     if expand:
@@ -617,14 +584,7 @@ def _puct_round(
             hi, lo = obs_key(out_obs[b], salt(r, player))
             _, child = _find(keys, slots, hi, lo)
             if child < 0:
-                n = call_legal(legal, work, r, params, leaf_legal[r])
-                _ascending(leaf_legal[r], n)
-                b = _new_leaf(r, player, n, leaves, outs, b)
-                if value_all:
-                    for q in range(num_players):
-                        if q != player:
-                            call_observe(observe, work, r, params, q, out_obs[b])
-                            b = _other_row(r, outs, b)
+                b = _new_leaf(fns, work, r, params, player, value_all, leaves, outs, b)
                 break
             node = child
         path_len[r] = plen
@@ -774,8 +734,24 @@ def _check_code(code: int, what: str) -> None:
         raise RuntimeError(f"{what}: two states with the same observation have different legal actions")
 
 
+class _Addressed:
+    """A compiled search holding the machine-code addresses of its game's kernels and ``_pieces`` (policies, value)."""
+
+    game: BatchedGame[Any]
+    kernels: RowKernels
+    _pieces: tuple[Any, ...] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # machine-code addresses belong to this process: another one looks them up again (__setstate__)
+        return {k: v for k, v in self.__dict__.items() if k != "_fns"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._fns = _addresses(self.game, self.kernels, *self._pieces)
+
+
 # ---------------------------------------------------------------------------------------------- ISMCTS
-class CompiledISMCTS:
+class CompiledISMCTS(_Addressed):
     """ISMCTS (``agents.search.engine.ISMCTS``) compiled: the same settings, ``search(state, seat)`` the same call.
 
     ``prior`` (a ``RowPolicy``) makes selection PUCT with the policy's weights; ``rollout`` (a ``RowPolicy``)
@@ -825,14 +801,6 @@ class CompiledISMCTS:
         self.last_simulations = 0
         self.last_visits: dict[int, int] = {}  # the last search's root visits per action (empty: one legal action)
         self.last_wins: dict[int, float] = {}  # and their summed returns
-
-    def __getstate__(self) -> dict[str, Any]:
-        # machine-code addresses belong to this process: another one looks them up again (__setstate__)
-        return {k: v for k, v in self.__dict__.items() if k != "_fns"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._fns = _addresses(self.game, self.kernels, *self._pieces)
 
     def search(self, state: Any, seat: int, started: float | None = None) -> int:
         """The action to play for ``seat`` (to move in ``state``), as ``ISMCTS.search`` (time limit included)."""
@@ -888,7 +856,7 @@ class CompiledISMCTS:
 
 
 # ---------------------------------------------------------------------------------------------- PUCT
-class CompiledPUCT:
+class CompiledPUCT(_Addressed):
     """Information-set PUCT (``agents.search.puct.PUCTSearch``) compiled: the same settings and ``search`` call.
 
     ``search(views, seats)`` takes Python states; ``search_rows(roots, seats)`` takes them as rows of the
@@ -921,14 +889,6 @@ class CompiledPUCT:
         self._fns = _addresses(game, kernels)
         self.tree = Tree()
         self.root_nodes = np.zeros(0, dtype=np.int64)
-
-    def __getstate__(self) -> dict[str, Any]:
-        # machine-code addresses belong to this process: another one looks them up again (__setstate__)
-        return {k: v for k, v in self.__dict__.items() if k != "_fns"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._fns = _addresses(self.game, self.kernels)
 
     def search(self, views: Sequence[Any], seats: Sequence[int]) -> list[SearchResult]:
         """Search each position ``views[k]`` for ``seats[k]`` (to move there); one result per position."""
@@ -978,7 +938,7 @@ class CompiledPUCT:
         leaves = (leaf_kind, leaf_key, leaf_player, leaf_ret, leaf_n, leaf_legal, row_of)
         outs = (out_obs, out_mask, out_mover, out_owner)
         paths = (work, path_node, path_edge, path_player, path_len)
-        b = _puct_roots(self._fns, roots, kern.params, seat_arr, p, value_all, leaves, path_len, outs)
+        b = _puct_roots(self._fns, roots, kern.params, seat_arr, value_all, leaves, path_len, outs)
         live = np.zeros(n_roots, dtype=bool)
         args = (roots, seat_arr, root_node, live, stream, value_all, paths, leaves, outs)
         priors, values = self._evaluate(out_obs, out_mask, out_mover, b)

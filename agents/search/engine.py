@@ -1,23 +1,15 @@
 """Information-set Monte Carlo tree search over the rules engines (Cowling, Powley and Whitehouse 2012).
 
-One tree per move, its nodes the information states of the player to move there: a node is keyed
-by that player's seat and observation, so positions its player cannot tell apart share a node.
-Each simulation draws a determinization of the searching seat's information state (``Redeal``),
-walks down the tree choosing, among the actions legal in that determinization (ascending), the one
-with the best UCB score (availability counts: an action's exploration term uses how often it was
-available, not how often its node was visited), adds one node, plays the rest of the game with the
-rollout policy, and credits every node on the path with the return of the player who moved there.
-The move played is the most visited root action.
+One tree per move, its nodes keyed by the seat and observation of the player to move, so positions that player
+cannot tell apart share a node. Each simulation draws a determinization of the searching seat's information
+state (``Redeal``), walks down choosing the best UCB score among the actions legal there (ascending; an action's
+exploration term counts how often it was available), adds one node, plays on with the rollout policy, and
+credits every node on the path with the return of the player who moved there. The most visited root action is
+played.
 
-This is the readable search; ``agents.search.compiled`` runs the same one compiled. The two are held
-equal, not merely alike: they draw every random number (determinizations, untried actions, random
-rollouts, greedy's tie-breaks) from one SplitMix64 stream seeded from the search's generator, in the same
-order, and call the same greedy functions (``RowPolicy``), so a seed gives the same moves in each
-(``tests/test_search_twins.py`` plays real games of every game through both). Keeping the Python engine
-as a twin tested equal, rather than as a reference inside the tests, keeps ``engine="python"`` (and search
-where Numba or a game's kernels are missing) working for the price of a few lines here.
-
-The search only ever reads the state it is given and copies of it: it never changes it.
+This is the readable search; ``agents.search.compiled`` runs the same one compiled. Both draw every random number
+from one SplitMix64 stream in the same order and call the same greedy functions (``RowPolicy``), so a seed gives
+the same moves in each (``tests/test_search_twins.py``). The search never changes the state it is given.
 """
 
 from __future__ import annotations
@@ -39,11 +31,9 @@ from jericho_env.core.validate import require_generator
 class RowPolicy(NamedTuple):
     """A policy over observation rows, for the tree's prior and for rollouts (``agents.greedy.row_functions``).
 
-    Both functions take ``(obs float32[::1], legal int64[::1], n, params, stream uint64[::1], k, weights
-    float64[::1]) -> action``: ``prior`` writes a non-negative weight for each of ``legal[:n]`` into
-    ``weights[:n]`` (the search normalises them; None for a policy without one); ``rollout`` returns the
-    action to play (one of ``legal[:n]``), drawing any tie-break from ``stream[k]``. ``params`` is the
-    one-element record array both read. The compiled search calls them compiled (``policy_signature``).
+    Both take ``(obs, legal, n, params, stream, k, weights) -> action``: ``prior`` writes a weight for each of
+    ``legal[:n]`` into ``weights[:n]`` (None for a policy without one); ``rollout`` returns the action to play,
+    drawing any tie-break from ``stream[k]``. ``params``: the one-element record array both read.
     """
 
     prior: Any
@@ -65,10 +55,8 @@ def compiled_kernels(rules: Rules[Any]) -> tuple[Any, Any] | None:
 class Redeal:
     """Determinizations of root positions, drawn from one SplitMix64 stream per root as the compiled search draws.
 
-    With the game's row kernels (``compiled_kernels``, or ``found``: a ``(game, kernels)`` pair) each root is a
-    batched row and a draw is the kernels' ``determinize`` of it from ``stream[k]``, made a Python state again:
-    the very determinization the compiled search draws from that stream. Without them, ``Rules.determinize``
-    with a generator seeded from the stream's next number.
+    With the game's row kernels a draw is the kernels' ``determinize`` of the root's row from ``stream[k]``; without
+    them, ``Rules.determinize`` with a generator seeded from the stream's next number.
     """
 
     def __init__(self, rules: Rules[Any], found: tuple[Any, Any] | None = None) -> None:
@@ -109,10 +97,8 @@ def check_settings(
 ) -> tuple[int | None, float | None, float, int | None]:
     """The search settings as plain numbers, or ``ValueError`` naming the argument and what is allowed.
 
-    A budget must end: ``simulations`` an int >= 1 and ``time_limit`` a finite number of seconds > 0
-    (each may be None, not both: that is for the caller to say); ``uct_c`` a finite number >= 0 (0: no
-    exploration); ``rollout_depth`` None (rollouts to the end) or an int >= 1. Bools, text, ``nan`` and
-    ``inf`` are refused: a search given ``nan`` or ``inf`` would never return.
+    ``simulations`` an int >= 1, ``time_limit`` finite seconds > 0 (each may be None), ``uct_c`` finite >= 0,
+    ``rollout_depth`` None or an int >= 1: a search given ``nan`` or ``inf`` would never return.
     """
     if simulations is not None and not (_is_int(simulations) and simulations >= 1):
         raise ValueError(f"{who}: simulations={simulations!r} is not allowed: an int >= 1 (simulations per move)")
@@ -193,9 +179,7 @@ class ISMCTS:
     def search(self, state: Any, seat: int, started: float | None = None) -> int:
         """The action to play for ``seat`` (to move in ``state``), from determinizations of its information state.
 
-        With a time limit, the search counts from ``started`` (``time.perf_counter()``, default now) and
-        starts no simulation it expects to finish after the limit (at the mean duration so far), so the
-        move as a whole stays within it.
+        With a time limit, counted from ``started`` (default now), no simulation starts that would end after it.
         """
         if started is None:
             started = time.perf_counter()

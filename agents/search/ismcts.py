@@ -1,26 +1,15 @@
 """``ismcts``: information-set Monte Carlo tree search, playing through ``act(observation)`` like every agent.
 
-An observation does not carry the public history a search needs (what the others' forced moves
-revealed), so the agent takes one more input: before each ``act``, the front end hands it the
-seat's *information view* through ``observe_view(view)``, a full state whose every card the seat
-cannot see is freshly redealt (``JerichoEnv.information_view``; the tournament, ``jericho_env.play``
-and the single-agent view do it through ``jericho_env.agent_plugins.choose_action``). The view is a
-function of what the seat has seen, so the agent cannot peek; ``act`` checks that the view matches
-the observation it is given. The search itself: ``agents.search.engine.ISMCTS``, or OpenSpiel's
-``ISMCTSBot`` through the bridge with ``backend="openspiel"`` (needs the ``openspiel`` extra).
+An observation does not carry the public history a search needs, so before each ``act`` the front end hands
+the agent the seat's *information view* through ``observe_view(view)``: a full state whose every card the seat
+cannot see is freshly redealt (``JerichoEnv.information_view``, via ``jericho_env.agent_plugins.choose_action``);
+``act`` checks that it matches the observation. The search: ``agents.search.engine.ISMCTS``, or OpenSpiel's
+``ISMCTSBot`` with ``backend="openspiel"`` (the ``openspiel`` extra).
 
-Budgets: ``simulations`` per move, ``time_limit`` seconds per move (the whole move), or both (whichever
-ends first). Settings not given come from the game's entry in ``GAME_DEFAULTS``. Every setting is
-checked when the agent is made (``agents.search.engine.check_settings``): ``simulations`` an int >= 1,
-``time_limit`` a finite number > 0, ``uct_c`` a finite number >= 0, ``rollout_depth`` an int >= 1;
-``nan``, ``inf``, bools and text raise ``ValueError`` naming the argument, so ``act`` always returns.
-
-Engines: ``engine="compiled"`` runs the same search compiled (``agents.search.compiled.CompiledISMCTS``: the
-tree, determinizations, rollouts and greedy's prior and rollout moves in Numba); ``"python"`` runs
-``agents.search.engine.ISMCTS``, the readable one; ``"auto"`` (the default) takes the compiled one where
-Numba, the game's row kernels and what the settings need (a compiled position value) are there, else Python.
-The two draw their random numbers from one stream and call the same greedy functions, so a seed gives the
-same moves in each.
+Budgets: ``simulations`` per move, ``time_limit`` seconds per move, or both (whichever ends first); settings not
+given come from ``GAME_DEFAULTS`` and are checked when the agent is made (``check_settings``). ``engine``:
+``"compiled"`` (``agents.search.compiled.CompiledISMCTS``), ``"python"`` (``ISMCTS``) or ``"auto"`` (compiled
+where Numba, the game's row kernels and what the settings need are there); a seed gives the same moves in each.
 """
 
 from __future__ import annotations

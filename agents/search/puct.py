@@ -1,30 +1,20 @@
 """Information-set PUCT: ISMCTS guided by a network's prior and value, for many positions at once.
 
-The search of ``agents.search.engine.ISMCTS`` (Cowling, Powley and Whitehouse 2012) with AlphaZero's selection
-and evaluation (Silver et al. 2018; expert iteration, Anthony, Tian and Barber 2017): a node is an
-information state, keyed by its player's seat and observation, so positions that player cannot tell
-apart share it. Each simulation draws a determinization of the searching seat's information state
-(``Rules.determinize``), walks down choosing by PUCT, ``Q(a) + c * P(a) * sqrt(N) / (1 + N(a))``, until it
-reaches a state whose node is new (or the end), and asks the evaluator for that node's prior (the
-network's policy over its player's legal actions) and for the state's value to each seat. Unvisited
-actions take the node's own value as their Q (first-play urgency). Every node on the path is credited
-with the value of the seat that moved there.
+The search of ``agents.search.engine.ISMCTS`` with AlphaZero's selection and evaluation (Silver et al. 2018;
+expert iteration, Anthony, Tian and Barber 2017). A node is an information state, keyed by its player's seat
+and observation, and holds its prior, visits and summed values per legal action (fixed at its creation: the
+mask is part of what the player sees). Each simulation determinizes the searching seat's information state,
+walks down by PUCT, ``Q(a) + c * P(a) * sqrt(N) / (1 + N(a))`` (an unvisited action's Q is the node's own
+value), until a new node or the end, asks the evaluator for the new node's prior and value, and credits every
+node on the path with the value of the seat that moved there.
 
-A node's player always has the same legal actions (the mask is part of what the player sees), so a
-node holds its prior, visit counts and summed values per legal action, fixed at its creation.
+Values: with ``value_rows="mover"`` (two-player zero-sum games) the evaluator reads the mover's observation and
+the other seat gets the negated value; with ``"all"`` it reads every seat's own observation (the non-movers'
+masks empty). ``search`` runs one tree per position in lockstep, so the evaluator sees one batch per round.
 
-Values: with ``value_rows="mover"`` (two-player zero-sum games) the evaluator reads the mover's
-observation and the other seat gets the negated value; with ``"all"`` it reads every seat's own
-observation (one row each; the non-movers' masks are empty) and each seat gets its own value.
-
-``search`` runs one tree per position and advances the simulations of all of them in lockstep, so the
-evaluator sees one batch per round: the leaves of every tree (self-play plays many games at once and
-evaluates them in one forward pass). The search only ever reads the states it is given and copies of
-them: what a seat cannot see enters only through ``determinize``.
-
-``agents.search.compiled.CompiledPUCT`` runs the same search compiled. Both draw each root's determinizations
-from its own stream of one ``row_seeds`` draw (``agents.search.engine.Redeal``) and the Dirichlet noise from the
-generator after it, so a seed gives the same visits and values in each (``tests/test_search_twins.py``).
+``agents.search.compiled.CompiledPUCT`` runs the same search compiled; both draw each root's determinizations
+from its own stream (``agents.search.engine.Redeal``) and the Dirichlet noise from the generator after it, so a
+seed gives the same visits and values in each (``tests/test_search_twins.py``).
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
 """Policy-rollout search: one step of policy improvement by Monte-Carlo rollouts of a network's own play.
 
-For a position and the seat to move, each legal action ``a`` is valued by ``rollouts`` games played to the
-end from it: the seat's information state is determinized (``BatchedGame.determinize``: what the seat cannot
-see redealt), ``a`` is played, then every seat plays the network's most probable legal move from its own
-observation until the game ends. The same determinizations serve every action (common random numbers, so
-the differences between actions are not drowned by the deals'). ``Q(a)`` is the mean final return of the
-seat; the improved policy is ``softmax(log prior + Q / temperature)`` over the legal actions, the prior
-being the network's own policy at the position (a KL-regularised improvement step, as MPO's or Gumbel
-MuZero's targets, on Monte-Carlo values).
+For a position and the seat to move, each legal action ``a`` is valued by ``rollouts`` games played to the end
+from it: the seat's information state is determinized, ``a`` is played, then every seat plays the network's most
+probable legal move from its own observation. The same determinizations serve every action (common random
+numbers). ``Q(a)`` is the seat's mean final return; the improved policy is ``softmax(log prior + Q /
+temperature)`` over the legal actions, the prior being the network's own policy at the position.
 
-This is the rollout algorithm of Bertsekas, Tsitsiklis and Wu (1997) and Tesauro and Galperin (1996),
-and, for hidden information, SPARTA's single-agent search (Lerer et al. 2020): the base policy plays on
-from each action in sampled worlds. The rollout players act on their own observations, never on the
-determinized cards of others, so the search does not assume a seat knows what it cannot see beyond the
-one determinization of the searching seat's information state (the posterior over hidden cards is the
-uniform one of ``Rules.determinize``).
-
-Many positions are searched at once: their rollouts run in lockstep in one array of game rows
-(``jericho_env.registry.batched_game``: compiled kernels where the game has them, else the Python
-rules), and each round asks the network once for every row still playing.
+The rollout algorithm of Bertsekas, Tsitsiklis and Wu (1997) and Tesauro and Galperin (1996), and for hidden
+information SPARTA's single-agent search (Lerer et al. 2020). Many positions are searched at once: their
+rollouts run in lockstep in one array of game rows (``jericho_env.registry.batched_game``), and each round asks
+the network once for every row still playing.
 """
 
 from __future__ import annotations
@@ -64,14 +55,9 @@ class RolloutResult:
 class PolicyRolloutSearch:
     """Policy-rollout search over a batch of positions; see the module docstring.
 
-    ``evaluator`` is ``agents.exit.NetworkEvaluator``: its priors at the positions searched, its network's
-    most probable legal action for every rollout move; ``rollouts`` games
-    per legal action; ``temperature`` > 0 the scale of returns against the prior's log-probabilities.
-    ``fixed``: a batch policy ``(observations, masks) -> actions``
-    (``agents.batch.make_batch_policy``) held fixed in every seat but the searching one: in the rollouts it plays
-    the other seats' moves and the network the searching seat's, so the search values each action against that
-    agent's play (a search that knows the other seats' policy, not their cards). None: the network plays every
-    seat.
+    ``evaluator`` (``agents.exit.NetworkEvaluator``) gives the priors and plays every rollout move; ``rollouts``
+    games per legal action; ``temperature`` > 0 scales returns against the prior's log-probabilities. ``fixed``: a
+    batch policy playing every seat but the searching one in the rollouts (None: the network plays them all).
     """
 
     def __init__(

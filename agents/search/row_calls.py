@@ -1,20 +1,11 @@
 """Calling a game's compiled row functions from generic compiled code, by address.
 
-``agents.search.compiled`` runs one compiled driver for every game: it receives the game's row functions
-(``jericho_env.core.batched.RowKernels``) and the policies' functions (``agents.search.compiled.RowPolicy``)
-as an int64 array of their machine-code addresses (``addresses``), and calls them through the intrinsics
-below (``call_status(address, states, row, params, returns)`` and so on), with Numba's own calling
-convention. Each function was compiled for one explicit signature (``row_signatures``), so its address is
-that of exactly one compiled version; each intrinsic checks at compile time that the driver passes
-arguments of the kinds the signature has (one-dimensional, C-contiguous, writeable arrays of the right
-element type, int64 integers), so a driver that would pass anything else does not compile.
-
-Why addresses rather than Numba's first-class function arguments (``types.FunctionType``): those work, and
-the driver stays cached on disk when compiled for an explicit signature, but Numba looks each function's
-address up again on every call from Python (tens to hundreds of microseconds per function argument), and
-the PUCT driver is called once per simulation round. An int64 array costs nothing to pass, and a driver that
-takes only arrays and numbers is an ordinary ``@njit(cache=True)`` function, compiled once per state type
-and cached on disk. The calls themselves cost the same few nanoseconds either way.
+``agents.search.compiled`` runs one compiled driver for every game: it receives the game's row functions and the
+policies' functions as an int64 array of their machine-code addresses (``addresses``) and calls them through the
+intrinsics below (``call_status(address, states, row, params, returns)`` and so on). Each function was compiled
+for one explicit signature, and each intrinsic checks at compile time that the driver passes arguments of those
+kinds. Addresses rather than Numba's first-class functions: those are looked up again on every call from Python,
+while an array costs nothing to pass and keeps the driver an ordinary cached ``@njit`` function.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Compiled position values for search rollouts cut short: ``ismcts.EVALUATORS`` on rows of batched states.
 
-``CompiledISMCTS`` with a ``rollout_depth`` values the position where it stops with one of these (the
-``value_signature`` of ``agents.search.compiled``: ``(states, row, params, out)``, each seat's value into
-``out``). They read the game's batched state record (``games/<game>/batched.py``), as the Python evaluators
-read the Python state, and compute the same values (up to the last bit: Numba's ``tanh`` is the C library's,
-numpy's is its own).
+Each has ``agents.search.compiled.value_signature`` (``(states, row, params, out)``, each seat's value into
+``out``) and computes the Python evaluator's values (up to the last bit of ``tanh``).
 
 * ``grid_points`` (grid): ``agents.search.ismcts.grid_points``, ``tanh`` of seat 0's lead in captured points over 20.
 """
