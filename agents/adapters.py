@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent
-
-TRUST_HINT = "pass trust=True (--trust-checkpoint on the command line) only if you trust where the file came from"
+from agents.checkpoint import TRUST_HINT, resolve_path
 
 
 class UntrustedFileError(ValueError):
@@ -36,8 +35,6 @@ class UntrustedFileError(ValueError):
 
 def _trusted(path: str | Path, what: str, trust: bool, folder: bool = False) -> Path:
     """``path`` (a file, or with ``folder`` a folder) if it exists and ``trust``; else the error that says why not."""
-    from agents.checkpoint import resolve_path
-
     p = Path(path).expanduser() if folder else resolve_path(path)
     if folder and not p.is_dir():
         raise FileNotFoundError(f"no checkpoint folder at {str(p)!r} (give the folder an RLlib save wrote)")

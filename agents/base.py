@@ -11,7 +11,7 @@ from jericho_env.core.validate import check_optional_seed
 # the one agent protocol: act(observation) -> int; reset(seed) and act_batch(observations, masks) optional
 from jericho_env.user_agents import Agent
 
-__all__ = ["Agent", "BaseAgent"]
+__all__ = ["Agent", "BaseAgent", "ViewAgent"]
 
 
 class BaseAgent:
@@ -68,3 +68,27 @@ class BaseAgent:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(game_id={self.game_id!r})"
+
+
+class ViewAgent(BaseAgent):
+    """An agent that searches from the seat's information view, handed to it by ``observe_view`` before each ``act``."""
+
+    rules: Any
+    _view: Any = None
+
+    def observe_view(self, view: Any) -> None:
+        """Take the seat's information view for the next ``act``."""
+        self._view = view
+
+    def take_view(self, observation: dict[str, np.ndarray]) -> tuple[Any, int]:
+        """(the view handed over for this ``act``, the seat to move there); ``ValueError`` if none or a stale one."""
+        view, self._view = self._view, None
+        if view is None:
+            raise ValueError(
+                f"{self.name}: no information view; the front end must call observe_view(env.information_view(agent)) "
+                "before act (jericho_env.agent_plugins.choose_action does)"
+            )
+        seat = self.rules.current_player(view)
+        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
+            raise ValueError(f"{self.name}: the information view does not match the observation (a stale view?)")
+        return view, seat

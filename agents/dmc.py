@@ -184,11 +184,10 @@ class DmcAgent(BaseAgent):
         if self.network is None:
             where = paths[0] if paths else None
             if where is None:  # the zoo's network for the game (agents.pretrained)
-                from agents.pretrained import ZooError, sha256, shipped
+                from agents.pretrained import check_sha, shipped
 
                 entry = shipped(self.name, game_id, game_options)
-                if entry.card.get("file", {}).get("sha256") != sha256(entry.path):
-                    raise ZooError(f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json")
+                check_sha(entry)
                 where = entry.path
             self.network, self.meta, _ = load_dmc(where, game_id, game_options)
             self.path = str(where)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent
+from agents.base import ViewAgent
 from agents.ppo import PPOAgent
 
 DEFAULT_C_PUCT = 1.5
@@ -107,7 +107,7 @@ class ExitAgent(PPOAgent):
         super().__init__(game_id, path=path, **kwargs)  # no path and no model: the shipped network (agents.pretrained)
 
 
-class ExitSearchAgent(BaseAgent):
+class ExitSearchAgent(ViewAgent):
     """``exit-search``: information-set PUCT with an expert-iteration network's prior and value."""
 
     name = "exit-search"
@@ -161,7 +161,6 @@ class ExitSearchAgent(BaseAgent):
             info = self.rules.info
             rows = "mover" if info.num_players == 2 and info.zero_sum else "all"
             self.search = make_puct(self.rules, evaluator, simulations, c_puct, rows, self.rng, engine=engine)
-        self._view: Any = None
         self.last: Any = None  # the last search's result (agents.search.puct.SearchResult)
 
     def _evaluator(
@@ -186,10 +185,6 @@ class ExitSearchAgent(BaseAgent):
         self.search.rng = self.rng
         self._view = None
 
-    def observe_view(self, view: Any) -> None:
-        """Take the seat's information view for the next ``act`` (as ``ismcts`` does)."""
-        self._view = view
-
     def batch_policy(self) -> ExitSearchBatchPolicy:
         """A batch policy that searches all its rows' positions at once (``experiments.play.batched_games``' hook)."""
         return ExitSearchBatchPolicy(self)
@@ -197,15 +192,7 @@ class ExitSearchAgent(BaseAgent):
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The most visited action of the search from the information view."""
         legal = self.legal(observation)
-        view, self._view = self._view, None
-        if view is None:
-            raise ValueError(
-                f"{self.name}: no information view; the front end must call observe_view(env.information_view(agent)) "
-                "before act (jericho_env.agent_plugins.choose_action does)"
-            )
-        seat = self.rules.current_player(view)
-        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
-            raise ValueError(f"{self.name}: the information view does not match the observation (a stale view?)")
+        view, seat = self.take_view(observation)
         if len(legal) == 1:
             return int(legal[0])
         self.last = self.search.search([view], [seat])[0]

@@ -23,14 +23,12 @@ from agents.prior import Prior, make_prior, with_prior
 
 def load_model(path: str | Path, trust: bool = False) -> Any:
     """A Stable-Baselines3 MaskablePPO zip, only with ``trust`` (``UnsafeCheckpointError`` otherwise): it unpickles."""
-    from agents.checkpoint import CheckpointError, kind, load_sb3, resolve_path
+    from agents.checkpoint import CheckpointError, UnsafeCheckpointError, _sb3_refusal, kind, load_sb3, resolve_path
 
     p = resolve_path(path)
     if kind(p) != "sb3":
         raise CheckpointError(f"{str(p)!r} is in the safe format: load it with agents.checkpoint.load_policy")
     if not trust:
-        from agents.checkpoint import UnsafeCheckpointError, _sb3_refusal
-
         raise UnsafeCheckpointError(_sb3_refusal(p))
     return load_sb3(p)
 
@@ -77,7 +75,7 @@ def shipped_policy(
     The file must match its card's SHA-256 (``ZooError`` otherwise); it is loaded with ``load_policy``.
     """
     from agents.checkpoint import load_policy
-    from agents.pretrained import ZooError, sha256, shipped
+    from agents.pretrained import check_sha, shipped
 
     entry = shipped(agent, game_id, options)
     stat = entry.path.stat()
@@ -85,12 +83,7 @@ def shipped_policy(
     with _lock:
         hit = _loaded.get(key)
         if hit is None:
-            expected = entry.card.get("file", {}).get("sha256")
-            if expected != sha256(entry.path):
-                raise ZooError(
-                    f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json: the file changed "
-                    "after `python -m experiments.zoo add` wrote the card (add it again)"
-                )
+            check_sha(entry)
             hit = _loaded[key] = load_policy(entry.path, game_id=game_id, options=dict(options or {}))
     return hit[0], hit[1], entry.path
 

@@ -219,6 +219,15 @@ def shipped(agent: str, game_id: str, options: Mapping[str, Any] | None = None) 
     return entry
 
 
+def check_sha(entry: ZooEntry) -> None:
+    """``ZooError`` unless the entry's checkpoint matches the SHA-256 on its card."""
+    if entry.card.get("file", {}).get("sha256") != sha256(entry.path):
+        raise ZooError(
+            f"{str(entry.path)!r} does not match the SHA-256 on its card {entry.name}.json: the file changed "
+            "after `python -m experiments.zoo add` wrote the card (add it again)"
+        )
+
+
 def zoo_network_unfit(game_id: str, options: dict[str, Any] | None = None) -> str | None:
     """Why the zoo's ``dmc`` network of ``game_id`` cannot guide ``dmc-search``, or None if it can.
 

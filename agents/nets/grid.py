@@ -118,7 +118,42 @@ class GridFeatures(nn.Module):
         return torch.stack(planes, dim=1)
 
 
-class GridConvNet(nn.Module):
+class GridBody(nn.Module):
+    """What grid's bodies share: the board's layout, the hand-slot embeddings, the pass/end and value heads."""
+
+    def _read_board(self, game_options: Mapping[str, Any]) -> tuple[Any, list[int], list[int]]:
+        """(layout, the table planes' indices, the other fields') of ``game_options``' board; its sizes on ``self``."""
+        from jericho_env.registry import make_rules
+
+        rules = make_rules("grid", **game_options)
+        self.side = int(rules.options["board_size"])
+        layout = rules.layout
+        table = [i for n in GRID_TABLE_FIELDS for i in range(layout.slices[n].start, layout.slices[n].stop)]
+        other = sorted(set(range(layout.size)) - set(table))
+        self.global_runs = _runs(other)
+        self.observation_size = layout.size
+        self.slots = layout.slices["hand_slots"]
+        self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
+        self.num_actions = self.num_slots * self.side**2 + 1
+        return layout, table, other
+
+    def _add_heads(self, pooled: int, hidden: int, embed: int, *near_uniform: nn.Module) -> None:
+        """The slot MLP, pass/end and value heads; the first two's last layers and ``near_uniform`` start near 0."""
+        self.slot_mlp = nn.Sequential(nn.Linear(self.slot_dim + hidden, hidden), nn.ReLU(), nn.Linear(hidden, embed))
+        self.stop_head = nn.Sequential(nn.Linear(pooled, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.value_head = nn.Sequential(nn.Linear(pooled, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        for head in (self.slot_mlp[-1], self.stop_head[-1], *near_uniform):
+            assert isinstance(head, nn.Linear)
+            nn.init.orthogonal_(head.weight, gain=0.01)
+            nn.init.zeros_(head.bias)
+
+    def _slot_embeddings(self, obs: torch.Tensor, glob: torch.Tensor) -> torch.Tensor:
+        """Each hand slot's embedding (b, slots, embed): the slot MLP of its card and the global features."""
+        slots = obs[:, self.slots].reshape(obs.shape[0], self.num_slots, self.slot_dim)
+        return self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
+
+
+class GridConvNet(GridBody):
     """Translation-equivariant actor-critic body for grid: conv cell features x hand-slot embeddings.
 
     The table planes and an "inside the window" plane go through ``layers`` 3x3 convolutions, biased per channel by
@@ -137,18 +172,8 @@ class GridConvNet(nn.Module):
         features: bool = False,
     ):
         super().__init__()
-        from jericho_env.registry import make_rules
-
-        rules = make_rules("grid", **game_options)
-        self.side = int(rules.options["board_size"])
-        layout = rules.layout
-        table = [i for n in GRID_TABLE_FIELDS for i in range(layout.slices[n].start, layout.slices[n].stop)]
-        other = sorted(set(range(layout.size)) - set(table))
+        layout, table, other = self._read_board(game_options)
         self.table_runs = _runs(table)
-        self.global_runs = _runs(other)
-        self.observation_size = layout.size
-        self.slots = layout.slices["hand_slots"]
-        self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
         planes = len(table) // self.side**2
         self.features = GridFeatures(self.side, layout) if features else None
         planes += GridFeatures.planes if features else 0
@@ -160,14 +185,7 @@ class GridConvNet(nn.Module):
             [nn.Conv2d(planes + 1 if i == 0 else channels, channels, 3, padding=1) for i in range(layers)]
         )
         self.cell_proj = nn.Conv2d(channels, embed, 1)
-        self.slot_mlp = nn.Sequential(nn.Linear(self.slot_dim + hidden, hidden), nn.ReLU(), nn.Linear(hidden, embed))
-        self.stop_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.value_head = nn.Sequential(nn.Linear(2 * channels + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.num_actions = self.num_slots * self.side**2 + 1
-        for head in (self.slot_mlp[-1], self.stop_head[-1]):  # near-uniform policy at the start
-            assert isinstance(head, nn.Linear)
-            nn.init.orthogonal_(head.weight, gain=0.01)
-            nn.init.zeros_(head.bias)
+        self._add_heads(2 * channels + hidden, hidden, embed)
 
     @staticmethod
     def _gather(obs: torch.Tensor, runs: list[tuple[int, int]]) -> torch.Tensor:
@@ -187,9 +205,9 @@ class GridConvNet(nn.Module):
                 x = x + self.glob_bias(glob)[:, :, None, None]
             x = torch.relu(x)
         cells = self.cell_proj(x).flatten(2)  # (b, embed, C)
-        slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
-        g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
-        place = torch.bmm(g, cells).flatten(1)  # (b, slots * C), action = slot * C + cell
+        place = torch.bmm(self._slot_embeddings(obs, glob), cells).flatten(
+            1
+        )  # (b, slots * C), action = slot * C + cell
         pooled = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3)), glob], dim=1)
         logits = torch.cat([place, self.stop_head(pooled)], dim=1)
         return logits, self.value_head(pooled)

@@ -24,7 +24,7 @@ from torch import nn
 
 from agents.nets import frontier_kernel
 from agents.nets.common import _BodyPolicy
-from agents.nets.grid import GRID_TABLE_FIELDS, _runs
+from agents.nets.grid import GridBody
 
 CELL_FEATURES = 15
 
@@ -76,40 +76,23 @@ class FrontierFeatures(nn.Module):
         return torch.from_numpy(idx), torch.from_numpy(valid), torch.from_numpy(x)
 
 
-class GridCellsNet(nn.Module):
+class GridCellsNet(GridBody):
     """The ``grid-cells`` actor-critic body (see the module docstring) for the board of ``game_options``."""
 
     def __init__(
         self, game_options: Mapping[str, Any], width: int = 32, embed: int = 16, hidden: int = 64, max_cells: int = 64
     ) -> None:
         super().__init__()
-        from jericho_env.registry import make_rules
-
-        rules = make_rules("grid", **game_options)
-        self.side = int(rules.options["board_size"])
-        layout = rules.layout
-        table = [i for n in GRID_TABLE_FIELDS for i in range(layout.slices[n].start, layout.slices[n].stop)]
-        other = sorted(set(range(layout.size)) - set(table))
-        self.global_runs = _runs(other)
-        self.observation_size = layout.size
-        self.slots = layout.slices["hand_slots"]
-        self.num_slots, self.slot_dim = layout.fields[layout.index("hand_slots")].shape
+        layout, _, other = self._read_board(game_options)
         self.frontier = FrontierFeatures(self.side, layout, max_cells)
         self.glob = nn.Sequential(nn.Linear(len(other) + 2 * CELL_FEATURES, hidden), nn.ReLU())
         self.cell1 = nn.Linear(CELL_FEATURES, width)
         self.glob_bias = nn.Linear(hidden, width)
         self.cell2 = nn.Linear(width, width)
         self.cell_embed = nn.Linear(width, embed + 1)  # the cell's embedding and its own bias
-        self.slot_mlp = nn.Sequential(nn.Linear(self.slot_dim + hidden, hidden), nn.ReLU(), nn.Linear(hidden, embed))
-        self.stop_head = nn.Sequential(nn.Linear(2 * width + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.value_head = nn.Sequential(nn.Linear(2 * width + hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.num_actions = self.num_slots * self.side**2 + 1
+        self._add_heads(2 * width + hidden, hidden, embed, self.cell_embed)
         self.slot_offsets: torch.Tensor
         self.register_buffer("slot_offsets", torch.arange(self.num_slots) * self.side**2, persistent=False)
-        for head in (self.slot_mlp[-1], self.stop_head[-1], self.cell_embed):  # near-uniform policy at the start
-            assert isinstance(head, nn.Linear)
-            nn.init.orthogonal_(head.weight, gain=0.01)
-            nn.init.zeros_(head.bias)
 
     def forward_compact(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The logits of the gathered actions only: (logits (b, M), their action numbers (b, M), values (b, 1)).
@@ -125,8 +108,7 @@ class GridCellsNet(nn.Module):
         h = torch.relu(self.cell1(x) + self.glob_bias(glob)[:, None, :])
         h = torch.relu(self.cell2(h)) * valid[:, :, None]
         out = self.cell_embed(h)  # (b, K, embed + 1)
-        slots = obs[:, self.slots].reshape(b, self.num_slots, self.slot_dim)
-        g = self.slot_mlp(torch.cat([slots, glob[:, None, :].expand(-1, self.num_slots, -1)], dim=2))
+        g = self._slot_embeddings(obs, glob)
         gathered = torch.bmm(g, out[..., :-1].transpose(1, 2)) + out[..., -1][:, None, :]  # (b, slots, K)
         pooled = torch.cat([h.sum(dim=1) / count, h.amax(dim=1), glob], dim=1)
         logits = torch.cat([gathered.flatten(1), self.stop_head(pooled)], dim=1)

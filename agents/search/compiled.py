@@ -1009,10 +1009,7 @@ class CompiledPUCT(_Addressed):
 
     def _result(self, node: int) -> SearchResult:
         actions, visits, vsum, prior = self.tree.children(node)
-        value = float(self.tree.node_value[node])
-        q = np.where(visits > 0, vsum / np.maximum(visits, 1), value)
-        total = visits.sum()
-        return SearchResult([int(x) for x in actions], visits, q, float(vsum.sum() / total) if total else value, prior)
+        return SearchResult.of(actions.tolist(), visits, vsum, float(self.tree.node_value[node]), prior)
 
 
 __all__ = [

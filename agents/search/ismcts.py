@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 import jericho_env
-from agents.base import BaseAgent
+from agents.base import ViewAgent
 from agents.search.compiled import check_engine
 from agents.search.engine import ISMCTS, RowPolicy, check_settings
 
@@ -38,7 +38,7 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
 FALLBACK = {"simulations": 300, "rollout": "random", "uct_c": 0.7}  # a game without an entry
 
 
-class ISMCTSAgent(BaseAgent):
+class ISMCTSAgent(ViewAgent):
     """ISMCTS from the seat's information view, with a random or greedy rollout policy."""
 
     name = "ismcts"
@@ -89,7 +89,6 @@ class ISMCTSAgent(BaseAgent):
         if prior not in PRIORS:
             raise ValueError(f"ismcts: prior={prior!r} is not allowed; use one of {', '.join(PRIORS)}")
         self.prior_name = prior
-        self._view: Any = None
         self._build()
 
     def _build(self) -> None:
@@ -162,23 +161,11 @@ class ISMCTSAgent(BaseAgent):
         self._view = None
         self._build()
 
-    def observe_view(self, view: Any) -> None:
-        """Take the seat's information view for the next ``act`` (see the module docstring)."""
-        self._view = view
-
     def act(self, observation: dict[str, np.ndarray]) -> int:
         """The search's choice; ``ValueError`` without a fresh view matching ``observation``."""
         started = time.perf_counter()
         legal = self.legal(observation)
-        view, self._view = self._view, None
-        if view is None:
-            raise ValueError(
-                "ismcts: no information view; the front end must call observe_view(env.information_view(agent)) "
-                "before act (jericho_env.agent_plugins.choose_action does)"
-            )
-        seat = self.rules.current_player(view)
-        if seat < 0 or not np.array_equal(self.rules.observe(view, seat), observation["observation"]):
-            raise ValueError("ismcts: the information view does not match the observation (a stale view?)")
+        view, seat = self.take_view(observation)
         if len(legal) == 1:
             return int(legal[0])
         if self.backend == "openspiel":

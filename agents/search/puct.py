@@ -78,6 +78,15 @@ class SearchResult:
             out[self.legal] = 1.0 / len(self.legal)
         return out
 
+    @classmethod
+    def of(
+        cls, legal: Sequence[int], visits: np.ndarray, value_sum: np.ndarray, value: float, prior: np.ndarray
+    ) -> SearchResult:
+        """A root's result from its statistics (``value``: the Q of unvisited actions, of an unsearched root)."""
+        q = np.where(visits > 0, value_sum / np.maximum(visits, 1), value)
+        total = visits.sum()
+        return cls([int(a) for a in legal], visits, q, float(value_sum.sum() / total) if total else float(value), prior)
+
     def best(self) -> int:
         """The most visited action (ties: the higher mean value, then the lower action)."""
         order = np.lexsort((-np.asarray(self.legal), self.q, self.visits))
@@ -283,10 +292,7 @@ class PUCTSearch:
 
     @staticmethod
     def _result(root: _Node) -> SearchResult:
-        q = np.where(root.visits > 0, root.value_sum / np.maximum(root.visits, 1), root.value)
-        total = root.visits.sum()
-        value = float((root.value_sum.sum() / total) if total else root.value)
-        return SearchResult(root.legal, root.visits.copy(), q, value, root.prior.copy())
+        return SearchResult.of(root.legal, root.visits.copy(), root.value_sum, root.value, root.prior.copy())
 
 
 __all__ = ["VALUE_ROWS", "Evaluator", "PUCTSearch", "SearchResult", "check_puct"]
