@@ -1,14 +1,5 @@
-"""Deep Monte-Carlo's data: actors playing the batched engine and the replay buffer of recent positions.
-
-``Actors`` plays ``cfg.envs`` games in lockstep, every learning seat epsilon-greedy on one network snapshot; every
-decision (two legal actions or more) enters the ``ReplayBuffer`` at once, and when its game ends gets the final
-return of the seat that moved there (DouZero's target), or with ``cfg.lam`` < 1 the seat's lambda-return
-(``lambda_returns``). A ``cfg.versus_share`` of the games puts one learning seat against a fixed agent of
-``cfg.versus`` in every other seat (only that seat is recorded; a searching agent is handed each of its rows'
-information view, ``rules.determinize`` of the row from its seat); a ``teacher`` labels each decision as it is stored.
-The buffer is a ring of the latest positions (float16 rows); a finished game labels only the rows its positions
-still hold, so a wrapped ring never mislabels newer ones.
-"""
+"""Deep Monte-Carlo's data: actors playing the batched engine and the replay buffer of recent positions, where every
+decision (two legal actions or more) is labelled when its game ends (DouZero's target) or, with a teacher, at once."""
 
 from __future__ import annotations
 
@@ -28,8 +19,7 @@ class Batch(NamedTuple):
 
 
 class ReplayBuffer:
-    """The latest ``capacity`` positions: rows, actions, targets; with ``taught_actions`` > 0 also a teacher's Q of
-    every action and the legal actions (``add_taught``)."""
+    """A ring of the latest ``capacity`` positions (float16 rows), and with a teacher its Q of every action."""
 
     def __init__(self, capacity: int, width: int, taught_actions: int = 0) -> None:
         self.capacity = int(capacity)
@@ -56,8 +46,7 @@ class ReplayBuffer:
         return serials
 
     def add_taught(self, obs: np.ndarray, actions: np.ndarray, taught: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """Store positions with a teacher's Q of every action (B, A) and the legal actions (B, A), labelled at once
-        (the target: the teacher's Q of the action taken); returns their serial numbers."""
+        """Store positions labelled with a teacher's Q of every action and their legal actions; their serials."""
         assert self.taught is not None and self.legal is not None, "a buffer without a teacher's values"
         serials = self.add(obs, actions)
         rows = serials % self.capacity
@@ -66,13 +55,12 @@ class ReplayBuffer:
         self.label(serials, np.asarray(taught, np.float32)[np.arange(len(actions)), actions])
         return serials
 
-    def label(self, serials: np.ndarray, targets: np.ndarray) -> int:
-        """Write the targets of the positions ``serials`` still held; returns how many were written."""
+    def label(self, serials: np.ndarray, targets: np.ndarray) -> None:
+        """Write the targets of the positions ``serials`` still held (a wrapped ring never mislabels newer ones)."""
         kept = serials >= self.added - self.capacity
         rows = serials[kept] % self.capacity
         self.targets[rows] = targets[kept]
         self.labelled += int(kept.sum())
-        return int(kept.sum())
 
     def known(self) -> np.ndarray:
         """The rows whose target is known."""
@@ -89,8 +77,7 @@ class ReplayBuffer:
 
 
 class Actors:
-    """``cfg.envs`` games on the batched engine, every learning seat epsilon-greedy on one Q snapshot
-    (``cfg``: a checked ``DmcConfig``)."""
+    """``cfg.envs`` games on the batched engine, every learning seat epsilon-greedy on one Q snapshot."""
 
     def __init__(self, cfg: Any, buffer: Any, seed: Any, teacher: Any = None) -> None:
         import jericho_env
@@ -181,7 +168,8 @@ class Actors:
             self.opponent[games] = self.rng.integers(0, len(self.fixed), size=len(games))
 
     def _finish(self, games: np.ndarray, rewards: np.ndarray) -> None:
-        """Label the finished games' positions with the final return of the seat that moved there."""
+        """Label the finished games' positions with the final return of the seat that moved there (``cfg.lam`` < 1:
+        its lambda-return)."""
         counts = self.count[games]
         width = int(counts.max()) if len(counts) else 0
         if width:
@@ -216,8 +204,7 @@ def lambda_returns(
 
 
 def one_blas_thread() -> None:
-    """numpy's BLAS on one thread: the actors' small matrix products run 5-10x slower on a loaded machine when
-    OpenBLAS spreads them over threads that wait for each other (measured on grid's trunk: 77 ms against 6)."""
+    """numpy's BLAS on one thread: the actors' small matrix products, spread over threads, wait for each other."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl comes with the train extra

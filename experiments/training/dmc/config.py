@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -68,8 +67,7 @@ class DmcConfig(RunConfig):
     RUN_FLAGS: ClassVar[tuple[str, ...]] = (*RunConfig.RUN_FLAGS, "--ray-address", "--actors")
 
     def done(self, folder: Path) -> int:
-        """The positions the run in ``folder`` has generated, as its latest checkpoint records them (0 without one):
-        a lower ``--positions`` ends the run there."""
+        """The positions the run in ``folder`` has generated, as its latest checkpoint records them (0 without one)."""
         latest = folder / "checkpoints" / "latest.zip"
         if not latest.is_file():
             return 0
@@ -100,8 +98,7 @@ class DmcConfig(RunConfig):
 
 
 def versus_agents(names: str, game: str, options: dict[str, Any], make: bool = True) -> list[str]:
-    """The agents of ``--versus``: agent specs (``agents.registry.split_specs``) that play ``game``, each made once
-    here (a missing checkpoint fails before the run)."""
+    """The agent specs of ``--versus``, checked to play ``game`` and (``make``) each made once before the run."""
     import agents
     from agents.registry import available, parse_spec, split_specs
 
@@ -117,6 +114,4 @@ def versus_agents(names: str, game: str, options: dict[str, Any], make: bool = T
     return listed
 
 
-def make_config(game: str, options: Mapping[str, Any] | None = None, **given: Any) -> DmcConfig:
-    """The game's preset with the ``given`` values that are not None on top, checked."""
-    return DmcConfig.make(game, options, **given)
+make_config = DmcConfig.make  # the game's preset with the given values that are not None on top, checked

@@ -1,12 +1,5 @@
-"""Distillation (``experiments.dmc --teacher A.zip+B.zip``): each position of the run learns a teacher's Q.
-
-The teacher is one dmc network or the mean Q of several. The actors play as always (the learner's own positions,
-as DAgger gathers them); each decision is labelled as it is stored, by the network's layout: a network that scores
-every action keeps the teacher's Q of every action beside the position and learns all the legal ones
-(``distill_loss``: the error of each position's mean over its legal actions, the level of Q, weighted
-``--teacher-level`` against the errors around it, which alone decide the move); a pair network (grid's) stores the
-action taken, and the teacher's best where it differs, each a row labelled with the teacher's Q (``q_loss``).
-"""
+"""Distillation (``experiments.dmc --teacher A.zip+B.zip``): each position the actors play (as DAgger gathers them)
+learns the Q of a teacher, one dmc network or the mean of several."""
 
 from __future__ import annotations
 
@@ -16,8 +9,7 @@ import numpy as np
 
 
 def teacher_plan(cfg: Any) -> Any:
-    """The plan of ``cfg.teacher`` (one network, or the mean Q of several), None without one; ``ValueError``
-    naming what is wrong (a missing file, another game's network, ...)."""
+    """The plan of ``cfg.teacher``, None without one; a ``ValueError`` naming what is wrong."""
     if not cfg.teacher:
         return None
     from agents.checkpoint import CheckpointError
@@ -35,7 +27,8 @@ def taught_width(network: Any, teacher: Any) -> int:
 
 
 class Teacher:
-    """Labels the actors' decisions with the teacher's Q as they are stored (module docstring)."""
+    """Labels the actors' decisions with the teacher's Q as they are stored: every action's beside the position, or
+    (a pair network, grid's) a row of the action taken and one of the teacher's best where it differs."""
 
     def __init__(self, plan: Any) -> None:
         self.plan = plan
@@ -43,8 +36,7 @@ class Teacher:
     def store(
         self, buffer: Any, plan: Any, obs: np.ndarray, legal: np.ndarray, stored: np.ndarray, chosen: np.ndarray
     ) -> None:
-        """Store the decisions ``obs`` (their ``legal`` actions, the rows ``stored`` of the ``chosen`` ones, the
-        learner's ``plan`` for other rows) labelled with the teacher's Q."""
+        """Store the decisions ``obs`` (the rows ``stored`` of the ``chosen`` actions) labelled with the teacher's Q."""
         from agents.dmc import legal_q
 
         if buffer.taught is not None:  # every action's Q beside the position
@@ -60,7 +52,8 @@ class Teacher:
 
 
 def distill_loss(network: Any, batch: Any, level_weight: float) -> Any:
-    """The teacher's Q of every legal action learned: squared errors, the level's weighted (module docstring)."""
+    """The teacher's Q of every legal action learned by squared errors: the error of each position's mean over its
+    legal actions (the level of Q) weighted ``level_weight`` against the errors around it (which decide the move)."""
     import torch
 
     keep = torch.from_numpy(batch.legal).float()

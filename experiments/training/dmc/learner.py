@@ -1,11 +1,8 @@
 """Deep Monte-Carlo self-play (Zha et al. 2021, DouZero): action values regressed on game outcomes, at scale.
 
-``run_dmc`` alternates the actors' phase (``rounds`` steps of ``envs`` games: ``experiments.training.dmc.actors``,
-or Ray's) and the learner's: ``learn_step``s on ``q_loss`` (a teacher's: ``distill.distill_loss``) over minibatches
-of labelled positions, positions learned kept at ``replay_ratio`` times those generated. The game's network says
-what a position stores; the loop knows no game. ``DmcRun`` keeps the run folder: ``pos_N.zip`` and an evaluation
-against greedy every ``eval_every`` positions, ``latest.zip`` and ``training.json`` every ``checkpoint_seconds``,
-what ``--resume`` continues (the buffer is not saved: it refills in seconds).
+``run_dmc`` alternates the actors' phase (``experiments.training.dmc.actors``, or Ray's) and the learner's
+(``learn_step``s on minibatches of labelled positions, ``replay_ratio`` positions learned per position generated);
+``DmcRun`` keeps the run folder (the replay buffer is not saved: it refills in seconds).
 """
 
 from __future__ import annotations
@@ -48,8 +45,8 @@ def learn_step(network: Any, optimizer: Any, loss: Any, clip: float) -> float:
 
 
 def learning_rate_at(cfg: DmcConfig, positions: float) -> float:
-    """The learning rate after ``positions`` generated: ``learning_rate``, then over the last ``anneal`` share of
-    the budget a straight line down to ``learning_rate_end`` (constant where that is None)."""
+    """The learning rate after ``positions`` generated: constant, then down to ``learning_rate_end`` in a straight
+    line over the last ``anneal`` share of the budget (constant where that is None)."""
     if cfg.learning_rate_end is None:
         return cfg.learning_rate
     start = (1.0 - cfg.anneal) * cfg.positions
@@ -66,9 +63,7 @@ def rates(stats: dict[str, Any]) -> dict[str, float]:
 
 
 class DmcRun:
-    """One run folder (config.json, checkpoints/latest.zip and pos_N.zip, training.json, final.zip) and what the run
-    holds: the network, its Adam, the counters (``latest.zip``'s on ``--resume``, else a new network: ``--init``'s
-    weights), and this session's time."""
+    """One run folder and what the run holds: the network, its Adam, the counters and this session's time."""
 
     def __init__(self, cfg: DmcConfig, folder: Path, resume: bool) -> None:
         import torch
@@ -80,11 +75,10 @@ class DmcRun:
         state = None
         if resume:
             self.network, meta, state = load_dmc(self.ckpt / "latest.zip", cfg.game, cfg.options)
-            self.stats = meta.get("training", {}).get("stats")
-            if not isinstance(self.stats, dict) or any(
-                not isinstance(self.stats.get(k), (int, float)) for k in STAT_KEYS
-            ):
+            stats = meta.get("training", {}).get("stats")
+            if not isinstance(stats, dict) or any(not isinstance(stats.get(k), (int, float)) for k in STAT_KEYS):
                 raise ValueError(f"--resume: {self.ckpt / 'latest.zip'} records no dmc counters")
+            self.stats = stats
         else:
             torch.manual_seed(cfg.seed)
             self.network = build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior)
@@ -97,11 +91,9 @@ class DmcRun:
             self.optimizer.load_state_dict(state)
         self.session = len(self.stats["sessions"])
         self.stats["sessions"].append({"started_at_positions": self.stats["positions_generated"], "seconds": 0.0})
-        self.begin({})
 
     def begin(self, describe: dict[str, Any]) -> None:
-        """The session's clock starts (after the actors': Ray's start is not the run's); ``describe`` joins its
-        record (Ray runs: the backend and the actors)."""
+        """The session's clock starts (after the actors start); ``describe`` joins its record."""
         self.stats["sessions"][-1].update(describe)
         self.base, self.start = float(self.stats["seconds"]), time.perf_counter()
         self.last_save = self.start
@@ -131,8 +123,7 @@ class DmcRun:
         return save_dmc(path, self.network, self.cfg.game, self.cfg.options, training)
 
     def evaluate(self) -> dict[str, Any]:
-        """The network saved as ``pos_N.zip`` and played against greedy (random where greedy does not play) on
-        seat-swapped deals; the result joins ``stats["evals"]``."""
+        """The network saved as ``pos_N.zip`` and played against greedy (else random); joins ``stats["evals"]``."""
         from agents.registry import available
         from experiments.play.deals import AgentSpec
         from experiments.play.tournament import run_games, tabulate
@@ -151,8 +142,7 @@ class DmcRun:
 
 
 def start_from(network: Any, cfg: DmcConfig) -> None:
-    """Copy the network of the dmc checkpoint ``cfg.init`` into ``network``: the run's game, options and layers
-    (``--net``, ``--features``, ``--prior``); the optimizer and counters start afresh."""
+    """Copy the network of the dmc checkpoint ``cfg.init`` (the run's game, options and layers) into ``network``."""
     from agents.checkpoint import CheckpointError
     from agents.dmc import load_dmc
 
@@ -177,8 +167,7 @@ def check_start(cfg: DmcConfig) -> None:
 
     if cfg.init:
         start_from(build_network(cfg.game, cfg.options, cfg.net, cfg.features, cfg.prior), cfg)
-    if cfg.teacher:
-        teacher_plan(cfg)
+    teacher_plan(cfg)
 
 
 class LocalActors:
@@ -207,17 +196,6 @@ class LocalActors:
         return {}
 
 
-def actor_source(
-    cfg: DmcConfig, network: Any, buffer: Any, session: int, teacher: Any, backend: Any, actors: int | None
-) -> contextlib.AbstractContextManager[Any]:
-    """Where the positions come from: ``LocalActors``, or Ray actors (``experiments.training.dmc.ray_actors``)."""
-    if cfg.backend != "ray":
-        return contextlib.nullcontext(LocalActors(cfg, network, buffer, session, teacher))
-    from experiments.training.dmc.ray_actors import ray_actors
-
-    return ray_actors(cfg, network, buffer, session, backend, actors)
-
-
 def run_dmc(
     cfg: DmcConfig, folder: Path, resume: bool, progress: Any = None, backend: Any = None, actors: int | None = None
 ) -> Path:
@@ -229,12 +207,11 @@ def run_dmc(
     from experiments.training.dmc.actors import ReplayBuffer, one_blas_thread
 
     torch.set_num_threads(1)
-    one_blas_thread()  # numpy's BLAS too (experiments.training.dmc.actors)
+    one_blas_thread()
     run = DmcRun(cfg, folder, resume)
     network, optimizer, stats = run.network, run.optimizer, run.stats
-    teacher = distill.teacher_plan(cfg) if cfg.teacher else None
-    taught = 0 if teacher is None else distill.taught_width(network, teacher)
-    buffer = ReplayBuffer(cfg.buffer, network.stored_width, taught)
+    teacher = distill.teacher_plan(cfg)
+    buffer = ReplayBuffer(cfg.buffer, network.stored_width, distill.taught_width(network, teacher))
     # the loss of the buffer's layout: every legal action's Q kept beside a position (a teacher's), or one target
     loss_of = (
         q_loss if buffer.taught is None else functools.partial(distill.distill_loss, level_weight=cfg.teacher_level)
@@ -242,7 +219,14 @@ def run_dmc(
 
     rng = np.random.default_rng([cfg.seed, run.session, 1])
     labelled = None if teacher is None else distill.Teacher(teacher)
-    with actor_source(cfg, network, buffer, run.session, labelled, backend, actors) as source:
+    sources: contextlib.AbstractContextManager[Any]  # where the positions come from
+    if cfg.backend == "ray":
+        from experiments.training.dmc.ray_actors import ray_actors
+
+        sources = ray_actors(cfg, network, buffer, run.session, backend, actors)
+    else:
+        sources = contextlib.nullcontext(LocalActors(cfg, network, buffer, run.session, labelled))
+    with sources as source:
         run.begin(source.describe())
         owed, losses, next_eval = 0.0, [], (stats["positions_generated"] // cfg.eval_every + 1) * cfg.eval_every
         while stats["positions_generated"] < cfg.positions:

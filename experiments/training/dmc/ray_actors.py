@@ -1,11 +1,5 @@
-"""Deep Monte-Carlo's actors on Ray (``--backend ray``): ``--actors`` Ray actors, the learner in the command's process.
-
-Each ``ActorWorker`` owns an ``Actors`` of ``--envs`` games (seeded ``[seed, session, 2, i]``) and a copy of the
-network; a phase loads the latest weights (put once per learner phase), plays ``--rounds`` steps and hands over the
-positions whose games ended (``FinishedGames`` keeps the others). ``RayActors`` takes the phases as they come and
-sends each actor straight back to play, so the actors play while the learner learns. How it behaves and what it
-gains: docs/ray.md, "Deep Monte-Carlo on Ray".
-"""
+"""Deep Monte-Carlo's actors on Ray (``--backend ray``): ``--actors`` Ray actors that play while the learner, in the
+command's process, learns (docs/ray.md, "Deep Monte-Carlo on Ray")."""
 
 from __future__ import annotations
 
@@ -22,8 +16,7 @@ from experiments.training.dmc.actors import Actors, ReplayBuffer, one_blas_threa
 
 
 class FinishedGames:
-    """A remote actor's positions until their game ends: ``Actors`` adds and labels here as into a ReplayBuffer;
-    ``take`` hands over the labelled positions (in the order they were added) and forgets them."""
+    """A remote actor's positions until their game ends (``Actors`` adds and labels here as into a ReplayBuffer)."""
 
     def __init__(self, width: int) -> None:
         self.added = 0  # positions ever added (the next serial number)
@@ -41,10 +34,9 @@ class FinishedGames:
         self.serials.append(serials)
         return serials
 
-    def label(self, serials: np.ndarray, targets: np.ndarray) -> int:
+    def label(self, serials: np.ndarray, targets: np.ndarray) -> None:
         """The targets of positions whose game ended (each position is labelled once)."""
         self.done.append((np.asarray(serials, np.int64), np.asarray(targets, np.float32)))
-        return len(serials)
 
     def take(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(stored rows float16, actions, targets) of the positions labelled since the last take, by serial."""
@@ -66,8 +58,7 @@ def network_state(network: Any) -> dict[str, np.ndarray]:
 
 
 class ActorWorker:
-    """One Ray actor (also usable in-process): its own network copy and ``Actors`` writing into its
-    ``FinishedGames``; ``play`` is one phase."""
+    """One Ray actor (also usable in-process): a network copy and ``Actors`` writing into its ``FinishedGames``."""
 
     def __init__(self, cfg: Any, seed: Any) -> None:
         import torch

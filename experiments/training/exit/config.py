@@ -4,17 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agents.nets import POLICY_NAMES
 from experiments import cli
 from experiments.training import presets
 from experiments.training.config import RunConfig, flag
-
-STARTS = ("ppo", "prior", "scratch")
-EXPERTS = ("puct", "rollouts")
-TARGETS = ("policy", "advantage")
 
 
 @dataclasses.dataclass
@@ -30,7 +25,8 @@ class ExitConfig(RunConfig):
     dirichlet_alpha: float = flag("root noise: Dirichlet alpha per legal action", cli.positive_float)
     dirichlet_fraction: float = flag("root noise: its weight in the prior", cli.fraction)
     temperature_moves: int = flag("a seat's first decisions drawn from the visits", cli.nonnegative_int)
-    start: str = flag("the first network: ppo, prior (greedy's judgement) or scratch", choices=STARTS)
+    start: str = flag("the first network: ppo, prior (greedy's judgement) or scratch",
+                      choices=("ppo", "prior", "scratch"))  # fmt: skip
     init: str | None = flag("the checkpoint --start ppo starts from (default: --ppo's)", metavar="CHECKPOINT")
     ppo: str | None = flag("the default PPO run's checkpoint (evaluations, final table)", metavar="CHECKPOINT")
     policy: str = flag("the network for --start prior/scratch (as experiments.train --policy)",
@@ -46,11 +42,11 @@ class ExitConfig(RunConfig):
     final_simulations: int | None = flag("ismcts and exit-search budget in the final table", cli.positive_int)
     workers: int = flag("processes for the games and the tables", cli.positive_int)
     expert: str = flag("who plays the games and gives the targets, the network in search: puct or rollouts",
-                       choices=EXPERTS)  # fmt: skip
+                       choices=("puct", "rollouts"))  # fmt: skip
     expert_simulations: int | None = flag("rollouts expert: games per action (default 16)", cli.positive_int)
     expert_temperature: float = flag("rollouts expert: its policy softmax(log prior + Q / this)", cli.positive_float)
     target: str = flag("the policy target: the expert's distribution (policy), or (rollouts expert) its improved "
-                       "logits by squared error (advantage)", choices=TARGETS)  # fmt: skip
+                       "logits by squared error (advantage)", choices=("policy", "advantage"))  # fmt: skip
 
     COMMAND: ClassVar[str] = "experiments.exit"
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = presets.EXIT
@@ -71,13 +67,11 @@ class ExitConfig(RunConfig):
 
     @property
     def value_rows(self) -> str:
-        """How the search values leaves: the mover's value negated (two-player zero-sum) or every seat's."""
+        """How the search values its leaves: the mover's value negated (two-player zero-sum) or every seat's."""
         from jericho_env.registry import make_rules
 
         info = make_rules(self.game, **self.options).info
         return "mover" if info.num_players == 2 and info.zero_sum else "all"
 
 
-def make_exit_config(game: str, options: Mapping[str, Any] | None = None, **given: Any) -> ExitConfig:
-    """The game's expert-iteration preset with the ``given`` values that are not None on top, checked."""
-    return ExitConfig.make(game, options, **given)
+make_exit_config = ExitConfig.make  # the game's preset with the given values that are not None on top, checked

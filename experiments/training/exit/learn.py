@@ -1,12 +1,5 @@
-"""Expert iteration's learner: a replay buffer of search targets and the network update on it.
-
-The loss is AlphaZero's (Silver et al. 2018): the cross-entropy between the search's visit distribution
-and the network's policy over the legal actions, plus ``value_weight`` times the squared error between the
-network's value and the game's final return for the seat, on minibatches drawn uniformly from the buffer
-(the latest ``capacity`` rows). Value-only rows (other seats' inputs, ``exit_play``) train the value alone.
-Adam with decoupled weight decay (AdamW) updates every parameter of the policy network, its prior weight
-included; the optimizer's state is kept between iterations.
-"""
+"""Expert iteration's learner: a replay buffer of search targets and the network update on it, by AlphaZero's loss
+(Silver et al. 2018; ``losses``)."""
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.training.exit.play import Rows
+from experiments.training.exit.play import ROW_ARRAYS, Rows
 
 
 class ReplayBuffer:
@@ -31,15 +24,8 @@ class ReplayBuffer:
     def add(self, rows: Rows) -> None:
         """Append ``rows``, dropping the oldest beyond ``capacity``."""
         self.added += len(rows)
-        parts = [rows] if self.rows is None else [self.rows, rows]
-        merged = Rows.concat(parts)
-        if len(merged) > self.capacity:
-            cut = len(merged) - self.capacity
-            merged = Rows(
-                merged.features[cut:], merged.masks[cut:], merged.targets[cut:], merged.values[cut:],
-                merged.policy[cut:], merged.games, merged.moves,
-            )  # fmt: skip
-        self.rows = merged
+        merged = Rows.concat([rows] if self.rows is None else [self.rows, rows])
+        self.rows = merged.sliced(len(merged) - self.capacity) if len(merged) > self.capacity else merged
 
     def __len__(self) -> int:
         return 0 if self.rows is None else len(self.rows)
@@ -48,20 +34,16 @@ class ReplayBuffer:
         """The buffer as arrays (for saving with ``np.savez``)."""
         assert self.rows is not None
         r = self.rows
-        extra = np.array([self.capacity, self.added, r.games, r.moves], dtype=np.int64)
-        return {"features": r.features, "masks": r.masks, "targets": r.targets, "values": r.values,
-                "policy": r.policy, "counters": extra}  # fmt: skip
+        counters = np.array([self.capacity, self.added, r.games, r.moves], dtype=np.int64)
+        return {**{name: getattr(r, name) for name in ROW_ARRAYS}, "counters": counters}
 
     @classmethod
     def from_state(cls, data: Any) -> ReplayBuffer:
         """The buffer saved by ``state`` (arrays only: loaded with ``allow_pickle=False``)."""
         capacity, added, games, moves = (int(x) for x in data["counters"])
         buf = cls(capacity)
-        buf.rows = Rows(
-            np.asarray(data["features"], np.float32), np.asarray(data["masks"], bool),
-            np.asarray(data["targets"], np.float32), np.asarray(data["values"], np.float32),
-            np.asarray(data["policy"], bool), games, moves,
-        )  # fmt: skip
+        arrays = {name: np.asarray(data[name], dtype) for name, dtype in ROW_ARRAYS.items()}
+        buf.rows = Rows(**arrays, games=games, moves=moves)
         buf.added = added
         return buf
 
@@ -88,12 +70,8 @@ def make_optimizer(policy: Any, settings: LearnSettings) -> Any:
 def losses(
     policy: Any, features: Any, masks: np.ndarray, targets: Any, values: Any, has_policy: Any, target: str = "policy"
 ) -> tuple[Any, Any]:
-    """(policy loss, value squared error), each a mean over its rows (tensors with gradients).
-
-    The policy loss is the cross-entropy to the target distributions, or with ``target="advantage"`` the
-    squared error between the network's logits and the target logits, both centred on their mean over the
-    row's legal actions (softmax ignores a shift), averaged over the legal actions of all policy rows.
-    """
+    """(policy loss, value squared error), each a mean over its rows: the cross-entropy to the targets, or with
+    ``target="advantage"`` the squared error of the logits, both centred on their mean over the legal actions."""
     import torch
 
     from agents.exit import logits_and_values

@@ -1,30 +1,7 @@
 """Expert iteration's games: self-play by search with the current network, as training rows.
 
-``generate(payload, tasks, backend, workers)`` plays the games of one iteration. A task is a list of deal
-seeds; a worker plays a task's games in lockstep, every seat searching (information-set PUCT with the
-network's prior and value, Dirichlet noise at the root), so each round of simulations evaluates the
-leaves of all its games in one forward pass. The search is ``agents.search.compiled.CompiledPUCT`` where
-the game has compiled row kernels, else ``agents.search.puct.PUCTSearch`` (``SearchSettings.engine``: ``"auto"``,
-``"compiled"``, ``"python"``). At each decision it records the mover's network input
-(observation and the prior's floats), its legal mask and the search's visit distribution; when the game
-ends, every recorded row gets the final return of its seat as the value target. With ``value_rows="all"``
-(games of more than two players) it also records every other seat's input at each decision, as value-only
-rows, since the search asks the network for every seat's value.
-
-With ``expert="rollouts"`` a policy-rollout search (``agents.search.rollout_search``) gives the targets: each legal
-action valued by games the network plays on to the end from sampled worlds, the improved policy
-``softmax(log prior + Q / expert_temperature)``.
-
-With ``target="advantage"`` (rollouts only) a decision's policy target is the improved policy's logits,
-``log prior + Q / expert_temperature`` over the legal actions, centred on their mean:
-``experiments.training.exit.learn`` regresses the network's centred logits on them by squared error, whose
-minimiser is the mean target, so the rollouts' noise in ``Q`` averages out over rows instead of sharpening each
-row's softmax at random.
-
-The move played is drawn from the visit distribution for a seat's first ``temperature_moves`` decisions,
-then the most visited one. Every random draw comes from the task's seeds, so a payload and a task list
-give the same rows on any backend and any number of workers (``local`` process pool or ``ray`` tasks,
-results in task order).
+A worker plays a task's games (a list of deal seeds) in lockstep, every seat searching; every random draw comes
+from the task's seeds, so a payload and a task list give the same rows on any backend and any number of workers.
 """
 
 from __future__ import annotations
@@ -56,8 +33,12 @@ class SearchSettings:
     expert: str = "puct"  # who plays and gives the targets, the network in search: "puct" or "rollouts"
     expert_simulations: int | None = None  # "rollouts": games per action (None: its default)
     expert_temperature: float = 0.1  # "rollouts": the returns' scale against the prior's log-probabilities
-    target: str = "policy"  # the policy target: the expert's distribution ("policy") or the improved policy's
-    # centred logits ("advantage", rollouts only)
+    target: str = "policy"  # the expert's distribution, or "advantage" (rollouts): the improved policy's logits
+
+
+# the per-row arrays of ``Rows`` and their dtypes
+ROW_ARRAYS: dict[str, Any] = {"features": np.float32, "masks": bool, "targets": np.float32, "values": np.float32,
+                              "policy": bool}  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -72,18 +53,15 @@ class Rows:
     games: int = 0
     moves: int = 0
 
+    def sliced(self, start: int) -> Rows:
+        """The rows from ``start`` on (the counters kept)."""
+        return dataclasses.replace(self, **{name: getattr(self, name)[start:] for name in ROW_ARRAYS})
+
     @staticmethod
     def concat(parts: Sequence[Rows]) -> Rows:
         """The rows of ``parts`` one after the other."""
-        return Rows(
-            np.concatenate([p.features for p in parts]),
-            np.concatenate([p.masks for p in parts]),
-            np.concatenate([p.targets for p in parts]),
-            np.concatenate([p.values for p in parts]),
-            np.concatenate([p.policy for p in parts]),
-            sum(p.games for p in parts),
-            sum(p.moves for p in parts),
-        )
+        arrays = {name: np.concatenate([getattr(p, name) for p in parts]) for name in ROW_ARRAYS}
+        return Rows(**arrays, games=sum(p.games for p in parts), moves=sum(p.moves for p in parts))
 
     def __len__(self) -> int:
         return len(self.values)
@@ -95,11 +73,7 @@ def network_payload(checkpoint: str | Path) -> dict[str, Any]:
 
 
 def network_from_payload(data: dict[str, Any], game_id: str, options: dict[str, Any]) -> Any:
-    """The policy network of ``network_payload``'s data, loaded like any checkpoint (checked, never unpickled).
-
-    The bytes go to a private temporary file that ``agents.checkpoint.load_policy`` reads, so a worker runs
-    exactly the checks a local load does and reads none of the head's files.
-    """
+    """The policy network of ``network_payload``'s data, loaded like any checkpoint (checked, never unpickled)."""
     from agents.checkpoint import load_policy
 
     with tempfile.TemporaryDirectory(prefix="jericho-exit-") as tmp:
@@ -135,14 +109,13 @@ class _Worker:
         self.evaluator = NetworkEvaluator(self.policy, network_prior(self.policy, self.game_id, self.options))
 
     def play(self, seeds: Sequence[int]) -> Rows:
-        """The games of ``seeds`` played in lockstep; their rows in game order, then move order."""
+        """The games of ``seeds`` played in lockstep; their rows in game order, then move order: each decision's
+        network input, legal mask and expert target (``value_rows="all"``: also the other seats' value-only rows)."""
         from agents.search.compiled import make_puct
 
         rules, st = self.rules, self.settings
-        info = rules.info
-        n_players, num_actions = info.num_players, info.num_actions
-        seed_seq = np.random.SeedSequence([int(s) for s in seeds])
-        rng = np.random.default_rng(seed_seq)
+        n_players, num_actions = rules.info.num_players, rules.info.num_actions
+        rng = np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
         states = [rules.initial_state(np.random.default_rng(int(s))) for s in seeds]
         search: Any
         if st.expert == "rollouts":
@@ -167,10 +140,9 @@ class _Worker:
             features = self.evaluator.features(obs, masks)
             for j, (k, p, res) in enumerate(zip(live, movers, results, strict=True)):
                 target = res.policy(num_actions)
-                if st.target == "advantage":
+                learned = target
+                if st.target == "advantage":  # learned by squared error: the rollouts' noise in Q averages out
                     learned = advantage_target(res, num_actions, st.expert_temperature)
-                else:
-                    learned = target
                 per_game[k].append((features[j], masks[j], learned, p, True))
                 if st.value_rows == "all":
                     others = [q for q in range(n_players) if q != p]
@@ -190,27 +162,20 @@ class _Worker:
         return self._rows(per_game, states, moves)
 
     def _rows(self, per_game: list[list[Any]], states: list[Any], moves: int) -> Rows:
-        rows = [r for g in per_game for r in g]
+        """The games' rows, each valued by its seat's final return."""
+        info = self.rules.info
         returns = [self.rules.returns(s) for s in states]
-        values = np.array([returns[k][r[3]] for k, g in enumerate(per_game) for r in g], dtype=np.float32)
-        if not rows:
-            width = self.evaluator.features(
-                np.zeros((1, self.rules.info.observation_size), dtype=np.float32),
-                np.zeros((1, self.rules.info.num_actions), dtype=bool),
-            ).shape[1]
-            return Rows(
-                np.zeros((0, width), np.float32), np.zeros((0, self.rules.info.num_actions), bool),
-                np.zeros((0, self.rules.info.num_actions), np.float32), values, np.zeros(0, bool), len(states), 0,
-            )  # fmt: skip
+        rows = [(*r[:3], returns[k][r[3]], r[4]) for k, g in enumerate(per_game) for r in g]
+        if not rows:  # no decision: empty arrays of the rows' widths
+            blank = (np.zeros((1, info.observation_size), np.float32), np.zeros((1, info.num_actions), bool))
+            width, actions = self.evaluator.features(*blank).shape[1], info.num_actions
+            shapes = {"features": (0, width), "masks": (0, actions), "targets": (0, actions), "values": 0, "policy": 0}
+            return Rows(**{k: np.zeros(shapes[k], dtype) for k, dtype in ROW_ARRAYS.items()}, games=len(states))
+        features, masks, targets, values, policy = zip(*rows, strict=True)
         return Rows(
-            np.stack([r[0] for r in rows]).astype(np.float32, copy=False),
-            np.stack([r[1] for r in rows]),
-            np.stack([r[2] for r in rows]),
-            values,
-            np.array([r[4] for r in rows], dtype=bool),
-            len(states),
-            moves,
-        )
+            np.stack(features).astype(np.float32, copy=False), np.stack(masks), np.stack(targets),
+            np.array(values, dtype=np.float32), np.array(policy, dtype=bool), len(states), moves,
+        )  # fmt: skip
 
 
 _worker: _Worker | None = None
@@ -220,10 +185,6 @@ def _init(payload: dict[str, Any]) -> _Worker:
     global _worker
     _worker = _Worker(payload)
     return _worker
-
-
-def _play(worker: _Worker, seeds: Sequence[int]) -> Rows:
-    return worker.play(seeds)
 
 
 def _play_local(seeds: Sequence[int]) -> Rows:
@@ -240,9 +201,8 @@ def generate(
 ) -> Rows:
     """Every task's games (``payload``: game, options, search settings, network); rows in task order."""
     if backend.is_ray:
-        parts = map_chunks(backend, workers, f"exit-{os.getpid()}-{id(payload)}", _init, payload, _play, tasks,
-                           progress, chunks=len(tasks))  # fmt: skip
-        return Rows.concat(parts)
+        key = f"exit-{os.getpid()}-{id(payload)}"
+        return Rows.concat(map_chunks(backend, workers, key, _init, payload, _Worker.play, tasks, progress, len(tasks)))
     if workers <= 1 or len(tasks) <= 1:
         worker = _init(payload)
         out = []

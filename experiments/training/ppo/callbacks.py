@@ -11,18 +11,10 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 @dataclasses.dataclass
 class Every:
-    """Run ``action(model, steps)`` each time the step count passes a multiple of ``steps``.
-
-    The action may return a short message (an evaluation's result) for the progress bar.
-    """
+    """Run ``action(model, steps)`` (which may return a message for the bar) each multiple of ``steps``."""
 
     steps: int
     action: Callable[[Any, int], str | None]
-
-
-def next_multiple(x: int, k: int) -> int:
-    """The first multiple of ``k`` above ``x``."""
-    return (x // k + 1) * k
 
 
 class TrainCallback(BaseCallback):
@@ -32,7 +24,7 @@ class TrainCallback(BaseCallback):
         super().__init__()
         self.start, self.total, self.desc, self.quiet = start, total, desc, quiet
         self.actions = list(actions)
-        self.due = [next_multiple(start, a.steps) for a in self.actions]
+        self.due = [(start // a.steps + 1) * a.steps for a in self.actions]  # each one's first multiple above start
         self.bar: Any = None
         self.last = start
 

@@ -1,13 +1,5 @@
-"""The config of an ``experiments.train`` run (``TrainConfig``): every value concrete, resolved and checked once.
-
-The idiom is the three learners' (``experiments.training.config.RunConfig``): each field is a flag with its help
-and type, every default comes from ``experiments.training.presets.PPO``, and ``--resume`` reads the run's
-config.json back, refusing a flag that differs from it (only a larger ``--timesteps`` extends the run). What
-``resolve`` adds for PPO: the agents the config names (network, prior, pool, evaluation opponent) checked against
-the game in one call (``agents.registry.training_agents``), the preset's opponents the game lacks dropped (one
-printed line says which), ``shards`` capped by the games, a preset minibatch larger than one rollout cut to it,
-and a rollout that cannot fit in memory refused.
-"""
+"""The config of an ``experiments.train`` run (``TrainConfig``): the three learners' idiom
+(``experiments.training.config.RunConfig``), its defaults in ``experiments.training.presets.PPO``, checked once."""
 
 from __future__ import annotations
 
@@ -25,8 +17,6 @@ from experiments.training import presets
 from experiments.training.config import Compat, RunConfig, flag
 from jericho_env.registry import make_rules
 
-LR_SCHEDULES = ("constant", "linear")
-
 
 @dataclasses.dataclass
 class TrainConfig(RunConfig):
@@ -40,7 +30,7 @@ class TrainConfig(RunConfig):
     policy: str = flag(f"the network ({describe_policies()}; auto: the preset's)", choices=(*POLICY_NAMES, "auto"))
     net: str = flag("mlp layer sizes: the first shared by the policy and value heads, the rest per head")
     learning_rate: float = flag("Adam's learning rate (its start, with the linear schedule)", cli.positive_float)
-    lr_schedule: str = flag("constant, or linear: down to 0 at the end", choices=LR_SCHEDULES)
+    lr_schedule: str = flag("constant, or linear: down to 0 at the end", choices=("constant", "linear"))
     n_steps: int = flag("rollout length per game between updates", cli.positive_int)
     # PPO normalises each minibatch's advantages: a minibatch of one sample has none to normalise
     batch_size: int = flag("PPO minibatch size (2 to --n-envs x --n-steps)", cli.int_in(2, 10**9))
@@ -107,8 +97,7 @@ class TrainConfig(RunConfig):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, game: str) -> TrainConfig:
-        """The run's config; a new run's ``--init`` checkpoint loaded once here (missing, unsafe or another game's:
-        a clear error before the run folder is made)."""
+        """The run's config; a new run's ``--init`` checkpoint loaded once here (an error before the run starts)."""
         from agents.checkpoint import load_policy
 
         cfg = super().from_args(args, game)
@@ -117,14 +106,8 @@ class TrainConfig(RunConfig):
         return cfg
 
 
-def make_config(game: str, options: Mapping[str, Any] | None = None, **given: Any) -> TrainConfig:
-    """The game's preset with the ``given`` values that are not None on top, checked."""
-    return TrainConfig.make(game, options, **given)
-
-
-def config_from_args(args: argparse.Namespace, game: str) -> TrainConfig:
-    """The run's config, checked before any work: ``--resume``'s config.json, or the flags on the game's preset."""
-    return TrainConfig.from_args(args, game)
+make_config = TrainConfig.make  # the game's preset with the given values that are not None on top, checked
+config_from_args = TrainConfig.from_args  # --resume's config.json, or the flags on the game's preset, checked
 
 
 def check_minibatch(batch_size: int, n_envs: int, n_steps: int) -> None:
@@ -151,13 +134,7 @@ def check_rollout(
     memory: int | None = None,
     prior: int | None = None,
 ) -> None:
-    """A clear ``ValueError`` if one rollout (``n_envs`` x ``n_steps`` samples) cannot be held in memory.
-
-    PPO's buffer keeps, per sample, the observation (with the prior's floats) and the action mask as
-    float32; one sample alone has no advantage to normalise. ``memory``: bytes available (default: this
-    machine's physical memory, where the platform says it). ``prior``: the floats the prior adds to
-    each sample (default: ``agents.prior.prior_size`` of ``values["prior"]``).
-    """
+    """A clear ``ValueError`` if one rollout (``n_envs`` x ``n_steps`` samples) is one sample or exceeds ``memory``."""
     samples = values["n_envs"] * values["n_steps"]
     flags = f"--n-envs {values['n_envs']} x --n-steps {values['n_steps']}"
     if samples < 2:

@@ -1,14 +1,5 @@
-"""The learner of ``experiments.train``: a MaskablePPO model on a vec env, with the network of ``agents.nets``.
-
-``make_model(vec, game_id, network, ppo, seed, options)`` builds it: the network is a
-``agents.checkpoint.PolicySpec`` (a name in ``agents.nets.POLICIES``, its ``--net`` sizes and its prior),
-``ppo`` holds PPO's hyperparameters (``PPO_SETTINGS``). The model carries the checkpoint meta
-(``training_meta``) that its checkpoints record (``agents.checkpoint.save_checkpoint``), and its
-rollouts go through ``agents.ppo_buffer.FlatRolloutBuffer``. ``init`` copies the policy weights of a
-checkpoint in (``agents.ppo.start_from``). ``resume_model`` reloads a run's checkpoint to continue it;
-``load_model_for_resume`` rebuilds the model a checkpoint was saved from (its hyperparameters checked
-first); ``update_with_threads`` gives PPO's updates more torch threads than its rollouts.
-"""
+"""The learner of ``experiments.train``: a MaskablePPO model on a vec env, with the network of ``agents.nets``,
+carrying the meta its checkpoints record (``training_meta``)."""
 
 from __future__ import annotations
 
@@ -38,7 +29,7 @@ from agents.checkpoint import (
 )
 
 # PPO's hyperparameters as experiments.train names them (config.json, the checkpoint's meta)
-PPO_SETTINGS = ("learning_rate", "lr_schedule", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")
+PPO_SETTINGS = ("learning_rate", "lr_schedule", *PPO_KEYS)
 
 
 def training_meta(
@@ -46,8 +37,24 @@ def training_meta(
 ) -> CheckpointMeta:
     """What the run's checkpoints record: the game and options, the network and the hyperparameters (with seed)."""
     hyper = {"learning_rate": ppo["learning_rate"], "lr_schedule": ppo["lr_schedule"], "seed": seed}
-    hyper.update({k: ppo[k] for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")})
+    hyper.update({k: ppo[k] for k in PPO_KEYS})
     return CheckpointMeta(game_id, dict(options), network, {"hyperparameters": hyper})
+
+
+def _maskable_ppo(
+    env: Any, network: PolicySpec, game_id: str, options: Mapping[str, Any], hyper: Mapping[str, Any], seed: Any
+) -> Any:
+    """A MaskablePPO on ``env`` with ``network`` and the hyperparameters ``hyper`` (``PPO_SETTINGS``)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo_buffer import FlatRolloutBuffer
+
+    rate = learning_rate(float(hyper["learning_rate"]), str(hyper["lr_schedule"]))
+    policy, kwargs = network.build(game_id, options)  # agents.nets.build_policy
+    ppo = {k: hyper[k] for k in PPO_KEYS}
+    return MaskablePPO(
+        policy, env, rate, **ppo, policy_kwargs=kwargs, seed=seed, device="cpu", rollout_buffer_class=FlatRolloutBuffer
+    )
 
 
 def make_model(
@@ -60,42 +67,20 @@ def make_model(
     init: str | Path | None = None,
     trust: bool = False,
 ) -> Any:
-    """A new MaskablePPO on ``vec`` with ``network`` and the ``ppo`` hyperparameters (and ``init``'s weights).
-
-    ``trust``: ``init`` may be a Stable-Baselines3 zip (it is unpickled, ``agents.checkpoint``).
-    """
-    from sb3_contrib import MaskablePPO
-
+    """A new MaskablePPO on ``vec`` (``init``'s weights in; ``trust``: it may be an SB3 zip, which is unpickled)."""
     from agents.ppo import start_from
-    from agents.ppo_buffer import FlatRolloutBuffer
 
     options = dict(options or {})
-    # the plain values first (the rate, the checkpoints' meta), then what is built from them
     meta = training_meta(game_id, options, network, ppo, seed)
-    rate = learning_rate(float(ppo["learning_rate"]), str(ppo["lr_schedule"]))
-    policy, kwargs = network.build(game_id, options)  # agents.nets.build_policy
-    model = MaskablePPO(
-        policy,
-        vec,
-        rate,
-        **{k: ppo[k] for k in ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef")},
-        policy_kwargs=kwargs,
-        seed=seed,
-        device="cpu",
-        rollout_buffer_class=FlatRolloutBuffer,
-    )
-    attach_meta(model, meta)
+    model = attach_meta(_maskable_ppo(vec, network, game_id, options, ppo, seed), meta)
     if init:
         start_from(model, init, trust)
     return model
 
 
 def resume_model(checkpoint: str | Path, vec: Any, steps: int, meta: CheckpointMeta, trust: bool = False) -> Any:
-    """The model saved at ``checkpoint``, on ``vec``, at ``steps``: its own hyperparameters and tensors.
-
-    A Stable-Baselines3 zip of an earlier version (``trust`` needed: it is unpickled) gets ``meta``, so its
-    checkpoints from now on are in the safe format.
-    """
+    """The model saved at ``checkpoint``, on ``vec``, at ``steps``; a Stable-Baselines3 zip of an earlier version
+    (``trust`` needed: it is unpickled) gets ``meta``, so its checkpoints from now on are in the safe format."""
     from agents.checkpoint import model_meta
 
     model = load_model_for_resume(checkpoint, vec, trust)
@@ -108,11 +93,7 @@ def resume_model(checkpoint: str | Path, vec: Any, steps: int, meta: CheckpointM
 
 
 def update_with_threads(model: Any, threads: int) -> None:
-    """Run ``model``'s PPO updates on ``threads`` torch threads, and the rest (rollouts) on one.
-
-    During an update the shards' worker processes wait for actions, so a second thread has a core of its
-    own; rollouts' forward passes are small batches, which more threads only slow down.
-    """
+    """Run ``model``'s PPO updates on ``threads`` torch threads, and its rollouts (small batches) on one."""
     if threads == 1:
         return
     import torch
@@ -130,19 +111,10 @@ def update_with_threads(model: Any, threads: int) -> None:
 
 
 def pipeline_rollouts(model: Any) -> bool:
-    """Collect ``model``'s rollouts shard by shard when its env allows it (``ShardedVecEnv(local=False)``).
-
-    MaskablePPO's own ``collect_rollouts`` asks the policy for every game at once, then waits while
-    the games and opponents play. Here the policy's moves are computed for one shard's games at a
-    time and sent to it at once, so while this process computes one shard's moves the other shards
-    play theirs: on two cores the learner's forward passes and the games overlap. The rollout holds
-    the same samples as MaskablePPO's (each step's observations, moves, rewards, starts, values,
-    log-probabilities and masks); the moves of a step are drawn shard by shard, so the random draws
-    differ from one call for all the games. Returns whether the env allowed it (else nothing changes).
-    """
-    env = model.env
+    """Collect ``model``'s rollouts shard by shard when its env allows it (``ShardedVecEnv(local=False)``), so the
+    other shards play while this process computes one shard's moves (random draws shard by shard); whether it did."""
     try:
-        parts = env.parts
+        parts = model.env.parts
     except (AttributeError, RuntimeError):
         return False
     if len(parts) < 2:
@@ -227,14 +199,7 @@ def _collect_pipelined(
 
 
 def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> Any:
-    """A MaskablePPO on ``env`` rebuilt from the checkpoint's hyperparameters, its tensors and counters loaded.
-
-    The policy and optimizer state dicts are copied in; ``num_timesteps`` and the update count are
-    restored from ``meta.json``'s ``training``. An SB3 zip needs ``trust`` (it is unpickled).
-    """
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo_buffer import FlatRolloutBuffer
+    """A MaskablePPO on ``env`` rebuilt from the checkpoint, its tensors and counters loaded (an SB3 zip: ``trust``)."""
     from jericho_env.core.validate import seed32
 
     p = resolve_path(path)
@@ -245,9 +210,11 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
     meta = read_meta(p)
     training = meta.get("training") or {}
     hyper = training.get("hyperparameters")
-    if not isinstance(hyper, dict) or any(k not in hyper for k in (*PPO_KEYS, "learning_rate", "lr_schedule")):
+    if not isinstance(hyper, dict) or any(k not in hyper for k in PPO_SETTINGS):
         raise CheckpointError(f"{str(p)!r} records no training hyperparameters: it cannot resume training")
-    check_hyperparameters(hyper, str(p))
+    for key, (ok, allowed) in _HYPER.items():  # each one what PPO takes
+        if key in hyper and not ok(hyper[key]):
+            raise CheckpointError(f"{p}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}")
     spec = PolicySpec.from_json(meta["policy"], str(p))
     obs_space, act_space = _spaces(meta)
     if env.observation_space.shape != obs_space.shape or env.action_space != act_space:
@@ -256,20 +223,8 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
             f"{env.observation_space.shape} and {env.action_space}"
         )
     check_rollout_memory(hyper["n_steps"], getattr(env, "num_envs", 1), obs_space.shape[0], act_space.n, str(p))
-    policy_class, kwargs = spec.build(meta["game_id"], meta["options"])
-    rate = learning_rate(float(hyper["learning_rate"]), str(hyper["lr_schedule"]))
-    ppo = {k: hyper[k] for k in PPO_KEYS}
-    seed = hyper.get("seed")
-    model = MaskablePPO(
-        policy_class,
-        env,
-        rate,
-        **ppo,
-        policy_kwargs=kwargs,
-        seed=None if seed is None else seed32(seed),  # SB3 seeds numpy's legacy 32-bit generator
-        device="cpu",
-        rollout_buffer_class=FlatRolloutBuffer,
-    )
+    seed = hyper.get("seed")  # SB3 seeds numpy's legacy 32-bit generator
+    model = _maskable_ppo(env, spec, meta["game_id"], meta["options"], hyper, None if seed is None else seed32(seed))
     state = _weights(p, weights_limit(model.policy))
     try:
         model.policy.load_state_dict(state["policy"])
@@ -279,11 +234,10 @@ def load_model_for_resume(path: str | Path, env: Any, trust: bool = False) -> An
         raise CheckpointError(f"{str(p)!r}: its tensors do not fit the rebuilt network: {e}") from None
     model.num_timesteps = int(training.get("num_timesteps", 0))
     model._n_updates = int(training.get("n_updates", 0))  # SB3 keeps the count private
-    options = dict(meta["options"])
-    return attach_meta(model, CheckpointMeta(meta["game_id"], options, spec, dict(training)))
+    return attach_meta(model, CheckpointMeta(meta["game_id"], dict(meta["options"]), spec, dict(training)))
 
 
-# what each resumed hyperparameter must be: (test, allowed)
+# what each resumed hyperparameter must be (load_model_for_resume): (test, allowed)
 _HYPER: dict[str, tuple[Callable[[Any], bool], str]] = {
     "n_steps": (lambda v: _int_in(v, 1, 2**24), "an int in 1..2**24"),
     "batch_size": (lambda v: _int_in(v, 1, 2**30), "an int in 1..2**30"),
@@ -305,21 +259,8 @@ def _real(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def check_hyperparameters(hyper: Mapping[str, Any], where: str) -> None:
-    """``CheckpointError`` naming the first hyperparameter of ``meta.json`` that is not what PPO takes (``_HYPER``)."""
-    for key, (ok, allowed) in _HYPER.items():
-        if key in hyper and not ok(hyper[key]):
-            raise CheckpointError(
-                f"{where}: {META}'s training hyperparameter {key} must be {allowed}, got {hyper[key]!r}"
-            )
-
-
 def check_rollout_memory(n_steps: int, n_envs: int, obs_size: int, num_actions: int, where: str) -> None:
-    """``CheckpointError`` if the rollout buffer of ``n_steps`` steps of ``n_envs`` envs would not fit in memory.
-
-    The buffer holds, per step and env, the observation and the action mask as float32 plus a few
-    numbers; it is allocated when the model is built, so this is checked before.
-    """
+    """``CheckpointError`` if the rollout buffer of ``n_steps`` steps of ``n_envs`` envs would not fit in memory."""
     from experiments.training.ppo.config import physical_memory
 
     need = 4 * n_steps * n_envs * (obs_size + num_actions + 8)

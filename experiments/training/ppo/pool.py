@@ -1,17 +1,5 @@
-"""The opponent pool of self-play: fixed baseline agents and frozen copies (snapshots) of the learner.
-
-``opponent_pool(game_id, baselines, seed, options, prior, snapshots)`` makes an ``OpponentPool``, a
-recipe of plain values: cheap to send to the worker processes of a sharded vec env, where
-``policies(shard)`` builds the batch policies (``agents.batch``) of that shard. The baselines are
-registered agents by name (a name twice: twice the share of the games); baseline ``k`` of shard ``s`` draws
-from ``seed + k + 1_000_003 * s``. Saved snapshots are checkpoints (``agents.checkpoint``, the safe
-format) loaded as ``NetworkBatchPolicy(joint=True)``: they sample from their masked distribution, with
-the floats of the ``prior`` they were trained with (``agents.prior.make_prior``), and the snapshots waiting
-in a round share one forward pass. ``frozen(network, seed)`` is the learner as it is now, an in-process
-copy, for ``vec.add_opponent`` during training.
-
-Used by ``experiments.train`` (with ``experiments.training.ppo.selfplay.make_vec_env``) and usable by any loop that
-plays against baselines and earlier networks::
+"""The opponent pool of self-play: fixed baseline agents and frozen copies (snapshots) of the learner, as plain
+values sent to the worker processes of a sharded vec env, which build their batch policies (``agents.batch``)::
 
     pool = opponent_pool("castles", ["random", "greedy"], seed=0)
     opponents = pool.policies()  # batch policies: (observations, masks) -> actions

@@ -1,21 +1,5 @@
-"""The learner's games: the batched self-play vec env of ``experiments.train``, and its evaluations.
-
-``make_vec_env(game_id, n_envs, pool, prior, seed, shards, options, prior_seed)`` plays ``n_envs``
-games in lockstep (``jericho_env.envs.sb3.SelfPlayVecEnv``), the learner in one seat of each, the other seats
-drawn per game from the opponent pool (``experiments.training.ppo.pool.OpponentPool``): each opponent policy is asked
-once per round for all the games waiting on it (``agents.batch``; snapshots waiting in a round share one
-forward pass). With ``shards`` > 1 the games are split over worker processes (``ShardedVecEnv``), each
-building its own opponents and prior (``pool.policies(k)``, the prior for shard ``k``), and the training
-process plays none: it computes one shard's moves while the others play
-(``experiments.training.ppo.model.pipeline_rollouts``). The floats of the learner's ``prior``
-(``agents.prior.make_prior``, seeded from ``prior_seed``) is appended to its observations.
-
-``evaluate(policy, game_id, opponent, deals, seed, prior, options)`` plays a policy network's
-deterministic choices against a baseline on seat-swapped deals (``agents.batch.play_matches``).
-
-Before the batched env ``experiments.train`` also trained on single-agent views (``--vec dummy``/``subproc``);
-nothing used that route any more, so the batched env is the only one.
-"""
+"""The learner's games: the batched self-play vec env of ``experiments.train`` (``make_vec_env``), the learner in
+one seat of each game against opponents of the pool (``experiments.training.ppo.pool``), and its evaluations."""
 
 from __future__ import annotations
 
@@ -34,15 +18,8 @@ def make_vec_env(
     options: dict[str, Any] | None = None,
     prior_seed: int | None = None,
 ) -> Any:
-    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes.
-
-    Game ``i`` is seeded with ``seed + i`` whatever shard holds it; with one shard the games are played
-    in this process against ``pool.policies(0)``; with more, shard ``k`` builds ``pool.policies(k)`` and
-    its prior's floats in a worker of its own, and this process plays none (``ShardedVecEnv(local=False)``: its
-    rollouts go shard by shard). The learner's observations carry the floats of ``prior`` (none for
-    ``"none"``), built where its shard's games are: shard ``k``'s draws from ``prior_seed`` as
-    ``Prior.for_shard(k)`` does.
-    """
+    """``n_envs`` self-play games against ``pool``, in this process or split over ``shards`` worker processes (each
+    building its opponents and prior); game ``i`` is seeded with ``seed + i`` whatever shard holds it."""
     from jericho_env.envs.sb3 import ShardedVecEnv, shard_sizes
 
     options = dict(options or {})
@@ -56,13 +33,11 @@ def make_vec_env(
         from threadpoolctl import threadpool_limits
 
         torch.set_num_threads(1)
-        # numpy's BLAS too (the snapshots' moves, agents.nets.numpy_mlp): its threads would spin on the
-        # cores the other shards and the learner need
+        # numpy's BLAS too (the snapshots' moves): its threads would spin on the other shards' and learner's cores
         threadpool_limits(1, user_api="blas")
         return _shard(game_id, pool, prior, prior_seed, seed + offsets[k], options, k, sizes[k])
 
-    # every shard in a worker, none here: the learner computes one shard's moves while the others play
-    # (experiments.training.ppo.model.pipeline_rollouts)
+    # every shard in a worker, none here (experiments.training.ppo.model.pipeline_rollouts)
     return ShardedVecEnv(make_shard, sizes, local=False, preload=("agents.*", "experiments.*"))
 
 
@@ -97,13 +72,8 @@ def evaluate(
     prior: Any = None,
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``policy``'s most probable moves against the baseline ``opponent`` on ``deals`` seat-swapped deals.
-
-    ``policy`` is a MaskablePPO policy network (``model.policy``) and ``prior`` its ``agents.prior.Prior``, if any;
-    the deals and the opponent draw from ``seed``. Returns training.json's evaluation row without its
-    steps: ``opponent``, ``vs_<opponent>`` (the score: wins plus half the draws, per game), ``ci95``
-    (Wilson) and ``games``.
-    """
+    """``policy``'s (``model.policy``, with its ``prior``) most probable moves against the baseline ``opponent`` on
+    ``deals`` seat-swapped deals drawn from ``seed``: training.json's evaluation row (score, Wilson ci95, games)."""
     from agents.batch import NetworkBatchPolicy, make_batch_policy, play_matches
     from experiments.play.tournament import wilson_interval
 
