@@ -55,7 +55,13 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
         (drop if libs else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    # The files with the most slow tests first, each file's tests together and in their order: pytest-xdist
+    # hands out the tests in this order, so the run ends on quick tests that even out the workers' finish.
+    slow: dict[str, int] = {}
+    for item in keep:
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    first = {path: i for i, path in enumerate(slow)}
+    items[:] = sorted(keep, key=lambda item: (-slow[item.path], first[item.path]))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:

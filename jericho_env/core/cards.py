@@ -13,6 +13,7 @@ RANKS = "A23456789TJQK"
 SUITS = "cdhs"
 SUIT_SYMBOLS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
 NUM_CARDS = 52
+CARD_TEXT: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(NUM_CARDS))  # "Ac" ... "Ks"
 
 
 def make_card(rank_index: int, suit_index: int) -> int:
@@ -34,7 +35,7 @@ def card_to_str(card: int) -> str:
     """``"Ah"``, ``"Td"``, ``"Ks"``..."""
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card {card} is out of range 0..51")
-    return RANKS[card % 13] + SUITS[card // 13]
+    return CARD_TEXT[card]
 
 
 def str_to_card(text: str) -> int:

@@ -224,7 +224,7 @@ def generate(
 
 
 # what the fork server imports once, so that each worker starts without importing it again
-_PRELOAD = ("torch", "experiments.training.exit_play", "agents.exit", "agents.search.compiled", "agents.*")
+_PRELOAD = ("torch", "experiments.training.exit.play", "agents.exit", "agents.search.compiled", "agents.*")
 
 
 __all__ = ["Rows", "SearchSettings", "generate", "network_from_payload", "network_payload"]
