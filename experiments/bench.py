@@ -1,26 +1,17 @@
 """Throughput with uniformly random legal actions, side by side with reference environments.
 
-``python -m experiments.bench [GAME ...] [--seconds S] [--json PATH]`` measures, in one process:
-the bare rules-engine loop (legal actions + apply, legality checked; and with ``apply_unchecked``,
-the path of search code and of the envs after their mask check), the AEC loop through the public API
-(``last()``, observation and mask every step, ``step``), the single-agent Gymnasium view, and as
-references PettingZoo's ``texas_holdem_v4`` and ``connect_four_v3`` and OpenSpiel's C++
-``gin_rummy`` through ``pyspiel`` (observation tensor every step), when installed (the ``bench``
-extra). It prints agent-steps/s and games/s per row and each game's ratio to each reference.
-Peak memory of the AEC loop and the size of one observation and one state are reported too.
-
-Batched random play (``--num-envs``, default 1,024 games in lockstep through ``jericho_env.make_batched``,
-uniformly random legal actions from the masks, observation and mask of every game built every step) is a
-row for every game with compiled kernels (and Numba installed); its ratio to the same game's AEC loop in
-the same run is printed beside it. Where Pgx is importable (``pip install pgx``, which pulls JAX CPU), its
-card games (``PGX_GAMES``) are timed the same way: ``jax.vmap`` + ``jax.jit`` over the same number of games,
-Pgx's own auto-reset and random-action helpers, observations and masks built by every step; otherwise a
-line says why not.
+``python -m experiments.bench [GAME ...] [--seconds S] [--json PATH]`` times, in one process, per game: the bare
+rules loop (``apply``, and ``apply_unchecked`` as search uses it), the AEC loop through the public API, the
+single-agent view and, with compiled kernels, batched random play (``--num-envs`` games in lockstep); as references
+PettingZoo's ``texas_holdem_v4`` and ``connect_four_v3``, OpenSpiel's ``gin_rummy`` and Pgx's card games
+(``PGX_GAMES``, ``jax.vmap`` + ``jax.jit``) where installed. It prints agent-steps/s and games/s per row, each
+game's ratio to each reference, and the AEC loop's peak memory and the size of one observation and one state.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import pickle
 import sys
@@ -31,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+import jericho_env
 from experiments.cli import cli_parser, positive_float, positive_int
 from jericho_env.registry import GAME_IDS, make_rules
 
@@ -54,8 +46,7 @@ def rules_loop(game: str, checked: bool = True) -> Callable[[], int]:
     """One game of the bare rules loop: ``apply`` (legality checked), or ``apply_unchecked`` as search uses it."""
     rules = make_rules(game)
     rng = np.random.default_rng(0)
-    py_rng = np.random.default_rng(1)
-    rand = py_rng.random
+    rand = np.random.default_rng(1).random
 
     def one() -> int:
         state = rules.initial_state(rng)
@@ -75,11 +66,10 @@ def aec_loop(make_env: Callable[[], Any]) -> Callable[[], int]:
     """One game through a PettingZoo AEC env's public API."""
     env = make_env()
     rng = np.random.default_rng(0)
-    seed = [0]
+    seeds = itertools.count(1)
 
     def one() -> int:
-        seed[0] += 1
-        env.reset(seed=seed[0])
+        env.reset(seed=next(seeds))
         n = 0
         for _agent in env.agent_iter():
             obs, _r, term, trunc, _ = env.last()
@@ -96,15 +86,12 @@ def aec_loop(make_env: Callable[[], Any]) -> Callable[[], int]:
 
 def single_loop(game: str) -> Callable[[], int]:
     """One episode of the single-agent view with random opponents (counts learner steps)."""
-    import jericho_env
-
     env = jericho_env.single_agent(game)
     rng = np.random.default_rng(0)
-    seed = [0]
+    seeds = itertools.count(1)
 
     def one() -> int:
-        seed[0] += 1
-        env.reset(seed=seed[0])
+        env.reset(seed=next(seeds))
         n, done = 0, False
         while not done:
             legal = np.flatnonzero(env.action_masks())
@@ -151,12 +138,8 @@ def batched_skip_reason(game: str) -> str | None:
 
 
 def batched_loop(game: str, num_envs: int) -> tuple[Loop, float]:
-    """Batched random play of ``num_envs`` games, and the seconds its first step took (kernel compile or cache load).
-
-    Each step draws a uniformly random legal action per game from the masks (``random_actions``) and steps every
-    game; the env builds every game's observation and mask; finished games are dealt again (auto-reset).
-    """
-    import jericho_env
+    """Batched random play of ``num_envs`` games (auto-reset), and the seconds its first step took (kernel compile
+    or cache load)."""
     from jericho_env.envs.batched import random_actions
 
     start = time.perf_counter()
@@ -182,12 +165,8 @@ def batched_loop(game: str, num_envs: int) -> tuple[Loop, float]:
 
 
 def pgx_loop(name: str, num_envs: int) -> tuple[Loop, float]:
-    """Pgx's ``name`` in batched random play (``jax.vmap`` + ``jax.jit``), and the seconds its compilation took.
-
-    The measure of ``batched_loop``: one jitted call per step draws a uniformly random legal action per game
-    (``pgx.experimental.act_randomly``) and steps every game with Pgx's auto-reset wrapper, which builds the
-    observation and the legal-action mask; finished games are counted on the device and read once per turn.
-    """
+    """Pgx's ``name`` in batched random play (``jax.vmap`` + ``jax.jit``, Pgx's auto-reset), as ``batched_loop``
+    measures ours, and the seconds its compilation took."""
     import jax
     import pgx
     from pgx.experimental import act_randomly, auto_reset
@@ -253,8 +232,6 @@ def references() -> dict[str, Callable[[], Callable[[], int]]]:
 
 def memory_report(game: str, games: int = 30) -> dict[str, int]:
     """Peak traced memory of AEC games, and pickled sizes of one observation and one state."""
-    import jericho_env
-
     env = jericho_env.make(game)
     one = aec_loop(lambda: env)
     one()
@@ -285,14 +262,8 @@ def run(
     num_envs: int = 1024,
     with_pgx: bool = True,
 ) -> dict[str, Any]:
-    """Measure every row; return the results as a dict.
-
-    Each row is measured in ``repeats`` turns of ``seconds / repeats``, the rows taking turns, and
-    the best turn counts: on a shared machine load comes and goes, and taking turns exposes every
-    row, references included, to the same conditions, so the ratios stay meaningful.
-    """
-    import jericho_env
-
+    """Measure every row in ``repeats`` turns of ``seconds / repeats``, the rows taking turns (the same load for
+    every row); the best turn counts. Returns the results as a dict."""
     loops: dict[str, Loop] = {}
     for g in games:
         loops[f"{g} rules"] = functools.partial(timed, rules_loop(g))
@@ -344,14 +315,13 @@ def run(
     for name in PGX_GAMES:
         if name in pgx:
             pgx[name].update(rows[f"pgx {name}"])
-    memory = {g: memory_report(g) for g in games}
     return {
         "seconds_per_row": seconds,
         "rows": rows,
         "ratios": ratios,
         "batched": batched,
         "pgx": pgx,
-        "memory": memory,
+        "memory": {g: memory_report(g) for g in games},
     }
 
 
@@ -416,12 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         p.error(f"unknown game(s) {', '.join(bad)}; choose from {', '.join(GAME_IDS)}")
     result = run(
-        args.games or list(GAME_IDS),
-        args.seconds,
-        with_refs=not args.no_refs,
-        repeats=args.repeats,
-        num_envs=args.num_envs,
-        with_pgx=not args.no_pgx,
+        args.games or list(GAME_IDS), args.seconds, not args.no_refs, args.repeats, args.num_envs, not args.no_pgx
     )
     print_summary(result)
     if args.json:

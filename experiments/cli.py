@@ -31,20 +31,25 @@ def parse_option(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def at_least(lo: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= ``lo``."""
+def _whole_number(name: str, ok: Callable[[int], bool], expected: str, must: str) -> Callable[[str], int]:
+    """An argparse type named ``name``: a whole number that ``ok`` accepts (``expected``, ``must``: the errors')."""
 
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {lo}, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {v}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{must}, got {v}")
         return v
 
-    parse.__name__ = f"at_least_{lo}"
+    parse.__name__ = name
     return parse
+
+
+def at_least(lo: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``lo``."""
+    return _whole_number(f"at_least_{lo}", lambda v: v >= lo, f"a whole number >= {lo}", f"must be at least {lo}")
 
 
 positive_int = at_least(1)  # an int >= 1
@@ -53,24 +58,13 @@ nonnegative_int = at_least(0)  # an int >= 0
 
 def int_in(lo: int, hi: int) -> Callable[[str], int]:
     """An argparse type: a whole number in ``lo..hi``."""
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number in {lo}..{hi}, got {text!r}") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"must be a whole number in {lo}..{hi}, got {v}")
-        return v
-
-    parse.__name__ = f"int_in_{lo}_{hi}"
-    return parse
+    span = f"a whole number in {lo}..{hi}"
+    return _whole_number(f"int_in_{lo}_{hi}", lambda v: lo <= v <= hi, span, f"must be {span}")
 
 
 # Training's seeds (experiments.train, exit, sweep) take 32 bits: Stable-Baselines3 and numpy's legacy seeding take
 # no more; every other seed of the package takes 0..2**63-1 (seed_int).
 TRAIN_SEED_MAX = 2**32 - 1
-TRAIN_SEED_RANGE = f"0..{TRAIN_SEED_MAX}"
 
 
 def training_seed(text: str) -> int:
@@ -82,7 +76,7 @@ def training_seed(text: str) -> int:
     if not 0 <= v <= TRAIN_SEED_MAX or str(v) != text.strip().lstrip("+"):
         why = "Stable-Baselines3 seeds from 32 bits"
         raise argparse.ArgumentTypeError(
-            f"a training seed is a whole number in {TRAIN_SEED_RANGE} ({why}), got {text!r}"
+            f"a training seed is a whole number in 0..{TRAIN_SEED_MAX} ({why}), got {text!r}"
         )
     return v
 
@@ -134,12 +128,8 @@ def fraction(text: str) -> float:
 
 
 def cap_workers(workers: int, jobs: int, what: str, flag: str = "--workers") -> int:
-    """``workers`` capped by this machine's cores (``os.cpu_count()``) and by ``jobs``, the pieces of work to share.
-
-    More processes than cores only share the cores (and each costs its start-up and its memory), and more
-    than pieces of work sit idle; when capped, a note naming ``flag``, the count used and why goes to stderr.
-    ``what`` names the pieces (``"deals"``).
-    """
+    """``workers`` capped by this machine's cores and by ``jobs``, the pieces of work to share (``what``: ``"deals"``);
+    when capped, a note naming ``flag``, the count used and why goes to stderr."""
     cores = os.cpu_count() or 1
     used = max(1, min(workers, cores, jobs))
     if used < workers:
@@ -153,11 +143,8 @@ def cap_workers(workers: int, jobs: int, what: str, flag: str = "--workers") -> 
 
 
 def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hint: bool = False) -> None:
-    """``ValueError`` (one line) if ``out`` cannot be an output folder: it, or a folder above it, is a file.
-
-    With ``run_kind``, a folder already holding a run (its config.json) is refused too, so two runs
-    never mix their files (``resume_hint``: say that ``--resume`` continues it).
-    """
+    """``ValueError`` if ``out`` cannot be an output folder (it or a folder above it is a file) or, with
+    ``run_kind``, already holds a run (``resume_hint``: say that ``--resume`` continues it)."""
     if out is None:
         return
     path = Path(out)
@@ -173,10 +160,8 @@ def check_out(out: str | None, flag: str, run_kind: str | None = None, resume_hi
 
 
 def run_cli(parser: argparse.ArgumentParser, body: Callable[[], object]) -> int:
-    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (our errors) exits 2, one line naming it.
-
-    A worker process that died or stopped answering (``WorkerLostError``) is lost work: one line naming it.
-    """
+    """Run a command's ``body``: Ctrl-C exits 130; bad input or lost work (a ``WorkerLostError``) exits 2, one line
+    naming it."""
     try:
         body()
     except KeyboardInterrupt:
@@ -196,9 +181,8 @@ def one_line(error: BaseException) -> str:
 
 
 def cli_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser for ``python -m MODULE``: the docstring's first paragraph above, its examples below.
-
-    ``MODULE`` ``"__main__"`` (a module's ``__name__`` when it is run with ``python -m``) is named by its spec."""
+    """An argument parser for ``python -m MODULE`` (``"__main__"``: by its spec): ``doc``'s first paragraph above,
+    its examples below."""
     if module == "__main__":
         spec = getattr(sys.modules.get("__main__"), "__spec__", None)
         module = spec.name if spec is not None else module

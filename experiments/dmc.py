@@ -1,9 +1,8 @@
 """Deep Monte-Carlo self-play: Q(s, a) regressed on game outcomes by many epsilon-greedy actors (docs/dmc.md).
 
-The config: ``experiments.training.dmc.config.DmcConfig`` (every value not given from the game's preset,
-``experiments.training.presets.DMC``); the algorithm: ``experiments.training.dmc.learner``. The run folder holds
-``config.json``, ``checkpoints/latest.zip`` (a kill loses at most ``--checkpoint-seconds``),
-``checkpoints/pos_N.zip``, ``training.json`` and ``final.zip`` (``--agents dmc=PATH`` plays it).
+The config: ``experiments.training.dmc.config.DmcConfig``; the algorithm: ``experiments.training.dmc.learner``. The
+run folder holds ``config.json``, ``checkpoints/`` (a kill loses at most ``--checkpoint-seconds``), ``training.json``
+and ``final.zip`` (``--agents dmc=PATH`` plays it).
 
 Examples:
     python -m experiments.dmc castles
@@ -24,9 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import check_out, cli_parser, parse_option, run_cli
+from experiments.cli import check_out, cli_parser, parse_option, positive_int, progress_bar, run_cli
 from experiments.play.backends import Backend
+from experiments.play.report import run_folder
 from experiments.training.dmc.config import DmcConfig
+from experiments.training.provenance import record_session
+from experiments.training.run_folder import RunFolder, read_json
 from jericho_env.registry import known_game_ids
 
 
@@ -56,8 +58,6 @@ def rates_text(stats: dict[str, Any]) -> str:
 
 def add_ray_flags(parser: argparse.ArgumentParser) -> None:
     """``--ray-address`` and ``--actors``: where Ray is and how many actors (``--backend`` is the config's)."""
-    from experiments.cli import positive_int
-
     parser.add_argument("--ray-address", default=None, metavar="HOST:PORT", help="a running Ray cluster (default: "
                         "Ray's RAY_ADDRESS, else a local Ray with --actors CPUs)")  # fmt: skip
     parser.add_argument("--actors", type=positive_int, default=None, metavar="N", help="Ray actors, each playing "
@@ -74,8 +74,6 @@ def backend_of(name: str, address: str | None, actors: int | None) -> Backend:
 
 def progress(cfg: DmcConfig, quiet: bool) -> Any:
     """A bar over the positions budget with the rates, the loss and the last evaluation (printed when quiet)."""
-    from experiments.cli import progress_bar
-
     bar, shown = progress_bar(cfg.positions, f"dmc {cfg.game}", quiet, unit="pos"), [0]
 
     def update(stats: dict[str, Any], new: int, result: dict[str, Any] | None = None) -> None:
@@ -94,10 +92,7 @@ def progress(cfg: DmcConfig, quiet: bool) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    from experiments.play.report import run_folder
     from experiments.training.dmc.learner import check_start, run_dmc
-    from experiments.training.provenance import record_session
-    from experiments.training.run_folder import RunFolder, read_json
 
     parser = build_parser()
     args = parser.parse_args(argv)  # an unknown game: refused with the config, in one line

@@ -1,30 +1,20 @@
 """Expert iteration: search guided by the network plays; the network learns the search's moves and outcomes.
 
-``python -m experiments.exit GAME``. Each iteration (Anthony, Tian and Barber 2017; AlphaZero, Silver et
-al. 2018; over determinizations for hidden cards, as ``ismcts`` searches):
+``python -m experiments.exit GAME``. Each iteration (Anthony, Tian and Barber 2017; AlphaZero, Silver et al. 2018;
+over determinizations for hidden cards):
 
-1. **games**: ``--games`` self-play games, every seat played by information-set PUCT
-   (``agents.search.puct``) whose prior and leaf values come from the current network, in worker processes
-   (``--workers``) or Ray tasks (``--backend ray``: the same seed gives the same rows);
-2. **learn**: the rows (observation, mask, the search's visit distribution, the game's outcome) join a
-   replay buffer of the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps of
-   cross-entropy to the visit distributions plus squared error to the outcomes (``experiments.training.exit.learn``);
-3. **evaluate**: the network alone (its most probable move) plays seat-swapped deals against the previous
-   iteration's network, greedy and the default PPO run, with the tournament code.
+1. **games**: ``--games`` self-play games, every seat played by information-set PUCT (``agents.search.puct``)
+   guided by the current network, in worker processes (``--workers``) or Ray tasks (``--backend ray``);
+2. **learn**: the rows (observation, mask, the search's visit distribution, the outcome) join a replay buffer of
+   the latest ``--buffer`` rows, and the network takes ``--updates`` minibatch steps on them
+   (``experiments.training.exit.learn``);
+3. **evaluate**: the network alone plays seat-swapped deals against the previous iteration's, greedy and PPO.
 
-The first network (``--start``): ``ppo``, the default PPO run's policy (``--init``, else ``--ppo``'s);
-``prior``, a fresh network on greedy's scores (it plays like greedy before any training); ``scratch``, a
-fresh network. Every value not given comes from ``experiments.training.presets.EXIT`` (a default entry and what
-each game changes; the config: ``experiments.training.exit.config``). ``--ppo`` is the PPO checkpoint the
-evaluations and the final table play against; without it, the zoo's (the package's shipped PPO, ``agents.zoo()``),
-else PPO trained on the spot first (``experiments.train``'s default budget).
-
-The run folder holds ``config.json``, ``checkpoints/iter_N.zip`` (every iteration, the safe format of
-``agents.checkpoint``: ``agents.make("exit", GAME, path=...)`` plays it), ``checkpoints/latest.zip`` and
-``buffer_N.npz`` (what ``--resume`` continues from), ``exit.json`` (every iteration's losses, times and
-evaluations), ``learning_curves.png`` and, at the end, ``final.zip`` and the final table (``tournament/``)
-of random, greedy, ismcts, ppo, exit (the network alone) and exit-search (the network inside search, at
-ismcts's default budget).
+The first network (``--start``): ``ppo`` (``--init``, else ``--ppo``'s), ``prior`` (a fresh network on greedy's
+scores) or ``scratch``. ``--ppo`` is the PPO checkpoint the evaluations play; without it, the zoo's, else PPO
+trained on the spot first. Defaults: ``experiments.training.presets.EXIT``. The run folder holds ``config.json``,
+``checkpoints/iter_N.zip``, what ``--resume`` continues from, ``exit.json`` (every iteration's losses, times and
+evaluations) and, at the end, ``final.zip`` and the final table (``tournament/``); docs/exit.md says more.
 
 Examples:
     python -m experiments.exit castles --ppo runs/train/castles-20261202-040000/final.zip
@@ -37,18 +27,29 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
-from experiments.cli import check_out, cli_parser, parse_option, run_cli
+from agents.checkpoint import CheckpointMeta, PolicySpec, _weights, load_policy, resolve_path, save_checkpoint
+from agents.pretrained import ZooError, shipped
+from agents.prior import SCORE_GAMES, prior_size
+from agents.registry import available, baselines
+from experiments.cli import check_out, cli_parser, parse_option, progress_bar, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.play.report import exit_curves, run_folder
+from experiments.play.tournament import AgentSpec, run_games, tabulate
 from experiments.training.exit.config import ExitConfig, make_exit_config
+from experiments.training.ppo.config import TrainConfig
+from experiments.training.provenance import record_session
+from experiments.training.run_folder import RunFolder, read_json, write_atomic
 from jericho_env.processes import WorkerLostError
-from jericho_env.registry import known_game_ids
+from jericho_env.registry import known_game_ids, make_rules
 
 __all__ = ["ExitConfig", "build_parser", "main", "make_exit_config", "run_exit"]
 
@@ -80,8 +81,6 @@ class _Model:
 
 def network_meta(cfg: ExitConfig, spec: Any, iteration: int) -> Any:
     """The checkpoint meta of the network after ``iteration``: the game, its spec, the run's settings."""
-    from agents.checkpoint import CheckpointMeta
-
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("game", "options")}
     training = {"algorithm": "exit", "exit": settings, "iteration": iteration}
     return CheckpointMeta(cfg.game, dict(cfg.options), spec, training)
@@ -89,30 +88,19 @@ def network_meta(cfg: ExitConfig, spec: Any, iteration: int) -> Any:
 
 def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
     """(policy network, its ``PolicySpec``) that iteration 1 starts from (``--start``)."""
-    from agents.checkpoint import PolicySpec, load_policy
-
     if cfg.start == "ppo":
         path = cfg.init or ppo_path
         policy, meta = load_policy(path, game_id=cfg.game, options=cfg.options)
         if meta.get("format") == "sb3":
             raise ValueError(f"--init {path!r}: an SB3 zip; the expert-iteration network needs the safe format")
         return policy, PolicySpec.from_json(meta["policy"], path)
-    from experiments.training.ppo.config import TrainConfig
-
     train_preset = TrainConfig.preset(cfg.game)
     name = train_preset["policy"] if cfg.policy == "auto" else cfg.policy
     prior = "none"
     if cfg.start == "prior":
-        from agents.prior import SCORE_GAMES
-
         prior = "greedy-scores" if cfg.game in SCORE_GAMES else "greedy"
     spec = PolicySpec(name, train_preset["net"], prior, float(train_preset["prior_weight"]))
     cls, kwargs = spec.build(cfg.game, cfg.options)
-    import gymnasium as gym
-
-    from agents.prior import prior_size
-    from jericho_env.registry import make_rules
-
     info = make_rules(cfg.game, **cfg.options).info
     size = info.observation_size + prior_size(prior, info.num_actions)
     policy = cls(
@@ -126,8 +114,8 @@ def first_network(cfg: ExitConfig, ppo_path: str) -> tuple[Any, Any]:
 class ExitRun:
     """One run's folder and state: the network, its optimizer, the buffer, the iterations done."""
 
-    def __init__(self, cfg: ExitConfig, folder: Path, backend: Backend, quiet: bool) -> None:
-        self.cfg, self.folder, self.backend, self.quiet = cfg, folder, backend, quiet
+    def __init__(self, cfg: ExitConfig, folder: Path, backend: Backend) -> None:
+        self.cfg, self.folder, self.backend = cfg, folder, backend
         self.ckpt = folder / "checkpoints"
         self.ckpt.mkdir(parents=True, exist_ok=True)
         self.history: list[dict[str, Any]] = []
@@ -135,14 +123,8 @@ class ExitRun:
 
     # ---- state on disk
     def save(self, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
-        """The network (with its optimizer) as iter_N.zip and latest.zip, the buffer, then exit.json (last).
-
-        exit.json names the iteration whose network and buffer (``buffer_N.npz``) are complete: a kill at
-        any point leaves the previous iteration's files in place, and ``--resume`` takes those.
-        """
-        from agents.checkpoint import save_checkpoint
-        from experiments.training.run_folder import write_atomic
-
+        """The network (with its optimizer) as iter_N.zip and latest.zip, the buffer, then exit.json, which names
+        the last complete iteration (a kill at any point leaves the previous one for ``--resume``)."""
         policy.optimizer = optimizer
         model = _Model(policy, int(buffer.added), self.done * self.cfg.updates)
         meta = network_meta(self.cfg, spec, self.done)
@@ -161,9 +143,7 @@ class ExitRun:
 
     def restore(self) -> tuple[Any, Any, Any]:
         """(policy, spec, buffer) of the last complete iteration, and the history; for ``--resume``."""
-        from agents.checkpoint import PolicySpec, _weights, load_policy, resolve_path
         from experiments.training.exit.learn import ReplayBuffer
-        from experiments.training.run_folder import read_json
 
         state = read_json(self.folder / "exit.json", "--resume: the run's state")
         if not isinstance(state, dict) or not isinstance(state.get("iterations_done"), int):
@@ -181,8 +161,6 @@ class ExitRun:
 def evaluate_iteration(cfg: ExitConfig, current: Path, opponents: dict[str, Any], seed: int, workers: int,
                        backend: Backend) -> dict[str, Any]:  # fmt: skip
     """The network alone against each opponent (spec name and kwargs) on ``cfg.eval_deals`` seat-swapped deals."""
-    from experiments.play.tournament import AgentSpec, run_games, tabulate
-
     out: dict[str, Any] = {}
     me = AgentSpec("exit", "exit", {"path": str(current)})
     for label, (name, kwargs) in opponents.items():
@@ -204,8 +182,8 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
 
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(1)
-    run = ExitRun(cfg, folder, backend, quiet)
-    ppo_path = ppo_checkpoint(cfg, folder, quiet, backend)
+    run = ExitRun(cfg, folder, backend)
+    ppo_path = ppo_checkpoint(cfg, folder, quiet)
     learn_settings = LearnSettings(
         cfg.learning_rate, cfg.weight_decay, cfg.batch_size, cfg.updates, cfg.value_weight, cfg.target
     )
@@ -220,8 +198,6 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         policy, spec = first_network(cfg, ppo_path)
         buffer = ReplayBuffer(cfg.buffer)
         optimizer = make_optimizer(policy, learn_settings)
-        from agents.checkpoint import save_checkpoint
-
         policy.optimizer = None
         save_checkpoint(_Model(policy, 0, 0), run.ckpt / "iter_0.zip", network_meta(cfg, spec, 0))
     search = SearchSettings(cfg.simulations, cfg.c_puct, cfg.dirichlet_alpha, cfg.dirichlet_fraction,
@@ -253,17 +229,12 @@ def run_exit(cfg: ExitConfig, folder: Path, resume: bool, quiet: bool, backend: 
         evaluate_pending(run, ppo_path, policy, optimizer, spec, buffer)
         print(f"iteration {it}/{cfg.iterations} ({time.perf_counter() - t0:.0f} s): {run.history[-1]['summary']}")
     final = folder / "final.zip"
-    import shutil
-
     shutil.copyfile(run.ckpt / f"iter_{run.done}.zip", final)
     return final
 
 
 def evaluate_pending(run: ExitRun, ppo_path: str, policy: Any, optimizer: Any, spec: Any, buffer: Any) -> None:
     """Evaluate the last iteration's network if it has no evaluation yet; save; redraw the curves."""
-    from agents.registry import available
-    from experiments.play.report import exit_curves
-
     if not run.history or "evals" in run.history[-1]:
         return
     cfg, it = run.cfg, run.done
@@ -284,8 +255,6 @@ def evaluate_pending(run: ExitRun, ppo_path: str, policy: Any, optimizer: Any, s
 
 def _bar(total: int, desc: str, quiet: bool) -> Any:
     """A progress bar over ``total`` games, advanced by each task's rows (closed when full)."""
-    from experiments.cli import progress_bar
-
     bar = progress_bar(total, desc, quiet, unit="game")
     seen = [0]
 
@@ -298,18 +267,11 @@ def _bar(total: int, desc: str, quiet: bool) -> Any:
     return update
 
 
-def ppo_checkpoint(cfg: ExitConfig, folder: Path, quiet: bool, backend: Backend) -> str:
-    """The default PPO run's checkpoint: ``--ppo``, else the zoo's (``agents.zoo()``), else one trained now.
-
-    Trained now means ``experiments.train`` at its default budget for the game, in ``folder/ppo``.
-    """
-    from agents.checkpoint import load_policy
-
+def ppo_checkpoint(cfg: ExitConfig, folder: Path, quiet: bool) -> str:
+    """The default PPO run's checkpoint: ``--ppo``, else the zoo's, else one trained now in ``folder/ppo``."""
     if cfg.ppo is not None:
         load_policy(cfg.ppo, game_id=cfg.game, options=cfg.options)  # missing, damaged or another game: now
         return cfg.ppo
-    from agents.pretrained import ZooError, shipped
-
     try:
         return str(shipped("ppo", cfg.game, cfg.options).path)
     except ZooError:
@@ -329,9 +291,7 @@ def final_table(
     cfg: ExitConfig, folder: Path, final: Path, ppo_path: str, quiet: bool, backend: Backend
 ) -> dict[str, Any]:
     """random, greedy, ismcts, ppo, exit and exit-search, every pair on ``cfg.final_deals`` seat-swapped deals."""
-    from agents.registry import baselines
     from experiments.evaluate import evaluate
-    from experiments.play.tournament import AgentSpec
 
     budget = {} if cfg.final_simulations is None else {"simulations": cfg.final_simulations}
     specs = [AgentSpec(name, name) for name in baselines(cfg.game)]
@@ -347,10 +307,6 @@ def final_table(
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    from experiments.play.report import run_folder
-    from experiments.training.provenance import record_session
-    from experiments.training.run_folder import RunFolder
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.game not in known_game_ids():
@@ -380,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
             why = "interrupted" if isinstance(e, KeyboardInterrupt) else "a worker process was lost"
             print(f"\n{why}: what was saved is kept. Resume with:\n  {resume_with}")
             raise
-        summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True, backend), args.quiet, backend)
+        summary = final_table(cfg, folder, final, ppo_checkpoint(cfg, folder, True), args.quiet, backend)
         wall = time.perf_counter() - t0
         print(f"\n## {cfg.game}: final table (seed {cfg.seed}, {cfg.iterations} iterations, {wall / 60:.1f} min)\n")
         print(summary["table"])

@@ -1,12 +1,9 @@
 """The shipped networks' recipes as data (``agents/zoo/recipes.toml``), and the rebuild that runs one.
 
-A recipe is the chain of commands that makes a network from nothing, with their seeds and budgets, each
-command's run folder under ``{runs}`` (the folder a rebuild writes into); ``needs`` names the recipes whose
-runs it starts from, ``ship`` the run folder ``experiments.zoo add`` ships and ``scores`` the table its card
-takes. ``rebuild`` runs the needed recipes, then the recipe's own commands, one process each: a command
-whose run folder is finished is skipped, one that a kill cut short goes on with ``--resume``, so a rebuild
-goes on where it stopped. ``tiny=True`` replaces every budget by a few seconds' worth (``TINY``), a check of
-the chain, not a network to ship.
+A recipe is the chain of commands that makes a network from nothing, each writing its run folder under ``{runs}``;
+``needs`` names the recipes it starts from, ``ship`` the run folder shipped and ``scores`` the table its card takes.
+``rebuild`` runs them one process each, skipping a finished step and resuming one a kill cut short; ``tiny=True``
+replaces every budget by a few seconds' worth (``TINY``), a check of the chain.
 """
 
 from __future__ import annotations
@@ -153,17 +150,14 @@ def step_command(step: str, runs: Path, tiny: bool) -> tuple[list[str], Path, st
     if (out / FINISHED[module]).is_file():
         return argv, out, "skip"
     if module != "experiments.evaluate" and (out / "config.json").is_file():
-        i = argv.index("--out")
-        argv[i] = "--resume"
+        argv[argv.index("--out")] = "--resume"
         return argv, out, "resume"
     return argv, out, "run"
 
 
 def rebuild(name: str, runs: Path, tiny: bool = False, book: dict[str, Recipe] | None = None) -> list[Recipe]:
-    """Run ``name``'s recipe and those it needs under ``runs``; return them in the order run.
-
-    ``RuntimeError`` naming the step when one fails (its folder stays: run again to go on from it).
-    """
+    """Run ``name``'s recipe and those it needs under ``runs``; return them in the order run (``RuntimeError``
+    naming a step that fails)."""
     book = book if book is not None else load_recipes()
     recipes = in_order(name, book)
     runs.mkdir(parents=True, exist_ok=True)

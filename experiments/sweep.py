@@ -1,25 +1,14 @@
 """Training sweeps: every seed of every configuration as one ``experiments.train`` run, then one combined table.
 
-``python -m experiments.sweep GAME --seeds 0,1,2 [--grid KEY=V1,V2 ...] [-- TRAIN FLAGS]``. A trial is
-one seed of one point of the grid (the product of the ``--grid`` lists); it runs
-``experiments.train.main`` with its flags, the flags after ``--`` (every trial) and ``--quiet``, in
-its own run folder ``OUT/<trial>`` (the layout of any training run). The sweep then writes
-``OUT/sweep.json`` and ``OUT/sweep.md``: each trial's PPO against random and greedy with 95% Wilson
-intervals, and per configuration the mean across its seeds (with the lowest and highest seed).
+``python -m experiments.sweep GAME --seeds 0,1,2 [--grid KEY=V1,V2 ...] [-- TRAIN FLAGS]``. A trial is one seed
+of one point of the grid (the product of the ``--grid`` lists), run by ``experiments.train.main`` in its own run
+folder ``OUT/<trial>``; ``OUT/sweep.json`` and ``OUT/sweep.md`` then hold each trial's PPO against the baselines
+with 95% Wilson intervals, and per configuration the mean across its seeds.
 
-``--backend local`` runs the trials one after another in this process, as by hand; ``--backend ray``
-runs each as a Ray task of ``--cpus-per-trial`` CPUs (on ``--ray-address``, ``RAY_ADDRESS``, or a
-local Ray of ``--workers`` CPUs), its final table too. These are plain Ray tasks, not Ray Tune:
-the trials are whole ``experiments.train`` runs that report once, at the end, so Tune's schedulers
-and searchers have nothing to act on, while Tune would add its own results layout and storage
-rules, and the ``ray[tune]`` dependencies; see ``docs/ray.md``.
-
-Results are kept in OUT: a trial whose run folder is not visible to the worker's node (no shared
-file system) trains in that node's temporary folder, and its run folder comes back to OUT as bytes.
-``OUT/<trial>/trial.json`` records each trial's arguments and status, ``train.log`` its output. A
-failed trial is reported (status, error, log) and makes the exit status 1; its seed still counts in
-the table as missing. Rerunning the same command skips the finished trials, resumes the unfinished
-ones from their last checkpoint and retries the failed ones.
+``--backend local`` runs the trials one after another in this process; ``--backend ray`` runs each as a plain Ray
+task of ``--cpus-per-trial`` CPUs (not Ray Tune: docs/ray.md says why). A trial trained on a node that does not
+see OUT sends its run folder back as bytes. A failed trial makes the exit status 1; rerunning the same command
+skips the finished trials, resumes the unfinished ones and retries the failed ones.
 
 Examples:
     python -m experiments.sweep castles --seeds 0,1,2 --timesteps 200000
@@ -49,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import baselines
+from experiments import train
 from experiments.cli import cap_workers, cli_parser, positive_int, progress_bar, run_cli, training_seed
 from experiments.play.backends import (
     Backend,
@@ -103,15 +93,12 @@ def parse_grid(text: str) -> tuple[str, list[str]]:
 
 def check_grid_key(flag: str) -> None:
     """``ValueError`` unless ``flag`` is an ``experiments.train`` flag taking one value that the sweep does not own."""
-    from experiments import train
-
     actions = train.build_parser()._option_string_actions
-    action = actions.get(flag)
     single = [f for f, a in actions.items() if f.startswith("--") and a.nargs is None and f not in OWNED]
     single = [f for f in single if not isinstance(actions[f], argparse._AppendAction) and actions[f].const is None]
     if flag in OWNED:
         raise ValueError(f"--grid {flag[2:]}: the sweep sets {flag} itself (--seeds, --out, --backend)")
-    if action is None or flag not in single:
+    if flag not in single:
         known = ", ".join(sorted(f[2:] for f in single if f != "--help"))
         raise ValueError(f"--grid {flag[2:]}: not a flag of experiments.train with one value; these are: {known}")
 
@@ -146,8 +133,6 @@ def trial_argv(game: str, trial: Trial, folder: Path, common: list[str], backend
 
 def check_trials(game: str, trials: list[Trial], common: list[str]) -> None:
     """Every trial's train command line parsed and resolved (``experiments.train``) before any work."""
-    from experiments import train
-
     for flag in OWNED:
         if any(a == flag or a.startswith(flag + "=") for a in common):
             raise ValueError(f"{flag} after --: the sweep sets it itself (--seeds, --out, --backend)")
@@ -168,12 +153,9 @@ def check_trials(game: str, trials: list[Trial], common: list[str]) -> None:
 def run_trial(job: dict[str, Any]) -> dict[str, Any]:
     """Run one trial (here, or inside a Ray worker): ``experiments.train.main`` with its output in ``train.log``.
 
-    ``job``: game, trial name, argv parts, OUT and its token. The run folder is ``OUT/<trial>`` when
-    this process sees OUT (the token matches), else a folder in this node's temporary directory,
-    whose contents are returned as zip bytes (``"folder_zip"``). Errors become ``status: failed``.
+    The run folder is ``OUT/<trial>`` when this process sees OUT (the token matches), else a temporary folder
+    returned as zip bytes (``"folder_zip"``). Errors become ``status: failed``.
     """
-    from experiments import train
-
     out = Path(job["out"])
     shared = (out / TOKEN).is_file() and (out / TOKEN).read_text(encoding="utf-8") == job["token"]
     base = out if shared else Path(tempfile.gettempdir()) / "jericho-sweep" / job["token"]
@@ -295,17 +277,8 @@ def sweep(
         if not is_finished(folder):
             todo.append(trial)
     print(f"sweep {game}: {len(trials)} trials, {len(trials) - len(todo)} finished already; run folder {root}/")
-    jobs = [
-        {
-            "game": game,
-            "trial": dataclasses.asdict(t),
-            "common": common,
-            "backend": dataclasses.asdict(backend),
-            "out": str(root),
-            "token": token,
-        }
-        for t in todo
-    ]
+    job = {"game": game, "common": common, "backend": dataclasses.asdict(backend), "out": str(root), "token": token}
+    jobs = [{**job, "trial": dataclasses.asdict(t)} for t in todo]
     for t in todo:
         write_status(root / t.name, t, common, {"status": "running"})
     bar = progress_bar(len(todo), f"sweep {game}", quiet, unit="trial")
@@ -394,12 +367,9 @@ def trial_cells(folder: Path, opponents: list[str]) -> dict[str, dict[str, Any]]
     """PPO's record against each opponent, from the trial's ``tournament/results.json``."""
     data = json.loads((folder / "tournament" / "results.json").read_text(encoding="utf-8"))
     cells = {c["opponent"]: c for c in data["cells"] if c["agent"] == "ppo"}
+    games = {o: c["wins"] + c["draws"] + c["losses"] for o, c in cells.items()}
     return {
-        o: {
-            "win_rate": cells[o]["win_rate"],
-            "ci95": cells[o]["ci95"],
-            "games": cells[o]["wins"] + cells[o]["draws"] + cells[o]["losses"],
-        }
+        o: {"win_rate": cells[o]["win_rate"], "ci95": cells[o]["ci95"], "games": games[o]}
         for o in opponents
         if o in cells
     }
@@ -509,19 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         backend = backend_from_args(args)
         if args.workers is not None and not backend.is_ray:
             raise ValueError("--workers sets the CPUs of a local Ray (--backend ray); local trials run one by one")
-        outcome.update(
-            sweep(
-                args.game,
-                args.seeds,
-                args.grid,
-                common,
-                args.out,
-                backend,
-                args.workers,
-                args.cpus_per_trial,
-                args.quiet,
-            )
-        )
+        settings = (args.out, backend, args.workers, args.cpus_per_trial, args.quiet)
+        outcome.update(sweep(args.game, args.seeds, args.grid, common, *settings))
 
     code = run_cli(parser, run)
     if code or not outcome:

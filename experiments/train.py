@@ -1,17 +1,11 @@
 """Train MaskablePPO by batched self-play against a pool, then print the agent-vs-agent table.
 
-``python -m experiments.train GAME`` (``all``: every game). The learner plays one seat in each of ``--n-envs``
-games in lockstep, the others drawn per game from a pool of baselines and snapshots of the learner; it is
-evaluated against greedy (or the strongest baseline) and checkpointed as it goes (``--resume RUN_FOLDER``
-continues; a run stopped before its first checkpoint starts afresh). At the end: a tournament of the
-baselines, the trained agent and its starting policy. With ``--prior`` (``agents.prior``) the policy starts
-from greedy's judgement. Every default comes from ``experiments.training.presets.PPO``.
-
-The config is resolved once (``experiments.training.ppo.config.TrainConfig``); ``train`` then assembles the run
-from parts, each made by one function from plain values: the opponent pool (``experiments.training.ppo.pool``),
-the vec env with the prior's floats and the evaluations (``experiments.training.ppo.selfplay``,
-``agents.prior.make_prior``), the model (``experiments.training.ppo.model``, networks from ``agents.nets``) and the
-run folder (``experiments.training.run_folder``).
+``python -m experiments.train GAME`` (``all``: every game). The learner plays one seat in each of ``--n-envs`` games
+in lockstep, the others drawn from a pool of baselines and snapshots of the learner; it is evaluated and
+checkpointed as it goes (``--resume RUN_FOLDER`` continues). At the end: a tournament of the baselines, the trained
+agent and its starting policy. Every default comes from ``experiments.training.presets.PPO``; the config is
+resolved once (``experiments.training.ppo.config.TrainConfig``) and ``train`` assembles the run from its parts
+(``experiments.training.ppo``: the pool, the vec env, the model; ``experiments.training.run_folder``).
 
 Examples:
     python -m experiments.train grid
@@ -28,9 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.checkpoint import PolicySpec, save_checkpoint
+from agents.prior import make_prior
 from experiments import cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
+from experiments.play.report import learning_curves, run_folder
 from experiments.training.ppo.config import TrainConfig, config_from_args, make_config
+from experiments.training.provenance import record_session
 from experiments.training.run_folder import RunFolder
 from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids
@@ -60,8 +58,6 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     import torch
     from stable_baselines3.common.utils import set_random_seed
 
-    from agents.checkpoint import PolicySpec, save_checkpoint
-    from agents.prior import make_prior
     from experiments.training.ppo.callbacks import Every, TrainCallback, eval_text
     from experiments.training.ppo.model import (
         PPO_SETTINGS,
@@ -79,7 +75,6 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     # our own masks and logits: skip torch's argument checks (a simplex test per masked Categorical, per call)
     torch.distributions.Distribution.set_default_validate_args(False)
     run = RunFolder(folder)
-    initial = run.initial  # where the starting policy is saved
     done, checkpoint = run.restore(cfg.game, cfg.options, trust) if resume else (0, None)
     # the parts: the opponents, the games (with the prior's floats), the learner
     network = PolicySpec(cfg.policy, cfg.net, cfg.prior, float(cfg.prior_weight))
@@ -89,7 +84,7 @@ def train(cfg: TrainConfig, folder: Path, quiet: bool = False, resume: bool = Fa
     vec = make_vec_env(cfg.game, cfg.n_envs, pool, cfg.prior, cfg.seed * 1000, cfg.shards, cfg.options, cfg.seed + 7919)
     if checkpoint is None:
         model = make_model(vec, cfg.game, network, ppo, cfg.seed, cfg.options, cfg.init, trust)
-        save_checkpoint(model, initial)  # the starting policy joins the final tournament as "untrained"
+        save_checkpoint(model, run.initial)  # the starting policy joins the final tournament as "untrained"
     else:  # its own hyperparameters and tensors (the meta: for an SB3 zip of an earlier version)
         model = resume_model(checkpoint, vec, done, training_meta(cfg.game, cfg.options, network, ppo, cfg.seed), trust)
     update_with_threads(model, cfg.update_threads)
@@ -133,7 +128,6 @@ def train_one(
 ) -> dict[str, Any]:
     """Train (or resume) one game, then play, print and save the final tournament (on ``backend``)."""
     from experiments.evaluate import against_baselines
-    from experiments.play.report import learning_curves
 
     print(f"training {cfg.game} for {cfg.timesteps} steps; run folder {folder}/")
     t0 = time.perf_counter()
@@ -152,9 +146,7 @@ def train_one(
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    from experiments.play.report import run_folder
     from experiments.replays import record_replays
-    from experiments.training.provenance import record_session
 
     parser = build_parser()
     args = parser.parse_args(argv)

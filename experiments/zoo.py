@@ -1,33 +1,11 @@
 """The model zoo's entries: ``python -m experiments.zoo add RUN_FOLDER`` ships a run's network in the package.
 
-``add`` reads a finished run folder (``experiments.train``: config.json, training.json, final.zip and
-tournament/results.json; ``experiments.exit``: exit.json in place of training.json; ``experiments.dmc``:
-a training.json counting positions, and no final table), checks that the network is in the safe format
-and reads this version's observations, then writes into the zoo folder (``agents/zoo/`` of this checkout;
-``--zoo`` or ``$JERICHO_ENV_ZOO`` for another):
-
-- ``<game>-<kind>.zip``: the checkpoint with its policy tensors only (the optimizer state, needed
-  only to resume training, is dropped: a third of the size);
-- ``<game>-<kind>.json``: its card (``agents.pretrained``): game, options, versions, the command, seed
-  and commit that made it (``provenance.json`` of the run; runs made before it name the checkout's
-  HEAD, or ``--commit``), training steps and time, the final table's scores with 95% intervals, the
-  file's size and SHA-256, and its moves at fixed positions (``fingerprint``, which the tests replay).
-
-The scores come from the run's final table (tournament/results.json), or from the results.json of an
-``experiments.evaluate`` run given with ``--scores`` (its rows of the kind's agents, which must have played
-this run's network). A dmc run plays no final table: without ``--scores`` its card takes the run's last
-evaluation against greedy (training.json), and ``scores["source"]`` says which.
-
-Then it loads the entry as ``agents.make`` will, plays a game with each agent that uses it, and
-prints the entry; if that fails, the files are removed. ``list`` prints the entries; ``check`` verifies
-every entry (file matches its card, versions match the games, each agent loads and plays a game).
-A card names no path of the machine that made it: the run folder's parent is written ``{runs}``.
-
-``rebuild NAME`` runs the entry's recipe (``agents/zoo/recipes.toml``: the commands that make it from
-nothing, ``experiments.recipes``) under ``--out`` (a killed rebuild, run again, goes on where it stopped),
-then prints the scores on the shipped card beside the rebuilt network's; ``--ship`` replaces the entry with
-it, from a clean checkout only, its card naming the recipe; ``--tiny`` checks the chain at a few seconds'
-budget.
+``add`` checks a finished run folder (``experiments.train``, ``exit`` or ``dmc``) and writes into the zoo folder
+(``agents/zoo/``; ``--zoo`` or ``$JERICHO_ENV_ZOO`` for another) the network's policy tensors as
+``<game>-<kind>.zip`` and its card as ``<game>-<kind>.json`` (``agents.pretrained``; docs/zoo.md lists what a card
+holds); the entry is then loaded and played, and removed if that fails. ``list`` prints the entries; ``check``
+verifies each. ``rebuild NAME`` runs the entry's recipe (``experiments.recipes``) and prints the shipped card's
+scores beside the rebuilt network's; ``--ship`` replaces the entry with it.
 
 Examples:
     python -m experiments.zoo add runs/train/castles-20261202-040000
@@ -42,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import shlex
@@ -53,10 +32,24 @@ from typing import Any
 
 import numpy as np
 
+import agents
+import jericho_env
+from agents.checkpoint import META, WEIGHTS, _weights, read_meta
+from agents.dmc import read_dmc_meta
 from agents.pretrained import CARD_VERSION, KINDS, ZooEntry, ZooError, read_card, sha256, zoo, zoo_folder
+from agents.registry import available
 from experiments.cli import cli_parser, run_cli
-from experiments.recipes import Recipe, relative
+from experiments.play.report import write_file
+from experiments.play.tournament import play_game
+from experiments.recipes import Recipe, load_recipes, rebuild, relative
+from experiments.training.config import RunConfig
+from experiments.training.dmc.config import DmcConfig
+from experiments.training.exit.config import ExitConfig
+from experiments.training.ppo.config import TrainConfig
 from experiments.training.provenance import read_provenance, source_commit
+from jericho_env.agent_plugins import choose_action
+from jericho_env.envs.aec import JerichoEnv
+from jericho_env.registry import make_rules
 
 # the file each kind's run writes when it ends; experiments.dmc's training.json counts positions (DMC_MARK)
 RUN_FILES = {"ppo": "training.json", "exit": "exit.json", "dmc": "training.json"}
@@ -69,10 +62,7 @@ MODULES = {"ppo": "experiments.train", "exit": "experiments.exit", "dmc": "exper
 
 # --------------------------------------------------------------------------------------------- the run folder
 def run_kind(folder: Path, name: str | None) -> str:
-    """The kind of network in a run folder, checked against ``name``.
-
-    ``ppo``: training.json; ``exit``: exit.json; ``dmc``: a training.json that counts positions (``DMC_MARK``).
-    """
+    """The kind of network in a run folder (``RUN_FILES``, ``DMC_MARK``), checked against ``name``."""
     if name is not None and name not in KINDS:
         raise ValueError(f"--name {name!r}: the zoo ships {', '.join(KINDS)}")
     found = [kind for kind, file in RUN_FILES.items() if (folder / file).is_file()]
@@ -102,15 +92,7 @@ def read_run_json(folder: Path, name: str, what: str) -> Any:
 
 
 def derived_command(kind: str, config: dict[str, Any]) -> tuple[str, list[str]]:
-    """(command, settings no flag sets): the command that makes the run of ``config`` under this version's presets.
-
-    ``--seed`` and every value that differs from the preset, as its flag, and the options as ``--option``.
-    """
-    from experiments.training.config import RunConfig
-    from experiments.training.dmc.config import DmcConfig
-    from experiments.training.exit.config import ExitConfig
-    from experiments.training.ppo.config import TrainConfig
-
+    """(command, settings no flag sets): the command that makes the run of ``config`` under this version's presets."""
     cls: type[RunConfig] = {"ppo": TrainConfig, "dmc": DmcConfig}.get(kind, ExitConfig)
     default: dict[str, Any] = cls.make(config["game"], config.get("options") or {}).to_json()
     flags = {f.name: cls.flag_of(f.name) for f in cls.settings()}
@@ -155,31 +137,25 @@ def made_by(kind: str, folder: Path, config: dict[str, Any], commit: str | None)
 
 def training_summary(kind: str, folder: Path) -> dict[str, Any]:
     """Steps (PPO), iterations, games and rows (expert iteration) or positions (dmc), and the training time."""
-    if kind == "ppo":
+    if kind != "exit":
         t = read_run_json(folder, "training.json", "the training summary")
-        sessions = t.get("sessions") or []
-        return {
-            "algorithm": "ppo",
-            "steps": t["steps"],
-            "seconds": t.get("seconds_all_sessions"),
-            "sessions": len(sessions),
-            "steps_per_second_last_session": t.get("steps_per_second"),
-            "evals": t.get("evals", []),
-        }
-    if kind == "dmc":
-        t = read_run_json(folder, "training.json", "the training summary")
-        rates = t.get("rates") or {}
+        sessions, evals, rates = len(t.get("sessions") or []), t.get("evals", []), t.get("rates") or {}
+        if kind == "ppo":
+            return {
+                "algorithm": "ppo",
+                "steps": t["steps"],
+                "seconds": t.get("seconds_all_sessions"),
+                "sessions": sessions,
+                "steps_per_second_last_session": t.get("steps_per_second"),
+                "evals": evals,
+            }
         return {
             "algorithm": "dmc",
             "positions_generated": t["positions_generated"],
-            "positions_learned": t.get("positions_learned"),
-            "updates": t.get("updates"),
-            "games": t.get("games"),
-            "seconds": t.get("seconds"),
-            "sessions": len(t.get("sessions") or []),
-            "generated_per_second": rates.get("generated_per_second"),
-            "learned_per_second": rates.get("learned_per_second"),
-            "evals": t.get("evals", []),
+            **{k: t.get(k) for k in ("positions_learned", "updates", "games", "seconds")},
+            "sessions": sessions,
+            **{k: rates.get(k) for k in ("generated_per_second", "learned_per_second")},
+            "evals": evals,
         }
     state = read_run_json(folder, "exit.json", "the expert-iteration state")
     history = state.get("history") or []
@@ -195,11 +171,8 @@ def training_summary(kind: str, folder: Path) -> dict[str, Any]:
 
 
 def final_scores(kind: str, folder: Path, scores: Path | None = None) -> dict[str, Any]:
-    """The card's scores: the cells of the kind's agents in a table (row agent's score with its 95% interval).
-
-    The table: ``scores`` (an experiments.evaluate results.json, checked to have played this run's network),
-    else the run's tournament/results.json; a dmc run has no final table, so its last evaluation.
-    """
+    """The card's scores: the kind's agents' cells in ``scores`` (an experiments.evaluate results.json), else in the
+    run's final table; a dmc run has none, so its last evaluation."""
     if scores is not None:
         results = read_run_json(scores.parent, scores.name, "the table given with --scores")
         check_scores_table(kind, folder, scores, results)
@@ -219,12 +192,7 @@ def last_evaluation(folder: Path) -> dict[str, Any]:
     if not t.get("evals"):
         raise ValueError(f"{folder}/training.json records no evaluation: give a table with --scores")
     e = t["evals"][-1]
-    cell = {
-        "score": e["score"],
-        "ci95": e["ci95"],
-        "games": e["games"],
-        "positions_generated": e["positions_generated"],
-    }
+    cell = {k: e[k] for k in ("score", "ci95", "games", "positions_generated")}
     return {
         "source": f"the run's last evaluation during training (training.json, at {e['positions_generated']:,} "
         "positions): a dmc run plays no final table",
@@ -238,9 +206,6 @@ def last_evaluation(folder: Path) -> dict[str, Any]:
 def check_scores_table(kind: str, folder: Path, path: Path, results: dict[str, Any]) -> None:
     """``ValueError`` unless the table ``path`` played the run's game and options and, as the kind's agents,
     the tensors of the run's final.zip (the file each row's path names, read without unpickling)."""
-    from agents.checkpoint import _weights
-    from jericho_env.registry import make_rules
-
     config = read_run_json(folder, "config.json", "the run's config")
     cfg = results.get("config") or {}
     game, options = config["game"], dict(config.get("options") or {})
@@ -275,16 +240,13 @@ def table_scores(kind: str, path: Path, table: str, results: dict[str, Any], sou
                 "score": c["win_rate"],
                 "ci95": c["ci95"],
                 "games": c["wins"] + c["draws"] + c["losses"],
-                "wins": c["wins"],
-                "draws": c["draws"],
-                "losses": c["losses"],
+                **{k: c[k] for k in ("wins", "draws", "losses")},
             }
             for c in results.get("cells", [])
             if c["agent"] == agent
         }
         if not cells:
-            agents = results.get("agents")
-            raise ValueError(f"{path} has no row for {agent!r} (agents: {agents})")
+            raise ValueError(f"{path} has no row for {agent!r} (agents: {results.get('agents')})")
         out[agent] = cells
     return out
 
@@ -293,8 +255,6 @@ def table_scores(kind: str, path: Path, table: str, results: dict[str, Any], sou
 def policy_only(src: Path) -> bytes:
     """The checkpoint ``src`` as zip bytes with ``meta.json`` as it is and ``weights.pt`` holding the policy only."""
     import torch
-
-    from agents.checkpoint import META, WEIGHTS, _weights
 
     state = _weights(src)  # tensors only (torch.load with weights_only=True)
     weights = io.BytesIO()
@@ -310,7 +270,6 @@ def policy_only(src: Path) -> bytes:
 
 def check_versions(meta: dict[str, Any], game: str, options: dict[str, Any], where: str) -> None:
     """``ValueError`` unless the checkpoint's game and observation versions are this version's."""
-    from jericho_env.registry import make_rules
 
     rules = make_rules(game, **options)
     for key, now in (("game_version", rules.version), ("observation_version", rules.observation_version)):
@@ -323,9 +282,6 @@ def check_versions(meta: dict[str, Any], game: str, options: dict[str, Any], whe
 
 def play_one(agent_name: str, game: str, path: Path | None, options: dict[str, Any], seed: int = 0) -> int:
     """One full game of ``agent_name`` (``path``: its checkpoint; None: the shipped one) against random; its length."""
-    import agents
-    from experiments.play.tournament import play_game
-    from jericho_env.envs.aec import JerichoEnv
 
     kwargs: dict[str, Any] = {} if path is None else {"path": str(path)}
     if agent_name == "exit-search":
@@ -341,18 +297,8 @@ def play_one(agent_name: str, game: str, path: Path | None, options: dict[str, A
 def fingerprint(
     agent_name: str, game: str, options: dict[str, Any], path: Path | None = None, games: int = 3, seed: int = 0
 ) -> dict[str, Any]:
-    """The network's moves at fixed positions: every decision with a choice in ``games`` seeded games of greedy play.
-
-    Greedy plays every seat (random where the game has no greedy), so the positions follow from the rules,
-    greedy and the seeds; the moves from the network, its observations and its prior's floats. The card keeps
-    them and the zoo's tests ask the shipped network again: a change to the rules, the observation layout,
-    greedy or the prior, declared by a version number or not, shows as other moves (positions from greedy's
-    games, not random ones: the networks' choices there depend more on what they see).
-    """
-    import agents
-    from agents.registry import available
-    from jericho_env.agent_plugins import choose_action
-    from jericho_env.envs.aec import JerichoEnv
+    """The network's moves at fixed positions: every decision with a choice in ``games`` seeded games of greedy play
+    (random where the game has no greedy), so a change to the rules, observations, greedy or the prior shows."""
 
     kwargs: dict[str, Any] = {} if path is None else {"path": str(path)}
     agent = agents.make(agent_name, game, seed=seed, **kwargs, **options)
@@ -388,11 +334,7 @@ def fingerprint_agreement(entry: ZooEntry) -> tuple[int, int]:
 def network_meta(kind: str, path: Path) -> dict[str, Any]:
     """The checked ``meta.json`` of the checkpoint ``path`` of a network of ``kind`` (dmc: its own format)."""
     if kind == "dmc":
-        from agents.dmc import read_dmc_meta
-
         return read_dmc_meta(path)  # a PPO or SB3 zip is refused here, saying why
-    from agents.checkpoint import read_meta
-
     return read_meta(path)  # an SB3 zip (unsafe format) is refused here, saying why
 
 
@@ -407,11 +349,9 @@ def add(
 ) -> ZooEntry:
     """Make the zoo entry of the run in ``folder`` in ``zoo_dir``; return it (the files removed if its check fails).
 
-    ``scores``: a results.json of experiments.evaluate whose rows give the card's scores (``final_scores``).
-    ``recipe``: the recipe that made the run (its card names it). Every path under the run folder's parent is
-    written ``{runs}`` on the card.
+    ``scores``: see ``final_scores``; ``recipe``: the recipe that made the run. Paths under the run folder's parent
+    are written ``{runs}`` on the card.
     """
-    from jericho_env.registry import make_rules
 
     if not folder.is_dir():
         raise FileNotFoundError(f"no run folder at {str(folder)!r}")
@@ -448,7 +388,7 @@ def add(
         "file": {
             "name": zip_path.name,
             "bytes": len(data),
-            "sha256": _sha256_bytes(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
             "content": "meta.json and the policy's tensors (weights.pt); the optimizer state is dropped",
             "source": {"path": str(final.resolve()), "bytes": final.stat().st_size, "sha256": sha256(final)},
         },
@@ -457,13 +397,13 @@ def add(
     if recipe is not None:
         card["made_by"]["recipe"] = {"name": recipe.name, "needs": list(recipe.needs), "steps": list(recipe.steps)}
     card = relative(card, folder.resolve().parent)
-    import jericho_env
-
     card["package_version"] = card["made_by"].get("package_version") or jericho_env.__version__
-    _write(zip_path, data)
+    tmp = zip_path.with_name(zip_path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(zip_path)
     try:
         card["fingerprint"] = fingerprint(kind, game, options, zip_path)
-        _write(card_path, (json.dumps(card, indent=1) + "\n").encode())
+        write_file(card_path, json.dumps(card, indent=1) + "\n")
         entry = ZooEntry(game, kind, zip_path, read_card(card_path))
         for agent in entry.agents:
             play_one(agent, game, zip_path, options)
@@ -474,21 +414,8 @@ def add(
     return entry
 
 
-def _sha256_bytes(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def _write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-
-
 def check(zoo_dir: Path) -> list[str]:
     """Every entry verified: file matches the card, versions match the games, each agent loads and plays; lines."""
-    from jericho_env.registry import make_rules
 
     lines = []
     for entry in zoo(zoo_dir):
@@ -509,21 +436,16 @@ def check(zoo_dir: Path) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- command line
 def rebuilt(name: str, runs: Path, zoo_dir: Path, tiny: bool, ship: bool) -> list[str]:
-    """``rebuild``: the recipe run (``experiments.recipes.rebuild``), the card's scores beside the new ones.
-
-    Returns the lines printed at the end; ``ship`` adds the network to ``zoo_dir`` in place of the entry.
-    """
-    from experiments.recipes import load_recipes, rebuild
+    """``rebuild``: the lines printed after the recipe runs, the card's scores beside the new ones (``ship``: the
+    network replaces the entry in ``zoo_dir``)."""
 
     book = load_recipes()
     if name not in book:
         raise ValueError(f"no recipe {name!r}; the recipes: {', '.join(book)}")
-    if ship:
-        _, dirty = source_commit()
-        if tiny:
-            raise ValueError("--ship with --tiny: a tiny rebuild checks the chain; it ships no network")
-        if dirty:
-            raise ValueError("--ship: this checkout has uncommitted changes; a shipped network comes from a clean tree")
+    if ship and tiny:
+        raise ValueError("--ship with --tiny: a tiny rebuild checks the chain; it ships no network")
+    if ship and source_commit()[1]:
+        raise ValueError("--ship: this checkout has uncommitted changes; a shipped network comes from a clean tree")
     recipe = rebuild(name, runs, tiny, book)[-1]
     folder = Path(recipe.ship.replace("{runs}", str(runs)))
     table = None if recipe.scores is None else Path(recipe.scores.replace("{runs}", str(runs)))

@@ -1,17 +1,11 @@
 """The path a training run's config takes through the source files: files entered, climbs back up, returns.
 
-``python -m experiments.studies.config_path`` runs one tiny ``experiments.train`` run (castles, a few hundred
-steps, no final table) under ``sys.setprofile`` and records, in call order, the first call of every function
-of the project (``jericho_env``, ``agents``, ``experiments``; module and class bodies, which an import runs,
-are not calls) from ``config_from_args`` to the end of
-``train``: the path a reader follows from the config to a trained, saved model. Consecutive calls in one file
-make one *stay*; a stay in a file already left is a *return*; a stay in a higher layer than the stay before it
-(``jericho_env`` < ``agents`` < ``experiments``) is a *climb back up*, and among those, a call made from a
-lower layer's code into a higher layer's (a callback, a hook: control flowing up) is a *call up*. It prints the
-files in the order first entered, how often each was entered, and the totals; ``--engine`` counts the
-engine's own files too (the rules and kernels the config sets up: left out by default, as they are where the
-path ends, not where it wanders). ``tests/test_layering.py`` bounds the totals, so a change that sends the
-config wandering again fails there.
+``python -m experiments.studies.config_path`` traces one tiny ``experiments.train`` run (``--command dmc``: an
+``experiments.dmc`` run) under ``sys.setprofile``, recording the first call of every project function in call order.
+Consecutive calls in one file make a *stay*; a stay in a file already left is a *return*; a stay in a higher layer
+(``jericho_env`` < ``agents`` < ``experiments``) than the one before is a *climb back up*, and a call from a lower
+layer's code into a higher one's is a *call up*. It prints the files in the order first entered, how often each was
+entered, and the totals (``--engine``: the engine's own files too); ``tests/test_regroup.py`` bounds them.
 """
 
 from __future__ import annotations
@@ -33,6 +27,8 @@ LAYERS = {"jericho_env": 0, "agents": 1, "experiments": 2}
 IMPORT_MACHINERY = ("agents/_pickled_paths.py",)  # the pickled paths' finder, asked by imports, not by the run
 TINY = {"timesteps": 256, "n_envs": 4, "shards": 1, "n_steps": 64, "batch_size": 128, "n_epochs": 1}
 TINY_EVERY = {"snapshot_every": 128, "eval_every": 256, "checkpoint_every": 128, "eval_deals": 2}
+DMC_TINY = {"positions": 600, "envs": 8, "rounds": 8, "buffer": 2000, "batch_size": 64, "net": "16"}
+DMC_TINY_EVERY = {"eval_every": 600, "eval_deals": 1}
 
 
 @dataclasses.dataclass
@@ -40,9 +36,7 @@ class ConfigPath:
     """The stays of a traced run: ``(file relative to the project, first functions called there)``."""
 
     stays: list[tuple[str, list[str]]]
-    calls_up: list[tuple[str, str, str]] = dataclasses.field(
-        default_factory=list
-    )  # (caller file, callee file, function)
+    calls_up: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (caller, callee, function)
 
     @property
     def files(self) -> list[str]:
@@ -142,11 +136,8 @@ ENGINE_INTERNALS = ("jericho_env/games/", "jericho_env/core/", "experiments/stud
 
 
 def traced_train(game: str = "castles", learn: bool = True) -> ConfigPath:
-    """The config's path through one tiny ``experiments.train`` run of ``game`` (from the flags to final.zip).
-
-    ``learn=False``: the set-up and the saves alone (PPO's ``learn`` returns at once), the path of the config
-    without the games and updates it drives.
-    """
+    """The config's path through one tiny ``experiments.train`` run of ``game`` (from the flags to final.zip);
+    ``learn=False``: the set-up and the saves alone (PPO's ``learn`` returns at once)."""
     from unittest import mock
 
     from experiments import train
@@ -166,10 +157,6 @@ def traced_train(game: str = "castles", learn: bool = True) -> ConfigPath:
 
         with mock.patch.object(MaskablePPO, "learn", lambda model, *a, **k: model):
             return trace(run)
-
-
-DMC_TINY = {"positions": 600, "envs": 8, "rounds": 8, "buffer": 2000, "batch_size": 64, "net": "16"}
-DMC_TINY_EVERY = {"eval_every": 600, "eval_deals": 1}
 
 
 def traced_dmc(game: str = "castles") -> ConfigPath:

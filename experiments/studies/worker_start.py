@@ -2,17 +2,11 @@
 
     python -m experiments.studies.worker_start --methods forkserver fork spawn --repeats 3
 
-For each start method (``jericho_env.processes``; ``JERICHO_START_METHOD`` set for a fresh process of its
-own, so that a fork server starts as it does in a command) it measures, in a process that has run torch on
-two threads and made a ``ppo`` agent first (as ``experiments.evaluate`` and ``experiments.train`` have):
-
-- the tournament: seconds for a first tournament of ``--start-deals`` deals (random, greedy, ppo) on two
-  workers, which starts the pool (and the fork server), then games/s of a second one of ``--deals`` deals;
-- the shards: seconds to start a ``ShardedVecEnv`` of two worker shards of castles (128 games each) and
-  reset it, then steps/s of ``--steps`` steps of random legal moves.
-
-It prints one row per method and repeat, then the best of the repeats (the machine is shared: the best is
-the least disturbed). Figures are copied to ``docs/benchmarks.md`` by hand, saying the machine and its load.
+For each start method (``jericho_env.processes``), in a fresh process that has run torch on two threads and made a
+``ppo`` agent first (as the commands have), it times a first tournament of ``--start-deals`` deals on two workers
+(which starts the pool) and the games/s of a second of ``--deals`` deals, then the start of a ``ShardedVecEnv`` of
+two castles shards and its steps/s over ``--steps`` random steps. It prints one row per method and repeat, then the
+best of the repeats (the least disturbed on a shared machine).
 """
 
 from __future__ import annotations
@@ -80,9 +74,7 @@ def run(method: str, args: argparse.Namespace) -> dict[str, float]:
     argv += ["--start-deals", str(args.start_deals), "--steps", str(args.steps)]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
-        raise RuntimeError(
-            f"{method}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
-        )
+        raise RuntimeError(f"{method}: {(done.stderr.strip().splitlines() or [done.returncode])[-1]}")
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 

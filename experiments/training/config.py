@@ -1,22 +1,12 @@
 """One config idiom for the three learners' commands (``experiments.train``, ``experiments.exit``, ``experiments.dmc``).
 
-A learner's config is a dataclass derived from ``RunConfig``: ``game``, ``options``, then one field per setting,
-each made by ``flag`` (its help, its argparse type or choices). From the class alone come
-
-- the command's flags (``add_flags``): ``--field-name`` per field, its help ending with its default and the
-  games that change it (the presets, ``experiments.training.presets``, one table per learner);
-- a new run's config (``make``): the game's preset under the values given, every value checked once, by its
-  field's type and by the learner's own ``resolve`` (what depends on the game or on other values);
-- ``--resume`` (``resumed``): the run's config.json read back and checked the same way, and every flag given
-  beside it that differs from it refused, naming the flag, by one function (``refuse_changes``); only the
-  budget (``BUDGET``: timesteps, iterations, positions) may change, never below what the run has
-  done (``done``), which ends the run elsewhere;
-- config.json itself (``to_json``). Runs written by older versions load through the class's ``COMPAT``, the one
-  place that knows them: a field added since (with the value those runs had), a field renamed, a field retired
-  (with the only value this version runs; another value is refused, or for ``RETIRED_NOTE`` fields noted).
-
-Flags that are not part of a run's config (where it goes, ``--resume``, ``--quiet``, where games run) are each
-command's own; ``RunConfig.RUN_FLAGS`` names them, so a test can hold the flags and the fields equal.
+A learner's config is a dataclass derived from ``RunConfig``: ``game``, ``options``, then one field per setting, each
+made by ``flag``. From the class alone come the command's flags (``add_flags``, each help ending with its default and
+the games whose preset changes it, ``experiments.training.presets``); a new run's config (``make``: the preset under
+the values given, each checked by its field's type and by the learner's ``resolve``); ``--resume`` (``resumed``: the
+run's config.json checked the same way, older versions' read through ``COMPAT``, and any flag that differs from it
+refused, but for a larger ``BUDGET``); and config.json itself (``to_json``). Flags that are no part of a run's config
+are named by ``RunConfig.RUN_FLAGS``.
 """
 
 from __future__ import annotations
@@ -27,12 +17,15 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from experiments.training.run_folder import RunFolder
+from jericho_env.registry import make_rules
+
 C = TypeVar("C", bound="RunConfig")
 
 
 def flag(text: str, kind: Any = None, **argparse_kw: Any) -> Any:
-    """A config field that is also the flag ``--field-name``: its help, its argparse type (a ``experiments.cli``
-    parser, which also checks a value read back from config.json) and any other ``add_argument`` keyword."""
+    """A config field that is also the flag ``--field-name``: its help, its argparse type (an ``experiments.cli``
+    parser, which also checks config.json's value) and any other ``add_argument`` keyword."""
     return dataclasses.field(metadata={"help": text, "type": kind, **argparse_kw})
 
 
@@ -133,8 +126,8 @@ class RunConfig:
 
     @classmethod
     def resolve(cls, game: str, options: dict[str, Any], values: dict[str, Any], explicit: set[str]) -> dict[str, Any]:
-        """The learner's own checks of a complete set of values (``explicit``: those given, not the preset's); may
-        settle values that depend on the game or on others. Here: none."""
+        """The learner's own checks of a complete set of values (``explicit``: those given), which may settle values
+        that depend on the game or on others."""
         return values
 
     @classmethod
@@ -146,14 +139,8 @@ class RunConfig:
         explicit: Collection[str] = (),
     ) -> C:
         """The config of ``values`` (every setting), checked: the game and options, each value, then ``resolve``."""
-        from jericho_env.registry import make_rules
-
         options = dict(options or {})
         make_rules(game, **options)  # unknown games and bad options fail here, naming what is allowed
-        unknown = sorted(set(values) - {f.name for f in cls.settings()})
-        if unknown:
-            known = ", ".join(f.name for f in cls.settings())
-            raise ValueError(f"unknown {cls.COMMAND} settings {', '.join(unknown)}; known: {known}")
         cls.check_values(values)
         return cls(game=game, options=options, **cls.resolve(game, options, dict(values), set(explicit)))
 
@@ -175,8 +162,6 @@ class RunConfig:
     @classmethod
     def saved(cls: type[C], folder: str | Path, game: str) -> C:
         """The config of the run in ``folder`` (its config.json through ``COMPAT``), checked as a new one is."""
-        from experiments.training.run_folder import RunFolder
-
         saved = dict(RunFolder.saved_config(folder, game))
         saved.pop("game", None)
         options = saved.pop("options", {})
@@ -195,8 +180,6 @@ class RunConfig:
     def resumed(cls: type[C], args: argparse.Namespace, game: str) -> C:
         """The config of ``--resume``'s run; flags that differ from it refused; a larger budget extends it (and is
         written to config.json)."""
-        from experiments.training.run_folder import RunFolder
-
         cfg = cls.saved(args.resume, game)
         cfg.refuse_changes(args)
         more = getattr(args, cls.BUDGET, None)
@@ -206,15 +189,12 @@ class RunConfig:
         return cfg
 
     def done(self, folder: Path) -> int:
-        """The lowest budget ``--resume`` takes: the run's own (a learner whose run can stop at a lower one says
-        how much of it the run in ``folder`` has done)."""
+        """The lowest budget ``--resume`` takes (a learner whose run can stop early says what ``folder``'s has done)."""
         return int(getattr(self, self.BUDGET))
 
     def refuse_changes(self, args: argparse.Namespace) -> None:
         """``ValueError`` naming the first flag given beside ``--resume`` that differs from the run's config.json
         (``--option`` compared as the game resolves it); the budget may only grow."""
-        from jericho_env.registry import make_rules
-
         budget = getattr(args, self.BUDGET, None)
         floor = None if budget is None else self.done(Path(args.resume))
         if budget is not None and budget < floor:

@@ -1,12 +1,9 @@
 """Every learner's defaults as data: per learner, a ``default`` entry and, per game, only what differs from it.
 
-In the manner of rl-baselines3-zoo's ``hyperparams/*.yml``: ``PPO`` (``experiments.train``), ``EXIT``
-(``experiments.exit``) and ``DMC`` (``experiments.dmc``). Each learner's config class
-(``experiments.training.config.RunConfig``) merges ``default``, the game's entry and the values given on the
-command line, once, into every value a run uses (what config.json records); any registered game trains on
-``default``, and a game's entry states what its measurements changed (docs/results.md, "Why the presets are what
-they are"; docs/dmc.md). The tables are Python dicts rather than YAML or TOML: no new dependency, and the values
-keep their Python types.
+``PPO`` (``experiments.train``), ``EXIT`` (``experiments.exit``) and ``DMC`` (``experiments.dmc``), as
+rl-baselines3-zoo's ``hyperparams/*.yml`` but Python dicts (no new dependency, the values keep their types). Each
+learner's config class merges ``default``, the game's entry and the values given on the command line into every
+value a run uses; a game's entry states what its measurements changed (docs/results.md; docs/dmc.md).
 """
 
 from __future__ import annotations
@@ -116,9 +113,6 @@ EXIT: dict[str, dict[str, Any]] = {
         "target": "policy",  # what the network learns at a decision: the expert's distribution, or
         # ("advantage", rollouts only) its logits regressed on log prior + centred Q / expert_temperature
     },
-    "grid": {},
-    "walls": {},
-    "castles": {},
 }
 
 # ----------------------------------------------------------------------------------------------------------

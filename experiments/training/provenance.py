@@ -1,14 +1,13 @@
 """Where a run came from: ``provenance.json`` in its folder, one entry per session (start or ``--resume``).
 
-Each entry holds the command as typed (``python -m MODULE ARGS``), the git commit of the source that
-ran it (``None`` outside a git checkout, e.g. an installed wheel) and whether that checkout had
-uncommitted changes to tracked files, the package version, Python's and torch's versions, and the
-time. ``experiments.zoo add`` copies it into a model card, so a shipped agent names the command and
-commit that made it. Runs made before this file existed have none; the card then says so.
+Each entry holds the command as typed, the git commit of the source that ran it (``None`` outside a git checkout)
+and whether it had uncommitted changes, the package's, Python's and torch's versions, and the time;
+``experiments.zoo add`` copies it into the model card.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import shlex
@@ -55,12 +54,10 @@ def session(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
         "python": platform.python_version(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    try:
+    with contextlib.suppress(ImportError):  # torch: an optional dependency
         import torch
 
         entry["torch"] = torch.__version__
-    except ImportError:  # pragma: no cover - depends on the install
-        pass
     return entry
 
 

@@ -1,22 +1,14 @@
 """A training run's folder: config.json, checkpoints, snapshots, PPO's statistics and training.json, written to last.
 
-Layout: ``config.json`` (the resolved config); ``checkpoints/latest.zip`` and ``checkpoints/previous.zip``
-(the last two checkpoints, in the safe format of ``agents.checkpoint``: each also records what
-``--resume`` needs, the steps done, snapshots, evaluations and the time of every session so far);
-``checkpoints/state.json`` (the same record as plain JSON, for people and for
-``experiments.curves``); ``checkpoints/initial.zip`` (the starting policy); ``snapshots/step_N.zip``
-(the learner's frozen copies, listed in the run state relative to the run folder, so a folder moved
-whole still resumes); ``logs/progress.csv`` (SB3's statistics, appended to by every session);
-``final.zip`` and ``training.json`` at the end.
+Layout: ``config.json`` (the resolved config); ``checkpoints/latest.zip`` and ``previous.zip`` (the last two
+checkpoints in the safe format of ``agents.checkpoint``, each with the run state ``--resume`` needs, also kept as
+plain JSON in ``checkpoints/state.json``); ``checkpoints/initial.zip`` (the starting policy); ``snapshots/step_N.zip``
+(listed relative to the run folder, so a folder moved whole still resumes); ``logs/progress.csv`` (SB3's
+statistics); ``final.zip`` and ``training.json`` at the end.
 
-Every file is written to a temporary name and renamed, so a kill leaves the old file or the new one.
-A new checkpoint first moves ``latest.zip`` to ``previous.zip``; ``--resume`` takes the newest of the
-two that loads (or ``next.zip``, a new checkpoint complete but not yet renamed when the run was killed),
-so a checkpoint cut short costs at most one checkpoint interval, not the run. A checkpoint for another game
-or other options than the run's config.json is refused (``RunMismatchError``), and so is a run state
-listing a snapshot that is not there (``MissingSnapshotError``), each named. A run stopped before its
-first checkpoint (``has_checkpoint`` false) holds nothing to resume: ``experiments.train`` starts it
-afresh (``clear_unfinished``).
+Every file is written to a temporary name and renamed, so a kill leaves the old file or the new one; ``--resume``
+takes the newest checkpoint that loads, refusing one of another game or options (``RunMismatchError``) or a state
+listing a missing snapshot (``MissingSnapshotError``).
 """
 
 from __future__ import annotations
@@ -36,7 +28,9 @@ from agents.checkpoint import (
     read_meta,
     save_checkpoint,
 )
+from experiments.cli import check_out
 from experiments.play.report import write_file as write_atomic  # a temporary file, then a rename
+from jericho_env.registry import make_rules
 
 STATE_KEYS = ("num_timesteps", "snapshots", "evals")
 
@@ -71,12 +65,16 @@ class RunFolder:
         self.folder = Path(folder)
         self.ckpt_dir = self.folder / "checkpoints"
         self.snap_dir = self.folder / "snapshots"
+        self.latest = self.ckpt_dir / "latest.zip"  # the last checkpoint
+        self.previous = self.ckpt_dir / "previous.zip"  # the one before it
+        self.initial = self.ckpt_dir / "initial.zip"  # the starting policy (written with a prior or --init)
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         self.snap_dir.mkdir(parents=True, exist_ok=True)
         self.snapshots: list[str] = []
         self.evals: list[dict[str, Any]] = []
         self.sessions: list[dict[str, Any]] = []  # earlier sessions: start step, steps, seconds
         self._session_start = (0, time.perf_counter())
+        self._cpu_start: tuple[float, float] | None = None
 
     # ------------------------------------------------------------------------------------------ config
     @staticmethod
@@ -94,11 +92,8 @@ class RunFolder:
 
     @staticmethod
     def stopped_early(folder: str | Path | None, config: Mapping[str, Any] | None = None) -> bool:
-        """Whether ``folder`` holds a run stopped before its first checkpoint, to start afresh (with ``config``).
-
-        Such a run holds nothing to resume. With ``config`` (a new run's), a run there with other settings is
-        refused, naming them; without (``--resume``), the run starts afresh with its own config.json.
-        """
+        """Whether ``folder`` holds a run stopped before its first checkpoint, to start afresh; with ``config`` (a
+        new run's), a run there with other settings is refused, naming them."""
         if folder is None or not (Path(folder) / "config.json").is_file() or RunFolder.has_checkpoint(folder):
             return False
         if config is None:
@@ -117,12 +112,8 @@ class RunFolder:
 
     @staticmethod
     def check_new(out: str | None, config: Mapping[str, Any]) -> bool:
-        """Before any work: ``ValueError`` unless ``--out`` can hold a new run with ``config``.
-
-        True when it holds this very run stopped before its first checkpoint: the same command starts it afresh.
-        """
-        from experiments.cli import check_out
-
+        """``ValueError`` unless ``--out`` can hold a new run with ``config``; True when it holds this very run
+        stopped before its first checkpoint (the same command starts it afresh)."""
         again = RunFolder.stopped_early(out, config)
         check_out(out, "--out", run_kind=None if again else "training run", resume_hint=True)
         return again
@@ -156,21 +147,6 @@ class RunFolder:
         """The checkpoints of a run, newest first (``next.zip``: complete, but its save stopped before the renames)."""
         return [ckpt_dir / "next.zip", ckpt_dir / "latest.zip", ckpt_dir / "previous.zip"]
 
-    @property
-    def latest(self) -> Path:
-        """The last checkpoint's model."""
-        return self.ckpt_dir / "latest.zip"
-
-    @property
-    def previous(self) -> Path:
-        """The checkpoint before the last one."""
-        return self.ckpt_dir / "previous.zip"
-
-    @property
-    def initial(self) -> Path:
-        """The starting policy's model (written with a prior or ``--init``)."""
-        return self.ckpt_dir / "initial.zip"
-
     def run_state(self, steps: int) -> dict[str, Any]:
         """What ``--resume`` reads back: steps, snapshots, evaluations and every session's time so far."""
         sessions = self.all_sessions(steps)
@@ -189,13 +165,8 @@ class RunFolder:
     def restore(
         self, game_id: str, options: Mapping[str, Any], trust: bool = False, report: Any = print
     ) -> tuple[int, Path]:
-        """Read back the newest checkpoint that loads (``report`` names any skipped); its steps and path.
-
-        Checkpoints in the safe format carry their own run state, and must be for ``game_id`` under
-        ``options`` (the run's config.json): another game or other options raise ``RunMismatchError``. A
-        Stable-Baselines3 ``latest.zip`` (runs from before the safe format) needs ``trust`` and takes the run
-        state from ``state.json``. Every snapshot the state lists must be there (``MissingSnapshotError``).
-        """
+        """Read back the newest checkpoint that loads, for ``game_id`` under ``options`` (``report`` names any
+        skipped); its steps and path. An SB3 zip of an earlier version needs ``trust``."""
         problems: list[str] = []
         for path in self.checkpoint_paths_of(self.ckpt_dir):
             if not path.is_file():
@@ -210,13 +181,14 @@ class RunFolder:
                             "unpickles Python objects, which can run any code; add --trust-checkpoint if you "
                             "trust this run folder"
                         )
-                    steps = self._restore_state(self._legacy_state())
+                    state = read_json(self.ckpt_dir / "state.json", "--resume: the checkpoint state")
                 elif not is_loadable(path):
                     raise CheckpointError(f"{path.name}: damaged (its meta.json or weights.pt does not load)")
                 else:
                     meta = read_meta(path)
                     self._check_game(path, meta, game_id, options)
-                    steps = self._restore_state(meta.get("training", {}).get("run"))
+                    state = meta.get("training", {}).get("run")
+                steps = self._restore_state(state)
             except (UnsafeCheckpointError, RunMismatchError):
                 raise
             except (CheckpointError, ValueError) as e:
@@ -229,8 +201,6 @@ class RunFolder:
 
     def _check_game(self, path: Path, meta: Mapping[str, Any], game_id: str, options: Mapping[str, Any]) -> None:
         """``RunMismatchError`` naming both unless the checkpoint ``path`` is for ``game_id`` under ``options``."""
-        from jericho_env.registry import make_rules
-
         run = dict(make_rules(game_id, **options).options)
         saved_game, saved_options = meta.get("game_id"), meta.get("options")
         try:
@@ -245,9 +215,6 @@ class RunFolder:
                 f"{saved_options}, but the run's config.json says {game_id!r} with options {run}: the checkpoint "
                 "belongs to another run (resume that run's folder, or start a new run)"
             )
-
-    def _legacy_state(self) -> Any:
-        return read_json(self.ckpt_dir / "state.json", "--resume: the checkpoint state")
 
     def _restore_state(self, state: Any) -> int:
         """Snapshots, evaluations and sessions from a checkpoint's run state; its steps."""
@@ -316,11 +283,7 @@ class RunFolder:
         return [*self.sessions, now]
 
     def logger(self, done_steps: int) -> Any:
-        """SB3's training statistics (losses, entropy, KL, clip fraction, explained variance) as logs/progress.csv.
-
-        Without it SB3 leaves a folder in the system's temp directory for every run. Every session
-        appends its rows to the same file (a resumed run's curves stay whole).
-        """
+        """SB3's training statistics as logs/progress.csv, every session appending to it (not a temp folder)."""
         from stable_baselines3.common.logger import Logger
 
         logs = self.folder / "logs"
@@ -328,21 +291,10 @@ class RunFolder:
         return Logger(str(logs), [appending_csv(logs / "progress.csv")])
 
     def save_training(self, steps: int, session_steps: int, seconds: float, games: Any = None) -> None:
-        """training.json: steps in all, every session's time and speed, the evaluations (and a line saying so).
-
-        With the session's CPU time since ``begin_session``: this process's, and that of its child processes
-        ended by now, which load on the machine distorts less than the wall clock. ``games``, the session's vec
-        env, is closed first: its shard workers count only once they have ended and been joined.
-        """
+        """training.json: steps, every session's time, speed and CPU time, the evaluations (and a line saying so).
+        ``games``, the session's vec env, is closed first: its shard workers' CPU counts once they are joined."""
         if games is not None:
             games.close()
-        cpu_seconds = None
-        if hasattr(self, "_cpu_start"):
-            process, children = self._cpu_start
-            cpu_seconds = {
-                "training_process": time.process_time() - process,
-                "shard_workers": children_cpu() - children,
-            }
         sessions = self.all_sessions(steps)
         total = sum(float(s.get("seconds", 0.0)) for s in sessions)
         summary = {
@@ -353,8 +305,10 @@ class RunFolder:
             "sessions": sessions,
             "evals": self.evals,
         }
-        if cpu_seconds is not None:
-            summary["cpu_seconds_this_session"] = {k: round(float(v), 2) for k, v in cpu_seconds.items()}
+        if self._cpu_start is not None:
+            process, children = self._cpu_start
+            cpu = {"training_process": time.process_time() - process, "shard_workers": children_cpu() - children}
+            summary["cpu_seconds_this_session"] = {k: round(float(v), 2) for k, v in cpu.items()}
         write_atomic(self.folder / "training.json", json.dumps(summary, indent=1))
         if seconds > 0:
             rate = session_steps / seconds
