@@ -1,8 +1,9 @@
 """Castles' compiled batched rules (``jericho_env/games/castles/batched.py``) against its Python rules.
 
-The equality runs (``play_both``, ``tests/batched_harness.py``) play 10,000 seeded games per option set,
-each in two halves of 5,000 (marked slow, still run by the test command); ``JERICHO_BATCHED_GAMES=N`` plays
-N per option set instead (e.g. 200 for a quick check). The compiled determinization is checked for the
+The equality runs (``play_both``, ``tests/batched_harness.py``) play 2,000 seeded games per option set, each in
+two halves of 1,000 (marked slow, still run by the test command); the full check plays 10,000 per option set:
+``JERICHO_BATCHED_GAMES=10000 pytest tests/games/test_castles_batched.py -k like_the_python_rules -n 2``
+(``JERICHO_BATCHED_GAMES=N``: N per option set). The compiled determinization is checked for the
 properties ``tests/test_determinize.py`` checks on the Python one and for its distribution against
 Python's; the deal and the random rollout for theirs.
 """
@@ -25,7 +26,7 @@ from jericho_env.games.castles.state import Phase
 from tests.batched_harness import play_both
 from tests.test_determinize import _castles_facts_hold, _states
 
-GAMES = int(os.environ.get("JERICHO_BATCHED_GAMES", "10000"))
+GAMES = int(os.environ.get("JERICHO_BATCHED_GAMES", "2000"))
 
 OPTION_SETS: list[dict[str, Any]] = [
     {},

@@ -56,7 +56,7 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 # ---------------------------------------------------------------------------------------------- equality
 @pytest.mark.slow
 def test_the_default_game_plays_the_same_through_kernels_and_rules() -> None:
-    counts = play_both("grid", {}, games(2000), seed=0)
+    counts = play_both("grid", {}, games(1000), seed=0)
     assert counts["steps"] > counts["games"] * 30
 
 

@@ -37,8 +37,8 @@ except ImportError:  # pragma: no cover
 
 FULL = int(os.environ.get("JERICHO_BATCHED_GAMES", "0"))
 GAMES = FULL or 300  # the default option set (4 players)
-MORE_GAMES = FULL or 2700  # the default option set again, other deals (slow-marked)
-SLOW_GAMES = FULL or 2000  # each other player count (slow-marked)
+MORE_GAMES = FULL or 1200  # the default option set again, other deals (slow-marked)
+SLOW_GAMES = FULL or 1000  # each other player count (slow-marked)
 
 
 def game_of(n: int) -> WallsBatched:
