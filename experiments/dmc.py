@@ -20,28 +20,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from experiments.cli import check_out, cli_parser, parse_option, positive_int, progress_bar, run_cli
+from experiments.cli import positive_int, progress_bar, run_cli
 from experiments.play.backends import Backend
-from experiments.play.report import run_folder
 from experiments.training.dmc.config import DmcConfig
-from experiments.training.provenance import record_session
-from experiments.training.run_folder import RunFolder, read_json
-from jericho_env.registry import known_game_ids
+from experiments.training.run_folder import read_json
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface: a flag per ``DmcConfig`` field, its default from the game's preset."""
-    p = cli_parser("experiments.dmc", __doc__)
-    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
-    DmcConfig.add_flags(p)
-    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
-    p.add_argument("--out", default=None, help="run folder (default runs/dmc/GAME-TIME)")
-    p.add_argument("--resume", default=None, metavar="RUN_FOLDER",
-                   help="continue the run in this folder (its config; --positions may set a new budget)")  # fmt: skip
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    resume = "continue the run in this folder (its config; --positions may set a new budget)"
+    p = DmcConfig.parser(__doc__, resume=resume, quiet="no progress bar")
     add_ray_flags(p)
     return p
 
@@ -98,21 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # an unknown game: refused with the config, in one line
 
     def body() -> None:
-        resume = bool(args.resume)
-        if not resume:
-            check_out(args.out, "--out", run_kind="dmc run", resume_hint=True)
-        cfg = DmcConfig.from_args(args, args.game)
-        backend = backend_of(cfg.backend, args.ray_address, args.actors)
-        if resume:
-            folder = Path(args.resume)
-            if not (folder / "checkpoints" / "latest.zip").is_file():
-                print(f"--resume {folder}: no checkpoint was written; starting the run afresh in that folder")
-                resume = False
-        else:
-            check_start(cfg)
-            folder = run_folder("dmc", args.game, args.out)
-            RunFolder(folder).save_config(cfg.to_json())
-        record_session(folder, "experiments.dmc", argv)
+        def check(cfg: DmcConfig, resume: bool) -> Backend:  # before a new run's folder is made
+            backend = backend_of(cfg.backend, args.ray_address, args.actors)
+            if not resume:
+                check_start(cfg)
+            return backend
+
+        cfg, folder, resume, backend = DmcConfig.start(args, argv, check)
         print(f"deep Monte-Carlo on {cfg.game}: {cfg.positions:,} positions; run folder {folder}/")
         t0 = time.perf_counter()
         try:

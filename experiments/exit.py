@@ -40,14 +40,13 @@ from agents.checkpoint import CheckpointMeta, PolicySpec, _weights, load_policy,
 from agents.pretrained import ZooError, shipped
 from agents.prior import SCORE_GAMES, prior_size
 from agents.registry import available, baselines
-from experiments.cli import check_out, cli_parser, parse_option, progress_bar, run_cli
+from experiments.cli import progress_bar, run_cli
 from experiments.play.backends import LOCAL, Backend, add_backend_flags, backend_from_args
-from experiments.play.report import exit_curves, run_folder
+from experiments.play.report import exit_curves
 from experiments.play.tournament import AgentSpec, run_games, tabulate
 from experiments.training.exit.config import ExitConfig, make_exit_config
 from experiments.training.ppo.config import TrainConfig
-from experiments.training.provenance import record_session
-from experiments.training.run_folder import RunFolder, read_json, write_atomic
+from experiments.training.run_folder import read_json, write_atomic
 from jericho_env.processes import WorkerLostError
 from jericho_env.registry import known_game_ids, make_rules
 
@@ -56,13 +55,7 @@ __all__ = ["ExitConfig", "build_parser", "main", "make_exit_config", "run_exit"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface: a flag per ``ExitConfig`` field, its default from the game's preset."""
-    p = cli_parser("experiments.exit", __doc__)
-    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}")
-    ExitConfig.add_flags(p)
-    p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help="game option")
-    p.add_argument("--out", default=None, help="run folder (default runs/exit/GAME-TIME)")
-    p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p = ExitConfig.parser(__doc__)
     add_backend_flags(p)
     return p
 
@@ -314,19 +307,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> None:
         backend = backend_from_args(args)
-        resume = bool(args.resume)
-        if not resume:
-            check_out(args.out, "--out", run_kind="expert-iteration run", resume_hint=True)
-        cfg = ExitConfig.from_args(args, args.game)
-        if resume:
-            folder = Path(args.resume)
-            if not (folder / "exit.json").is_file():  # killed before its first iteration ended: start afresh
-                print(f"--resume {folder}: no iteration was complete; starting the run afresh in that folder")
-                resume = False
-        else:
-            folder = run_folder("exit", args.game, args.out)
-            RunFolder(folder).save_config(cfg.to_json())
-        record_session(folder, "experiments.exit", argv)  # the command and commit (experiments.training.provenance)
+        cfg, folder, resume, _ = ExitConfig.start(args, argv)
         t0 = time.perf_counter()
         print(f"expert iteration on {cfg.game}: {cfg.iterations} iterations of {cfg.games} games; run folder {folder}/")
         try:

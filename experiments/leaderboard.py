@@ -50,6 +50,7 @@ QUICK_DEALS = {2: 6, 4: 1}  # per pair, by players (more players: as 4): a check
 # ismcts and exit-search per move in --quick; walls' search rolls out with greedy to the end (0.2 s a move at 20)
 QUICK_SIMULATIONS = {"default": 20, "walls": 5}
 SEARCHES = "ismcts, exit-search and dmc-search"  # the agents that search at the board's budget
+DEFAULT_BUDGET = "ismcts's default budget for the game (agents.search.ismcts.GAME_DEFAULTS)"
 DOCS = Path("docs") / "leaderboard.md"
 QUICK_OUT = Path("runs") / "leaderboard-quick" / "leaderboard.md"
 WITH_OUT = Path("runs") / "leaderboard-with" / "leaderboard.md"
@@ -381,7 +382,8 @@ def page(boards: Sequence[GameBoard], store: Path | None = None) -> str:
         lines += [markdown_table(b, None if store is None else best_responses(b, store)), ""]
         lines += [f"![{b.game} leaderboard heatmap](images/leaderboard-{b.game}.png)", ""]
         lines += population_table(b)
-        lines += [f"- {note}" for note in [_budget(b), *b.notes]] + [""]
+        budget = DEFAULT_BUDGET if b.simulations is None else f"{b.simulations} simulations per move"
+        lines += [f"- {note}" for note in [f"{SEARCHES}: {budget}", *b.notes]] + [""]
     resamples = sorted({str(b.made.get("bootstrap")) for b in boards})
     lines += [
         "## How to read it",
@@ -425,11 +427,6 @@ def made_line(b: GameBoard) -> str:
 def quick_text(b: GameBoard) -> str:
     """What ``--quick`` cut in a game."""
     return f"{b.game}: {_deals(b.deals)} per pair, {SEARCHES} at {b.simulations} simulations per move"
-
-
-def _budget(b: GameBoard) -> str:
-    default = "ismcts's default budget for the game (agents.search.ismcts.GAME_DEFAULTS)"
-    return f"{SEARCHES}: {default if b.simulations is None else f'{b.simulations} simulations per move'}"
 
 
 def _deals(n: int, kind: str = "") -> str:

@@ -176,8 +176,10 @@ def run_trial(job: dict[str, Any]) -> dict[str, Any]:
                 raise KeyboardInterrupt
             if code:
                 status, error = "failed", f"experiments.train exited with status {code}"
-        except SystemExit as e:  # argparse's one-line errors (already in the log)
-            status, error = "failed", f"experiments.train exited with status {e.code}: {_last_error(folder)}"
+        except SystemExit as e:  # argparse's one-line errors (already in the log): the last one
+            said = [ln for ln in (folder / "train.log").read_text(encoding="utf-8").splitlines() if "error:" in ln]
+            why = said[-1].split("error:", 1)[1].strip() if said else "see train.log"
+            status, error = "failed", f"experiments.train exited with status {e.code}: {why}"
         except Exception as e:
             traceback.print_exc(file=log)
             status, error = "failed", f"{type(e).__name__}: {' '.join(str(e).split())}"
@@ -194,11 +196,6 @@ def run_trial(job: dict[str, Any]) -> dict[str, Any]:
     if not shared and status == "done":
         shutil.rmtree(folder, ignore_errors=True)
     return result
-
-
-def _last_error(folder: Path) -> str:
-    lines = [ln for ln in (folder / "train.log").read_text(encoding="utf-8").splitlines() if "error:" in ln]
-    return lines[-1].split("error:", 1)[1].strip() if lines else "see train.log"
 
 
 def pack(folder: Path) -> bytes:

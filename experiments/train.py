@@ -38,17 +38,11 @@ __all__ = ["TrainConfig", "build_parser", "config_from_args", "main", "make_conf
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface: a flag per ``TrainConfig`` field that has one, its default from the preset."""
-    p = cli.cli_parser("experiments.train", __doc__)
-    p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}, or all")
-    TrainConfig.add_flags(p)
-    p.add_argument("--option", type=cli.parse_option, action="append", metavar="KEY=VALUE", help="a game option")
+    p = TrainConfig.parser(__doc__, ", or all", "a game option")
     replays = "the final table writes replays.jsonl: the first N deals of every pair, for python -m jericho_env.web"
     p.add_argument("--record", type=cli.positive_int, default=None, metavar="N", help=replays)
-    p.add_argument("--out", default=None, help="run folder (default runs/train/GAME-TIME)")
-    p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help="continue the run in this folder")
     trust = "load Stable-Baselines3 zips (--init, --resume of runs before the safe format): they unpickle code"
     p.add_argument("--trust-checkpoint", action="store_true", help=trust + "; only for files you trust")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_backend_flags(p)  # where the final table's games run
     return p
 

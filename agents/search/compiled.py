@@ -696,18 +696,9 @@ def row_value(rules: Rules[Any], game: BatchedGame[Any]) -> Any:
     return _load(ROW_VALUES.get(rules.info.game_id), rules, game)
 
 
-def make_puct(
-    rules: Rules[Any],
-    evaluator: Evaluator,
-    simulations: int,
-    c_puct: float = 1.5,
-    value_rows: str = "mover",
-    rng: np.random.Generator | None = None,
-    dirichlet_alpha: float = 0.0,
-    dirichlet_fraction: float = 0.0,
-    engine: str = "auto",
-) -> Any:
-    """``CompiledPUCT`` where the game's row kernels are there (``engine`` "auto", "compiled"), else ``PUCTSearch``."""
+def make_puct(rules: Rules[Any], evaluator: Evaluator, *settings: Any, engine: str = "auto", **named: Any) -> Any:
+    """``CompiledPUCT`` where the game's row kernels are there (``engine`` "auto", "compiled"), else ``PUCTSearch``,
+    either given ``settings`` and ``named``: simulations, c_puct, value_rows, rng, dirichlet_alpha and _fraction."""
     from agents.search.puct import PUCTSearch
 
     check_engine(engine, "puct")
@@ -718,11 +709,9 @@ def make_puct(
                 f"puct: engine='compiled' is not available for {rules.info.game_id!r}: the game has no compiled "
                 "row kernels (or Numba is not installed)"
             )
-        return PUCTSearch(rules, evaluator, simulations, c_puct, value_rows, rng, dirichlet_alpha, dirichlet_fraction)
+        return PUCTSearch(rules, evaluator, *settings, **named)
     game, kernels = found
-    return CompiledPUCT(
-        rules, game, kernels, evaluator, simulations, c_puct, value_rows, rng, dirichlet_alpha, dirichlet_fraction
-    )
+    return CompiledPUCT(rules, game, kernels, evaluator, *settings, **named)
 
 
 def _check_code(code: int, what: str) -> None:

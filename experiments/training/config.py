@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from experiments.training.run_folder import RunFolder
-from jericho_env.registry import make_rules
+from jericho_env.registry import known_game_ids, make_rules
 
 C = TypeVar("C", bound="RunConfig")
 
@@ -63,6 +63,8 @@ class RunConfig:
     BUDGET: ClassVar[str] = ""  # the field --resume may raise (or lower to what the run has done: ``done``)
     COMPAT: ClassVar[Compat] = Compat()
     RUN_FLAGS: ClassVar[tuple[str, ...]] = ("--option", "--out", "--resume", "--quiet")  # flags that are no field
+    # for ``start``: the kind of run --out must not hold, the file a run writes once begun, what its lack means
+    STARTED: ClassVar[tuple[str, str, str]]
 
     # ------------------------------------------------------------------------------------------ the fields
     @classmethod
@@ -212,6 +214,53 @@ class RunConfig:
             raise ValueError(f"{name} {value} differs from the run's config.json ({theirs!r}): --resume continues "
                              f"the run as it was configured (only a larger {self.flag_of(self.BUDGET)} extends it); "
                              "start a new run to change it")  # fmt: skip
+
+    # ------------------------------------------------------------------------------------------ the command
+    @classmethod
+    def parser(
+        cls, doc: str | None, more: str = "", option: str = "game option", **helps: str
+    ) -> argparse.ArgumentParser:
+        """The command's parser: the game (``more``: what it takes beside the games), a flag per setting, then
+        ``RUN_FLAGS`` (``option``, ``helps``: ``resume``'s and ``quiet``'s help where it is not the usual)."""
+        from experiments.cli import cli_parser, parse_option
+
+        p = cli_parser(cls.COMMAND, doc)
+        p.add_argument("game", help=f"which game: {', '.join(known_game_ids())}{more}")
+        cls.add_flags(p)
+        p.add_argument("--option", type=parse_option, action="append", default=[], metavar="KEY=VALUE", help=option)
+        kind = cls.COMMAND.removeprefix("experiments.")
+        p.add_argument("--out", default=None, help=f"run folder (default runs/{kind}/GAME-TIME)")
+        resume = helps.get("resume", "continue the run in this folder")
+        p.add_argument("--resume", default=None, metavar="RUN_FOLDER", help=resume)
+        p.add_argument("--quiet", action="store_true", help=helps.get("quiet", "no progress bars"))
+        return p
+
+    @classmethod
+    def start(
+        cls: type[C], args: argparse.Namespace, argv: list[str] | None, check: Any = None
+    ) -> tuple[C, Path, bool, Any]:
+        """(config, folder, resuming, what ``check(cfg, resuming)`` returned), checked before any folder is made; a
+        ``--resume`` whose run wrote no ``STARTED`` file yet starts afresh there. The session is recorded."""
+        from experiments.cli import check_out
+        from experiments.play.report import run_folder
+        from experiments.training.provenance import record_session
+
+        run_kind, marker, nothing = cls.STARTED
+        resume = bool(args.resume)
+        if not resume:
+            check_out(args.out, "--out", run_kind=run_kind, resume_hint=True)
+        cfg = cls.from_args(args, args.game)
+        checked = None if check is None else check(cfg, resume)
+        if resume:
+            folder = Path(args.resume)
+            if not (folder / marker).is_file():
+                print(f"--resume {folder}: {nothing}; starting the run afresh in that folder")
+                resume = False
+        else:
+            folder = run_folder(cls.COMMAND.removeprefix("experiments."), args.game, args.out)
+            RunFolder(folder).save_config(cfg.to_json())
+        record_session(folder, cls.COMMAND, argv)
+        return cfg, folder, resume, checked
 
     @classmethod
     def from_args(cls: type[C], args: argparse.Namespace, game: str) -> C:

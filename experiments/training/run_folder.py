@@ -120,9 +120,11 @@ class RunFolder:
 
     def begin(self, afresh: bool, config: Mapping[str, Any] | None) -> None:
         """Start a run here: a run stopped before its first checkpoint cleared (``afresh``), new ``config`` written."""
-        if afresh:
+        if afresh:  # what it wrote besides config.json goes
             print(f"{self.folder} holds a run stopped before its first checkpoint: starting it afresh")
-            self.clear_unfinished()
+            stale = [self.folder / "logs" / "progress.csv", self.initial, *self.snap_dir.glob("step_*.zip")]
+            for path in [*stale, *self.ckpt_dir.glob("*.tmp"), *self.snap_dir.glob("*.tmp")]:
+                path.unlink(missing_ok=True)
         if config is not None:
             self.save_config(dict(config))  # the values used, not "the preset of the day"
 
@@ -130,12 +132,6 @@ class RunFolder:
     def has_checkpoint(folder: str | Path) -> bool:
         """Whether the run in ``folder`` wrote a checkpoint (a run stopped before its first one has none)."""
         return any(p.is_file() for p in RunFolder.checkpoint_paths_of(Path(folder) / "checkpoints"))
-
-    def clear_unfinished(self) -> None:
-        """Remove what a run stopped before its first checkpoint wrote besides config.json, to start it afresh."""
-        stale = [self.folder / "logs" / "progress.csv", self.initial, *self.snap_dir.glob("step_*.zip")]
-        for path in [*stale, *self.ckpt_dir.glob("*.tmp"), *self.snap_dir.glob("*.tmp")]:
-            path.unlink(missing_ok=True)
 
     def save_config(self, config: dict[str, Any]) -> None:
         """Write config.json."""

@@ -56,6 +56,7 @@ class DmcConfig(RunConfig):
     COMMAND: ClassVar[str] = "experiments.dmc"
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = presets.DMC
     BUDGET: ClassVar[str] = "positions"
+    STARTED: ClassVar[tuple[str, str, str]] = ("dmc run", "checkpoints/latest.zip", "no checkpoint was written")
     # runs of older versions: the fields added since, as those runs had them; the share's old name; the retired
     # margin target and search teachers (docs/history/retired.md)
     COMPAT: ClassVar[Compat] = Compat(

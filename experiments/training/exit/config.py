@@ -51,6 +51,7 @@ class ExitConfig(RunConfig):
     COMMAND: ClassVar[str] = "experiments.exit"
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = presets.EXIT
     BUDGET: ClassVar[str] = "iterations"
+    STARTED: ClassVar[tuple[str, str, str]] = ("expert-iteration run", "exit.json", "no iteration was complete")
     RUN_FLAGS: ClassVar[tuple[str, ...]] = (*RunConfig.RUN_FLAGS, "--backend", "--ray-address")
 
     @classmethod

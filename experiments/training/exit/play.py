@@ -126,7 +126,7 @@ class _Worker:
         else:
             search = make_puct(
                 rules, self.evaluator, st.simulations, st.c_puct, st.value_rows, rng, st.dirichlet_alpha,
-                st.dirichlet_fraction, st.engine,
+                st.dirichlet_fraction, engine=st.engine,
             )  # fmt: skip
         per_game: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]]] = [[] for _ in seeds]
         decisions = np.zeros((len(seeds), n_players), dtype=np.int64)
