@@ -175,22 +175,6 @@ def test_a_worker_busy_in_a_task_ends_when_its_parent_is_killed(method: str) -> 
     assert ends_within(worker, 10), "the worker outlived its killed parent"
 
 
-@pytest.mark.slow
-def test_the_start_methods_study_prints_a_row_per_method_and_the_best(capsys: pytest.CaptureFixture[str]) -> None:
-    from experiments.studies import worker_start
-
-    argv = ["--methods", "forkserver", "fork", "--deals", "1", "--start-deals", "1", "--steps", "2"]
-    assert worker_start.main(argv) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| fork")]
-    assert [r.split(" | ")[:2] for r in rows] == [
-        ["| forkserver", "1"],
-        ["| fork", "1"],
-        ["| forkserver", "best"],
-        ["| fork", "best"],
-    ]
-    assert all(float(r.split(" | ")[3].replace(",", "")) > 0 for r in rows)
-
-
 def test_a_command_with_workers_prints_no_warning_of_its_workers(tmp_path: Path) -> None:
     """The workers run the command's module again (multiprocessing's main fix-up): nothing of it reaches stderr."""
     argv = [sys.executable, "-m", "experiments.evaluate", "castles", "--agents", "random", "greedy"]
