@@ -63,8 +63,7 @@ def wall_to_text(wall: list[int]) -> list[str]:
     for colour in range(5):
         base = colour * WALL_STRIDE
         for vi in range(5):
-            if wall[base + vi]:
-                out += [CARD_TEXT[colour * 5 + vi]] * wall[base + vi]
+            out += [CARD_TEXT[colour * 5 + vi]] * wall[base + vi]
         out += [TRUMPET_TEXT[colour]] * wall[base + TRUMPETS_AT]
     return out
 
