@@ -4,5 +4,5 @@ The modules at this level are the commands (``train``, ``evaluate``, ``bench``, 
 ``zoo``, ``leaderboard``, ``teams``, ``curves``, ``replays``) and ``cli``, their shared flag parsing. Their library
 lives in ``experiments.play`` (playing games: tournaments, deals, backends, reports) and
 ``experiments.training`` (the model, the pool, self-play, the run folder, presets, provenance, expert
-iteration, Deep Monte-Carlo); the config-path study in ``experiments.studies``. ``docs/architecture.md`` draws it.
+iteration, Deep Monte-Carlo). ``docs/architecture.md`` draws it.
 """

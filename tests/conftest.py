@@ -4,13 +4,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-# Each xdist worker keeps its own Numba cache (set before anything imports Numba): two workers compiling
-# the same ``cache=True`` kernel at once in a fresh clone can leave a cache file that the other loads half
-# written (seen once in CI: wrong observations from grid's compiled kernel, then a segfault).
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    _cache = Path(__file__).resolve().parent.parent / ".pytest_cache" / "numba" / os.environ["PYTEST_XDIST_WORKER"]
-    os.environ["NUMBA_CACHE_DIR"] = str(_cache)
-
 import pytest
 
 from jericho_env.registry import register_game

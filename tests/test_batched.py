@@ -234,3 +234,44 @@ def test_walls_margin_targets_are_the_lead_in_cards_won() -> None:
         assert ((final > 0).sum(axis=1) <= 1).all()  # at most one seat leads every other
         margins += final.ravel().tolist()
     assert len(set(margins)) > 10 and max(np.abs(margins)) <= 1.0
+
+
+_HAMMER = """
+import os, sys, time
+from jericho_env.core import kernels  # locks Numba's disk cache when Numba is installed
+from numba.core.caching import IndexDataCacheFile
+folder, me, locked = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+if not locked:
+    IndexDataCacheFile.save = IndexDataCacheFile.save.__wrapped__
+cache = IndexDataCacheFile(folder, "f-1.py311", ("source", 1))
+open(os.path.join(folder, me + ".ready"), "w").close()
+deadline = time.monotonic() + 60
+while not all(os.path.exists(os.path.join(folder, p + ".ready")) for p in "ab") and time.monotonic() < deadline:
+    time.sleep(0.001)  # both start together
+for i in range(300):
+    cache.save(f"{me}-{i}", f"{me}-{i}")
+"""
+
+
+def _clashes(folder: Any, locked: bool) -> int:
+    """Two processes saving their own keys into one function's cache at once; the entries whose data is another's."""
+    import subprocess
+    import sys
+
+    from numba.core.caching import IndexDataCacheFile
+
+    argv = [sys.executable, "-c", _HAMMER, str(folder)]
+    procs = [subprocess.Popen([*argv, me, "1" if locked else "0"]) for me in ("a", "b")]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    cache = IndexDataCacheFile(str(folder), "f-1.py311", ("source", 1))
+    index = cache._load_index()
+    return sum(cache._load_data(name) != key for key, name in index.items())
+
+
+def test_numbas_disk_cache_keeps_each_signature_to_its_own_code_when_processes_compile_at_once(tmp_path: Any) -> None:
+    """Numba's cache names each signature's code file in an index; two processes adding entries at once can
+    leave the index naming the other's code (numba issue #4807). Under the lock every entry keeps its own."""
+    (tmp_path / "locked").mkdir()
+    assert _clashes(tmp_path / "locked", locked=True) == 0
+    (tmp_path / "bare").mkdir()
+    assert _clashes(tmp_path / "bare", locked=False) > 0  # the race is real: without the lock it shows

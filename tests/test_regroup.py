@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from experiments.studies import config_path
+from tests import config_path
 
 
 @pytest.mark.parametrize("name", ["agents.no_such_module", "agents.ismcts", "experiments.tournament"])

@@ -12,19 +12,64 @@ order or in parallel and a seed still gives the same games.
 ``row_signatures(dtype, params_dtype)`` gives the explicit Numba signatures of a game's per-row functions
 (``jericho_env.core.batched.RowKernels``): compiled with them, the functions can be passed to other compiled
 code (search, ``agents.search.compiled``) as first-class function values, and that code stays cached on disk.
+
+Numba's disk cache (``cache=True``) is read and written under a file lock beside each function's index: two
+processes compiling one function for different signatures at once (a first run of several commands, or of the
+tests on several workers) can otherwise leave an index that names the other's code, which then runs as this
+one's (numba issue #4807). Without ``fcntl`` (Windows) the cache is used as Numba leaves it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
+import os
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 NUMBA = importlib.util.find_spec("numba") is not None
 
+
+def lock_disk_cache() -> bool:
+    """Numba's cache files read and written under an exclusive lock on ``<index>.lock``; whether the lock is on."""
+    try:
+        import fcntl
+
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:  # pragma: no cover - no fcntl (Windows), or a Numba without this class
+        return False
+    if getattr(IndexDataCacheFile, "locked_by_jericho", False):
+        return True
+
+    def locked(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def run(self: Any, *args: Any) -> Any:
+            os.makedirs(self._cache_path, exist_ok=True)
+            with open(os.path.join(self._cache_path, self._index_name + ".lock"), "ab") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                try:
+                    return method(self, *args)
+                finally:
+                    with contextlib.suppress(OSError):
+                        fcntl.flock(f, fcntl.LOCK_UN)
+
+        return run
+
+    if not (hasattr(IndexDataCacheFile, "save") and hasattr(IndexDataCacheFile, "load")):  # pragma: no cover
+        return False
+    for name in ("save", "load"):
+        setattr(IndexDataCacheFile, name, locked(getattr(IndexDataCacheFile, name)))
+    IndexDataCacheFile.locked_by_jericho = True  # type: ignore[attr-defined]
+    return True
+
+
 if NUMBA:
     from numba import njit
+
+    lock_disk_cache()
 else:  # pragma: no cover - exercised only where Numba is absent
 
     def njit(*args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
@@ -132,6 +177,7 @@ __all__ = [
     "NUMBA",
     "RowSignatures",
     "below",
+    "lock_disk_cache",
     "next_u64",
     "njit",
     "row_seeds",

@@ -1,6 +1,6 @@
 """The path a training run's config takes through the source files: files entered, climbs back up, returns.
 
-``python -m experiments.studies.config_path`` traces one tiny ``experiments.train`` run (``--command dmc``: an
+``python -m tests.config_path`` traces one tiny ``experiments.train`` run (``--command dmc``: an
 ``experiments.dmc`` run) under ``sys.setprofile``, recording the first call of every project function in call order.
 Consecutive calls in one file make a *stay*; a stay in a file already left is a *return*; a stay in a higher layer
 (``jericho_env`` < ``agents`` < ``experiments``) than the one before is a *climb back up*, and a call from a lower
@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"jericho_env": 0, "agents": 1, "experiments": 2}
 IMPORT_MACHINERY = ("agents/_pickled_paths.py",)  # the pickled paths' finder, asked by imports, not by the run
 TINY = {"timesteps": 256, "n_envs": 4, "shards": 1, "n_steps": 64, "batch_size": 128, "n_epochs": 1}
@@ -132,7 +132,7 @@ def _project_caller(frame: FrameType | None) -> str | None:
     return None
 
 
-ENGINE_INTERNALS = ("jericho_env/games/", "jericho_env/core/", "experiments/studies/")
+ENGINE_INTERNALS = ("jericho_env/games/", "jericho_env/core/")
 
 
 def traced_train(game: str = "castles", learn: bool = True) -> ConfigPath:
@@ -172,7 +172,7 @@ def traced_dmc(game: str = "castles") -> ConfigPath:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: trace a tiny run and print its path."""
-    p = argparse.ArgumentParser(prog="python -m experiments.studies.config_path", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m tests.config_path", description=__doc__.splitlines()[0])
     p.add_argument("game", nargs="?", default="castles", help="the game to train (default castles)")
     p.add_argument(
         "--command",
