@@ -28,6 +28,16 @@ def test_a_transitive_population_puts_everything_on_its_best_agent() -> None:
     assert ranks["a"] > 0.99 and ranks["c"] < ranks["b"] + 1e-9
 
 
+def test_alpha_rank_masses_are_never_negative_and_add_up_to_one() -> None:
+    """Walls' board of 2026-12-06: OpenSpiel's stationary vector holds a -5.8e-94 there, printed as -0.000."""
+    walls = np.array([[0.5, 0.312, 0.383, 0.365, 0.956], [0.266, 0.5, 0.32, 0.293, 0.973],
+                      [0.247, 0.23, 0.5, 0.266, 0.949], [0.229, 0.201, 0.226, 0.5, 0.951],
+                      [0.002, 0.0, 0.0, 0.004, 0.5]])  # fmt: skip
+    ranks = alpha_rank(["dmc", "ppo", "greedy", "ismcts", "random"], walls)
+    assert min(ranks.values()) >= 0.0 and sum(ranks.values()) == pytest.approx(1.0)
+    assert ranks["dmc"] == pytest.approx(1.0)
+
+
 def test_a_copy_of_an_agent_changes_no_skill_and_splits_its_weight() -> None:
     copy = np.array([[0.5, 1, 0, 0.5], [0, 0.5, 1, 0], [1, 0, 0.5, 1], [0.5, 1, 0, 0.5]])
     weights, skill = nash_average(["r", "p", "s", "r2"], copy)

@@ -92,7 +92,8 @@ def alpha_rank(labels: Sequence[str], scores: np.ndarray, alpha: float = ALPHA) 
     table = np.asarray(scores, dtype=np.float64)
     with np.errstate(over="ignore"):  # exp of a large selection pressure overflows to inf: the limit it wants
         _, _, pi, _, _ = alpharank.compute([table], m=POPULATION, alpha=alpha)
-    pi = np.asarray(pi, dtype=np.float64).reshape(-1)
+    pi = np.clip(np.asarray(pi, dtype=np.float64).reshape(-1), 0.0, None)  # an eigenvector's -1e-17s are 0
+    pi /= pi.sum()
     return {x: float(pi[i]) for i, x in enumerate(labels)}
 
 
