@@ -273,5 +273,7 @@ def test_numbas_disk_cache_keeps_each_signature_to_its_own_code_when_processes_c
     leave the index naming the other's code (numba issue #4807). Under the lock every entry keeps its own."""
     (tmp_path / "locked").mkdir()
     assert _clashes(tmp_path / "locked", locked=True) == 0
-    (tmp_path / "bare").mkdir()
-    assert _clashes(tmp_path / "bare", locked=False) > 0  # the race is real: without the lock it shows
+    # the race is real: without the lock it shows (7-26 of 600 entries in six tries here; up to three tries, since
+    # two processes may by chance not overlap)
+    bare = [tmp_path / f"bare{k}" for k in range(3)]
+    assert any(folder.mkdir() or _clashes(folder, locked=False) > 0 for folder in bare)
