@@ -21,7 +21,6 @@ one's (numba issue #4807). Without ``fcntl`` (Windows) the cache is used as Numb
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 import os
@@ -49,17 +48,11 @@ def lock_disk_cache() -> bool:
         def run(self: Any, *args: Any) -> Any:
             os.makedirs(self._cache_path, exist_ok=True)
             with open(os.path.join(self._cache_path, self._index_name + ".lock"), "ab") as f:
-                fcntl.flock(f, fcntl.LOCK_EX)
-                try:
-                    return method(self, *args)
-                finally:
-                    with contextlib.suppress(OSError):
-                        fcntl.flock(f, fcntl.LOCK_UN)
+                fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes
+                return method(self, *args)
 
         return run
 
-    if not (hasattr(IndexDataCacheFile, "save") and hasattr(IndexDataCacheFile, "load")):  # pragma: no cover
-        return False
     for name in ("save", "load"):
         setattr(IndexDataCacheFile, name, locked(getattr(IndexDataCacheFile, name)))
     IndexDataCacheFile.locked_by_jericho = True  # type: ignore[attr-defined]
