@@ -19,11 +19,12 @@ from agents.pretrained import PACKAGE_FOLDER
 
 RECIPES = PACKAGE_FOLDER / "recipes.toml"
 COMMANDS = ("experiments.train", "experiments.exit", "experiments.dmc", "experiments.evaluate")
-# a run folder is finished when this file is there (train and exit: their final table; dmc: its summary)
+# a run folder is finished when this file is there, written last (train and exit: their final table; dmc: its
+# final network, as training.json is rewritten at every checkpoint)
 FINISHED = {
     "experiments.train": "tournament/results.json",
     "experiments.exit": "tournament/results.json",
-    "experiments.dmc": "training.json",
+    "experiments.dmc": "final.zip",
     "experiments.evaluate": "results.json",
 }
 # the budgets of a check of the chain: each flag set (replaced, or added) in every command of that module

@@ -55,7 +55,9 @@ def test_a_step_is_skipped_when_finished_resumed_when_cut_short_and_tiny_sets_ev
     argv, _, action = step_command(step, tmp_path, tiny=False)
     assert action == "resume" and argv[argv.index("--resume") + 1] == str(out) and "--out" not in argv
     assert argv[argv.index("--positions") + 1] == "96000000"
-    (out / "training.json").write_text("{}")
+    (out / "training.json").write_text("{}")  # rewritten at every checkpoint: not yet finished
+    assert step_command(step, tmp_path, tiny=False)[2] == "resume"
+    (out / "final.zip").write_bytes(b"")
     assert step_command(step, tmp_path, tiny=False)[2] == "skip"
 
 
