@@ -208,7 +208,8 @@ class GridGreedy:
 def walls_values(agent: Any, observation: dict[str, np.ndarray], legal: Any) -> list[tuple[int, float]]:
     """walls' ``GreedyAgent.action_values``: the opening's minus rank, else each move simulated and scored."""
     legal = [int(a) for a in legal]
-    raw = np.rint(observation["observation"] * agent.params[0]["unscale"]).astype(np.int64)
+    p = agent.params[0]
+    raw = np.rint(observation["observation"] * p["unscale"][: p["size"]]).astype(np.int64)
     sl, n = agent.sl, agent.n
     phase = Phase(int(raw[sl["phase"]].argmax()))
     if phase == Phase.OPEN_WALL:  # the lowest card of the colour with the most value in hand

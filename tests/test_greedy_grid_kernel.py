@@ -150,3 +150,10 @@ def test_greedy_as_a_batch_policy_chooses_as_the_agent_row_by_row(cases: list[tu
     empty[1] = False
     with pytest.raises(ValueError, match="row 1 of the masks has no legal action"):
         batch(obs[:3], empty)
+
+
+def test_the_board_sizes_of_one_capacity_share_one_params_record_so_the_scoring_compiles_once() -> None:
+    records = {size: greedy_grid.params_for(make_rules("grid", board_size=size)) for size in (3, 5, 9, 15, 21, 23, 31)}
+    assert len({records[s].dtype for s in (3, 5, 9, 15, 21)}) == 1 and records[23].dtype == records[31].dtype
+    assert records[21].dtype != records[23].dtype  # the two capacities of the kernels' records
+    assert all(int(records[s][0]["cells"]) == s * s for s in records)

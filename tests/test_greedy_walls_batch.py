@@ -230,3 +230,11 @@ def test_the_registered_batch_policy_chooses_as_the_agent(rows: int) -> None:
     picks = np.random.default_rng(rows).permutation(len(obs))[: 40 * rows].reshape(40, rows)
     for pick in picks:
         np.testing.assert_array_equal(policy(obs[pick], masks[pick]), scalar_actions(agent, obs[pick], masks[pick]))
+
+
+def test_every_option_set_shares_one_params_record_so_the_scoring_compiles_once() -> None:
+    from agents.greedy.walls import params_for
+
+    records = [params_for(jericho_env.make_rules("walls", num_players=n)) for n in (2, 3, 4, 5)]
+    records.append(params_for(jericho_env.make_rules("walls", num_players=4, obs_version=1)))
+    assert len({r.dtype for r in records}) == 1 and len({int(r[0]["size"]) for r in records}) == 5

@@ -190,7 +190,9 @@ def test_a_task_lost_for_good_is_a_clear_error_and_writes_no_table(tmp_path: Pat
 
 
 # -------------------------------------------------------------------------------------------------- sweeps
-SMALL = ["--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "100000"]  # castles preset: 256 envs
+# small final tables, and 16 envs in one shard where castles' preset has 256
+SMALL = ["--final-deals", "4", "--eval-every", "100000", "--snapshot-every", "100000", "--n-envs", "16",
+         "--shards", "1"]  # fmt: skip
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ import numpy as np
 from agents.base import BaseAgent
 from jericho_env.core.cards import NUM_CARDS
 from jericho_env.core.kernels import NUMBA, below, njit
+from jericho_env.games.grid.batched import capacity
 from jericho_env.games.grid.state import BASE, COMPAT, HAND_SIZE, POINTS
 
 MAX_CHANGED = 12  # a quiet placement changes at most 4 neighbours x 3 cells beyond them
@@ -128,6 +129,19 @@ def risk_table(unseen: int, opp_hand: int) -> list[float]:
 _PARAMS: dict[Any, np.ndarray] = {}
 
 
+def params_dtype(cap: int) -> np.dtype[Any]:
+    """The params record of boards of up to ``cap`` cells (the kernels' record capacities): one record type, so one
+    compile of the scoring, serves every board size of a capacity; ``cells`` is the board's own size."""
+    return np.dtype([
+        ("offsets", np.int64, (len(FIELDS),)), ("cells", np.int64), ("nb", np.int64, (cap, 4)),
+        ("nbn", np.int64, (cap,)), ("compat", np.int64, (len(COMPAT),)), ("points", np.int64, (len(POINTS),)),
+        ("rankmax", np.int64, (1 << 13,)), ("dist", np.int64, (cap,)), ("a_slot", np.int64, (HAND_SIZE * cap + 1,)),
+        ("a_cell", np.int64, (HAND_SIZE * cap + 1,)),
+        ("risk", np.float64, (NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1)), ("weights", np.float64, (4,)),
+        ("pass_action", np.int64), ("soft", np.bool_), ("allow_pass", np.bool_),
+    ], align=True)  # fmt: skip
+
+
 def params_for(rules: Any) -> np.ndarray:
     """The one-element params record of ``rules``' board, layout and actions (built once per option set)."""
     key = tuple(sorted(rules.options.items()))
@@ -135,27 +149,22 @@ def params_for(rules: Any) -> np.ndarray:
         return _PARAMS[key]
     board, actions, sl = rules.actions.board, rules.actions, rules.layout.slices
     n, a = board.cells, np.arange(actions.num_actions)
-    dtype = np.dtype([
-        ("offsets", np.int64, (len(FIELDS),)), ("nb", np.int64, (n, 4)), ("nbn", np.int64, (n,)),
-        ("compat", np.int64, (len(COMPAT),)), ("points", np.int64, (len(POINTS),)), ("rankmax", np.int64, (1 << 13,)),
-        ("dist", np.int64, (n,)), ("a_slot", np.int64, (len(a),)), ("a_cell", np.int64, (len(a),)),
-        ("risk", np.float64, (NUM_CARDS + 1, HAND_SIZE + 1, NUM_CARDS + 1)), ("weights", np.float64, (4,)),
-        ("pass_action", np.int64), ("soft", np.bool_), ("allow_pass", np.bool_),
-    ], align=True)  # fmt: skip
-    params = np.zeros(1, dtype=dtype)
+    params = np.zeros(1, dtype=params_dtype(capacity(n)))
     p = params[0]
+    p["cells"] = n
     p["offsets"] = [sl[f].start for f in FIELDS]
     p["nb"] = -1
+    p["a_slot"] = p["a_cell"] = -1
     for cell, around in enumerate(board.neighbours):
         p["nb"][cell, : len(around)] = around
         p["nbn"][cell] = len(around)
-    p["compat"], p["points"], p["dist"] = COMPAT, POINTS, board.distance
+    p["compat"], p["points"], p["dist"][:n] = COMPAT, POINTS, board.distance
     by_rank = [POINTS[r] for r in range(13)]  # the most points of a card of a 13-bit set of ranks
     if any(POINTS[c] != by_rank[c % 13] for c in range(NUM_CARDS)):
         raise AssertionError("grid points must depend on the rank alone")
     p["rankmax"] = [0] + [max(by_rank[r] for r in range(13) if m >> r & 1) for m in range(1, 1 << 13)]
-    p["a_slot"] = np.where(a < actions.pass_action, a // n, -1)
-    p["a_cell"] = np.where(a < actions.pass_action, a % n, -1)
+    p["a_slot"][: len(a)] = np.where(a < actions.pass_action, a // n, -1)
+    p["a_cell"][: len(a)] = np.where(a < actions.pass_action, a % n, -1)
     for u in range(NUM_CARDS + 1):  # the risk depends on the number of unseen cards only
         for h in range(HAND_SIZE + 1):
             p["risk"][u, h] = risk_table(u, h)
@@ -316,7 +325,7 @@ def values(obs: np.ndarray, legal: np.ndarray, weigh_pass: bool, params: np.ndar
     hand_at, own_cap, opp_cap, on_table, discard, occ_at, base_at, suit_at, rank_at, opp_at, chain_at, _, _ = p[
         "offsets"
     ]
-    n = nbn.shape[0]
+    n = p["cells"]
     # ---- read the observation: the table, the hand, the unseen cards, the opponent's hand size, a chain
     table = np.full(n, -1, dtype=np.int64)
     for c in range(n):

@@ -34,6 +34,14 @@ FIELDS = ("hand", "own_opening", "own_supply", "supply_face_down", "walls", "won
           "scoring_window", "phase")  # fmt: skip
 
 
+# every option set's params share one record type (``unscale`` padded, ``size`` its length), so the compiled
+# scoring serves every player count and observation version from one compile
+OBS_CAPACITY = 512
+PARAMS_DTYPE = np.dtype([("unscale", np.float64, (OBS_CAPACITY,)), ("size", np.int64),
+                         ("offsets", np.int64, (len(FIELDS),)), ("n", np.int64), ("weights", np.float64, (3,)),
+                         ("supply_cost", np.float64, (5,)), ("values", np.int64, (5,))], align=True)  # fmt: skip
+
+
 class GreedyAgent(BaseAgent):
     """Walls heuristic: simulate each legal move on the observed walls and supply, keep the best."""
 
@@ -117,11 +125,11 @@ def params_for(rules: Any) -> np.ndarray:
         "won": per_type[:25] * n, "supply_public": per_type[:25], "supply_size": [float(NUM_CARDS)],
         "deck_size": [float(NUM_CARDS)], "scoring_window": [float(WINDOW_SCALE)] * 2,
     }  # fmt: skip
-    dtype = np.dtype([("unscale", np.float64, (layout.size,)), ("offsets", np.int64, (len(FIELDS),)),
-                      ("n", np.int64), ("weights", np.float64, (3,)), ("supply_cost", np.float64, (5,)),
-                      ("values", np.int64, (5,))], align=True)  # fmt: skip
-    params = np.zeros(1, dtype=dtype)
+    if layout.size > OBS_CAPACITY:
+        raise ValueError(f"walls greedy: an observation of {layout.size} entries; params hold {OBS_CAPACITY}")
+    params = np.zeros(1, dtype=PARAMS_DTYPE)
     p = params[0]
+    p["size"] = layout.size
     for f in layout.fields:  # version 1's fields (what the seat infers) and the one-hots: not scaled
         p["unscale"][layout.slices[f.name]] = parts.get(f.name, 1.0)
     p["offsets"] = [layout.slices[f].start for f in FIELDS]
@@ -178,7 +186,7 @@ def move_values(obs: np.ndarray, legal: np.ndarray, params: np.ndarray, out: np.
     hand_at, opening_at, own_at, hidden_at, walls_at, won_at, public_at, window_at, phase_at = p["offsets"]
     n, unscale, cost = p["n"], p["unscale"], p["supply_cost"]
     rival, future_rate, one_weight = p["weights"][0], p["weights"][1], p["weights"][2]
-    raw = np.empty(unscale.shape[0], dtype=np.int64)  # the observation as raw counts
+    raw = np.empty(p["size"], dtype=np.int64)  # the observation as raw counts
     for d in range(raw.shape[0]):
         raw[d] = int(np.rint(np.float64(obs[d]) * unscale[d]))
     phase = np.argmax(raw[phase_at : phase_at + 4])
