@@ -320,3 +320,16 @@ def test_two_processes_reaching_one_new_function_at_once_compile_it_once(tmp_pat
     # without it both compile (up to three tries, since two processes may by chance not overlap)
     bare = [tmp_path / f"bare{k}" for k in range(3)]
     assert any(folder.mkdir() or _compiles(folder, once=False) == 2 for folder in bare)
+
+
+def test_a_games_row_functions_compile_when_first_used_not_when_imported() -> None:
+    import jericho_env.games.castles.batched as castles
+    import jericho_env.games.grid.batched as grid
+    import jericho_env.games.walls.batched as walls
+    from jericho_env.core.kernels import compiled_rows
+
+    for module in (castles, grid, walls):  # plain functions until a game asks for its kernels
+        assert not any(hasattr(f, "signatures") for f in module._ROW_FUNCTIONS)
+    rows = compiled_rows(castles._ROW_FUNCTIONS, castles.DTYPE, castles.PARAMS)
+    assert [len(f.signatures) for f in rows] == [1] * 5
+    assert compiled_rows(castles._ROW_FUNCTIONS, castles.DTYPE, castles.PARAMS) is rows  # compiled once a process

@@ -227,6 +227,30 @@ def row_signatures(dtype: np.dtype[Any], params_dtype: np.dtype[Any]) -> RowSign
     )
 
 
+Rows = tuple[Any, Any, Any, Any, Any]  # status, legal, apply, observe, determinize
+_COMPILED_ROWS: dict[Any, Rows] = {}
+
+
+def compiled_rows(functions: Rows, dtype: np.dtype[Any], params_dtype: np.dtype[Any]) -> Rows:
+    """A game's five row functions (status, legal, apply, observe, determinize; plain Python) compiled with
+    ``row_signatures(dtype, params_dtype)``; without Numba, the functions themselves.
+
+    Compiled when first asked for, not when their module is imported (once per process and record type, and
+    cached on disk): importing a game's kernels costs nothing until they are used.
+    """
+    sig = row_signatures(dtype, params_dtype)
+    if sig is None:  # pragma: no cover - exercised only where Numba is absent
+        return functions
+    key = (functions, dtype, params_dtype)
+    if key not in _COMPILED_ROWS:
+        sigs = (sig.status, sig.legal, sig.apply, sig.observe, sig.determinize)
+        status, legal, apply, observe, determinize = (
+            njit(s, cache=True)(f) for s, f in zip(sigs, functions, strict=True)
+        )
+        _COMPILED_ROWS[key] = (status, legal, apply, observe, determinize)
+    return _COMPILED_ROWS[key]
+
+
 #: the params dtype of a game whose row functions need no tables
 NO_PARAMS = np.dtype([("unused", np.int64)])
 
@@ -236,6 +260,7 @@ __all__ = [
     "RowSignatures",
     "below",
     "compile_once",
+    "compiled_rows",
     "lock_disk_cache",
     "next_u64",
     "njit",

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.batched import BatchedGame, RowKernels
-from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
+from jericho_env.core.kernels import below, compiled_rows, njit, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.games.castles.deck import RANK_LETTERS
 from jericho_env.games.castles.observation import BELIEF_FIELDS, HAND_SIZE, NUM_SAVES, SETUP_DRAW
@@ -636,10 +636,8 @@ PARAMS = np.dtype(
         ("scales", np.float64, (3,)),
     ]
 )
-_SIG = row_signatures(DTYPE, PARAMS)  # None without Numba (njit then leaves the functions as Python)
 
 
-@njit(_SIG and _SIG.status, cache=True)
 def _status_fn(states: np.ndarray, row: int, params: np.ndarray, returns: np.ndarray) -> int:
     s = states[row]
     if s.phase == _OVER:
@@ -651,26 +649,22 @@ def _status_fn(states: np.ndarray, row: int, params: np.ndarray, returns: np.nda
     return int(s.to_move)
 
 
-@njit(_SIG and _SIG.legal, cache=True)
 def _legal_fn(states: np.ndarray, row: int, params: np.ndarray, out: np.ndarray) -> int:
     p = params[0]
     return _legal(states[row], p.cfg, p.answers, out)
 
 
-@njit(_SIG and _SIG.apply, cache=True)
 def _apply_fn(states: np.ndarray, row: int, params: np.ndarray, action: int) -> None:
     p = params[0]
     _apply_one(states[row], action, p.cfg, p.answers)
 
 
-@njit(_SIG and _SIG.observe, cache=True)
 def _observe_fn(states: np.ndarray, row: int, params: np.ndarray, seat: int, out: np.ndarray) -> None:
     p = params[0]
     out2 = out.reshape((1, out.shape[0]))
     _observe_row(states[row], seat, out2, 0, p.cfg[_RANKS], p.off, p.per_copy, p.scales, p.comp)
 
 
-@njit(_SIG and _SIG.determinize, cache=True)
 def _determinize_fn(
     src: np.ndarray,
     src_row: int,
@@ -687,6 +681,10 @@ def _determinize_fn(
     seats = np.full(1, seat, dtype=np.int64)
     _determinize(dst[dst_row : dst_row + 1], seats, stream[k : k + 1], p.cfg, p.answers, p.comp, ok)
     return bool(ok[0])
+
+
+# compiled with their signatures when first used (``compiled_rows``)
+_ROW_FUNCTIONS = (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn)
 
 
 # ---------------------------------------------------------------------------------------------- the class
@@ -808,7 +806,7 @@ class CastlesBatched(BatchedGame[CastlesState]):
 
     def row_kernels(self) -> RowKernels:
         """The rules of one row for search (``RowKernels``), reading this option set's tables (``PARAMS``)."""
-        return RowKernels(_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn, self.params)
+        return RowKernels(*compiled_rows(_ROW_FUNCTIONS, DTYPE, PARAMS), self.params)
 
 
 __all__ = ["DTYPE", "PARAMS", "CastlesBatched"]

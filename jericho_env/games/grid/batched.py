@@ -40,7 +40,7 @@ import numpy as np
 
 from jericho_env.core.batched import BatchedGame, RowKernels
 from jericho_env.core.cards import NUM_CARDS
-from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix
+from jericho_env.core.kernels import below, compiled_rows, njit, shuffle_prefix
 from jericho_env.core.redeal import NoConsistentDealError
 from jericho_env.core.rules import StateFormatError
 from jericho_env.games.grid.knowledge import DRAW, MAX_TRIES, NONE, PLACE, SOME, entries, from_entries
@@ -1033,28 +1033,12 @@ def _determinize_fn(
     return _determinize_row(dst[dst_row], seat, stream, k, p.nb, p.nbn)  # type: ignore[no-any-return]
 
 
-_ROW_FUNCTIONS: dict[int, tuple[Any, ...]] = {}
+_ROW_FUNCTIONS = (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn)
 
 
 def row_functions(capacity: int) -> tuple[Any, ...]:
-    """The five row functions compiled for records of ``capacity`` cells (their signatures: ``row_signatures``).
-
-    Compiled when first asked for (once per record type in a process, cached on disk), as the records are.
-    """
-    fns = _ROW_FUNCTIONS.get(capacity)
-    if fns is None:
-        sig = row_signatures(grid_dtype(capacity), params_dtype(capacity))
-        if sig is None:
-            raise RuntimeError("grid's row functions need Numba (pip install numba)")
-        fns = _ROW_FUNCTIONS[capacity] = tuple(
-            njit(s, cache=True)(f)
-            for s, f in zip(
-                (sig.status, sig.legal, sig.apply, sig.observe, sig.determinize),
-                (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn),
-                strict=True,
-            )
-        )
-    return fns
+    """The five row functions compiled for records of ``capacity`` cells (``compiled_rows``: when first asked for)."""
+    return compiled_rows(_ROW_FUNCTIONS, grid_dtype(capacity), params_dtype(capacity))
 
 
 # ============================================================================================ the class

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from jericho_env.core.batched import BatchedGame, RowKernels
-from jericho_env.core.kernels import below, njit, row_signatures, shuffle_prefix, uniform
+from jericho_env.core.kernels import below, compiled_rows, njit, shuffle_prefix, uniform
 from jericho_env.games.walls.cards import COPIES, NUM_CARDS, NUM_SCORING, SCORING, TRUMPET, TYPE_VALUE, VALUES
 from jericho_env.games.walls.observation import OBS_VERSIONS, WINDOW_SCALE, build_scale
 from jericho_env.games.walls.rules import HAND_SIZE, POTENTIAL_SCALE, WallsRules
@@ -796,10 +796,8 @@ PARAMS = np.dtype(
         ("belief", np.int64),  # 1 under observation version 1
     ]
 )
-_SIG = row_signatures(DTYPE, PARAMS)  # None without Numba (njit then leaves the functions as Python)
 
 
-@njit(_SIG and _SIG.status, cache=True)
 def _status_fn(states: Any, row: int, params: Any, returns: Any) -> int:
     s = states[row]
     if s.phase == OVER:
@@ -809,17 +807,14 @@ def _status_fn(states: Any, row: int, params: Any, returns: Any) -> int:
     return int(s.to_move)
 
 
-@njit(_SIG and _SIG.legal, cache=True)
 def _legal_fn(states: Any, row: int, params: Any, out: Any) -> int:
     return _legal_into(states[row], out)  # type: ignore[no-any-return]
 
 
-@njit(_SIG and _SIG.apply, cache=True)
 def _apply_fn(states: Any, row: int, params: Any, action: int) -> None:
     _apply_one(states[row], action)
 
 
-@njit(_SIG and _SIG.observe, cache=True)
 def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None:
     p = params[0]
     raw = np.empty(MAX_OBSERVATION, dtype=np.uint8)
@@ -828,7 +823,6 @@ def _observe_fn(states: Any, row: int, params: Any, seat: int, out: Any) -> None
         out[j] = np.float32(raw[j]) * p.scale[j]
 
 
-@njit(_SIG and _SIG.determinize, cache=True)
 def _determinize_fn(
     src: Any, src_row: int, params: Any, seat: int, dst: Any, dst_row: int, stream: Any, k: int
 ) -> bool:
@@ -837,6 +831,10 @@ def _determinize_fn(
     seats = np.full(1, seat, dtype=np.int64)
     _determinize(dst[dst_row : dst_row + 1], seats, stream[k : k + 1], p.deck_size, p.windows)
     return True
+
+
+# compiled with their signatures when first used (``compiled_rows``)
+_ROW_FUNCTIONS = (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn)
 
 
 # ---------------------------------------------------------------------------------------------- the class
@@ -999,7 +997,7 @@ class WallsBatched(BatchedGame[WallsState]):
 
     def row_kernels(self) -> RowKernels:
         """The rules of one row for search (``RowKernels``), reading this player count's tables (``PARAMS``)."""
-        return RowKernels(_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn, self.params)
+        return RowKernels(*compiled_rows(_ROW_FUNCTIONS, DTYPE, PARAMS), self.params)
 
 
 __all__ = ["DTYPE", "PARAMS", "WallsBatched"]
