@@ -279,49 +279,6 @@ def test_numbas_disk_cache_keeps_each_signature_to_its_own_code_when_processes_c
     assert any(folder.mkdir() or _clashes(folder, locked=False) > 0 for folder in bare)
 
 
-_TWIN = """
-import os, sys, time
-sys.path.insert(0, sys.argv[1])
-from jericho_env.core import kernels  # compiles each cached function in one process at a time
-from numba.core.dispatcher import Dispatcher
-folder, me, once = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-if not once:
-    Dispatcher.compile = Dispatcher.compile.__wrapped__
-import twin
-open(os.path.join(folder, me + ".ready"), "w").close()
-deadline = time.monotonic() + 60
-while not all(os.path.exists(os.path.join(folder, p + ".ready")) for p in "ab") and time.monotonic() < deadline:
-    time.sleep(0.001)  # both start together
-assert twin.f(3) == 12
-print(sum(twin.f.stats.cache_misses.values()))
-"""
-
-
-def _compiles(folder: Any, once: bool) -> int:
-    """Two processes calling one new cached function at once; how many of them compiled it."""
-    import subprocess
-    import sys
-
-    (folder / "twin.py").write_text(
-        "from numba import njit\n\n@njit(cache=True)\ndef f(n):\n"
-        "    t = 0\n    for i in range(n + 1):\n        t += i * i if i % 2 else i\n    return t * 1\n"
-    )
-    argv = [sys.executable, "-c", _TWIN, str(folder)]
-    procs = [subprocess.Popen([*argv, me, "1" if once else "0"], stdout=subprocess.PIPE, text=True) for me in "ab"]
-    outs = [p.communicate(timeout=120)[0] for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
-    return sum(int(out.split()[-1]) for out in outs)
-
-
-def test_two_processes_reaching_one_new_function_at_once_compile_it_once(tmp_path: Any) -> None:
-    """The second process waits for the first one's compile and loads its code from the disk cache."""
-    (tmp_path / "once").mkdir()
-    assert _compiles(tmp_path / "once", once=True) == 1
-    # without it both compile (up to three tries, since two processes may by chance not overlap)
-    bare = [tmp_path / f"bare{k}" for k in range(3)]
-    assert any(folder.mkdir() or _compiles(folder, once=False) == 2 for folder in bare)
-
-
 def test_a_games_row_functions_compile_when_first_used_not_when_imported() -> None:
     import jericho_env.games.castles.batched as castles
     import jericho_env.games.grid.batched as grid

@@ -16,10 +16,7 @@ code (search, ``agents.search.compiled``) as first-class function values, and th
 Numba's disk cache (``cache=True``) is read and written under a file lock beside each function's index: two
 processes compiling one function for different signatures at once (a first run of several commands, or of the
 tests on several workers) can otherwise leave an index that names the other's code, which then runs as this
-one's (numba issue #4807). And a function is compiled by one process at a time (``compile_once``): a second
-process that needs it meanwhile waits, then loads the first one's code from the cache, so several processes
-starting on a fresh install compile each function once between them. Without ``fcntl`` (Windows) the cache is
-used as Numba leaves it.
+one's (numba issue #4807). Without ``fcntl`` (Windows) the cache is used as Numba leaves it.
 """
 
 from __future__ import annotations
@@ -27,8 +24,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import threading
-import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -64,70 +59,10 @@ def lock_disk_cache() -> bool:
     return True
 
 
-#: seconds a process waits for another to finish compiling a function before compiling it itself
-COMPILE_WAIT = 300.0
-_compiling: dict[str, int] = {}  # the compile locks this process holds (a function can compile its callees, or itself)
-_compiling_guard = threading.Lock()
-
-
-def compile_once() -> bool:
-    """A function with a disk cache compiled by one process at a time; whether this is on.
-
-    Numba's ``Dispatcher.compile`` looks in the disk cache, else compiles and saves. Under an exclusive lock on
-    ``<index>.compile`` (taken only for a signature not yet in memory), a process that reaches a function another is
-    compiling waits, then loads that one's result from the cache instead of compiling it again. Locks are taken
-    from caller to callee, so two processes cannot wait on each other; a process waits at most ``COMPILE_WAIT``
-    seconds (say, for one that was stopped) and then compiles the function itself.
-    """
-    try:
-        import fcntl
-
-        from numba.core import sigutils
-        from numba.core.dispatcher import Dispatcher
-    except ImportError:  # pragma: no cover - no fcntl (Windows), or a Numba without this class
-        return False
-    if getattr(Dispatcher, "compiled_once_by_jericho", False):
-        return True
-    original = Dispatcher.compile
-
-    @functools.wraps(original)
-    def compile(self: Any, sig: Any) -> Any:
-        cache_file = getattr(self._cache, "_cache_file", None)  # NullCache (no cache=True) has none
-        if cache_file is None or tuple(sigutils.normalize_signature(sig)[0]) in self.overloads:
-            return original(self, sig)
-        path = os.path.join(cache_file._cache_path, cache_file._index_name + ".compile")
-        with _compiling_guard:
-            held = _compiling.get(path, 0)
-            _compiling[path] = held + 1
-        try:
-            if held:
-                return original(self, sig)
-            os.makedirs(cache_file._cache_path, exist_ok=True)
-            with open(path, "ab") as f:  # the lock goes with the file's close
-                deadline = time.monotonic() + COMPILE_WAIT
-                while True:
-                    try:
-                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            break
-                        time.sleep(0.05)
-                return original(self, sig)
-        finally:
-            with _compiling_guard:
-                _compiling[path] -= 1
-
-    Dispatcher.compile = compile  # type: ignore[method-assign]
-    Dispatcher.compiled_once_by_jericho = True  # type: ignore[attr-defined]
-    return True
-
-
 if NUMBA:
     from numba import njit
 
     lock_disk_cache()
-    compile_once()
 else:  # pragma: no cover - exercised only where Numba is absent
 
     def njit(*args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]
@@ -259,7 +194,6 @@ __all__ = [
     "NUMBA",
     "RowSignatures",
     "below",
-    "compile_once",
     "compiled_rows",
     "lock_disk_cache",
     "next_u64",
