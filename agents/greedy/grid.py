@@ -344,7 +344,7 @@ def values(obs: np.ndarray, legal: np.ndarray, weigh_pass: bool, params: np.ndar
     hand = np.empty(NUM_CARDS, dtype=np.int64)
     nhand = 0
     hand_mask = 0
-    unseen = 0
+    unseen = np.int64(0)  # not a literal: one compile of the helpers it is passed to
     for c in range(NUM_CARDS):
         if obs[hand_at + c] != 0:
             hand[nhand] = c
@@ -441,7 +441,9 @@ def values(obs: np.ndarray, legal: np.ndarray, weigh_pass: bool, params: np.ndar
                     e = changed[cell, k]
                     if np.isnan(danger_at[e]):
                         single[0] = e
-                        danger_at[e] = _danger(table, single, 1, unseen, risk, nb, nbn, compat, points, rankmax)
+                        danger_at[e] = _danger(
+                            table, single, np.int64(1), unseen, risk, nb, nbn, compat, points, rankmax
+                        )
                     total += danger_at[e]
                 before[cell] = total
                 table[cell] = BASE  # any occupant: the cells not beside ``cell`` read only that it is occupied

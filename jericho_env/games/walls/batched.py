@@ -630,7 +630,7 @@ def _draw_hand(pool: Any, length: int, size: int, need: int, chosen: Any, stream
         trumpets += pool[i] == TRUMPET
     others = length - trumpets
     if need <= 0:
-        _pick(pool, length, size, -1, chosen, stream, k)
+        _pick(pool, length, size, np.int64(-1), chosen, stream, k)  # not literals: one compile
         return
     total = 0.0
     for x in range(need, min(trumpets, size) + 1):
@@ -645,8 +645,8 @@ def _draw_hand(pool: Any, length: int, size: int, need: int, chosen: Any, stream
             x = y
             break
         u -= w
-    _pick(pool, length, x, 1, chosen, stream, k)
-    _pick(pool, length, size - x, 0, chosen, stream, k)
+    _pick(pool, length, x, np.int64(1), chosen, stream, k)
+    _pick(pool, length, size - x, np.int64(0), chosen, stream, k)
 
 
 @njit(cache=True)
