@@ -157,3 +157,7 @@ def test_the_board_sizes_of_one_capacity_share_one_params_record_so_the_scoring_
     assert len({records[s].dtype for s in (3, 5, 9, 15, 21)}) == 1 and records[23].dtype == records[31].dtype
     assert records[21].dtype != records[23].dtype  # the two capacities of the kernels' records
     assert all(int(records[s][0]["cells"]) == s * s for s in records)
+    positions(board_size=5, deals=2)  # greedy scores moves on two board sizes of one capacity
+    positions(board_size=9, deals=2)
+    for helper in (greedy_grid.values, greedy_grid._danger, greedy_grid._setup):  # at most one per capacity
+        assert len(helper.signatures) <= 2, helper.signatures
