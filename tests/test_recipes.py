@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,10 @@ def test_a_step_is_skipped_when_finished_resumed_when_cut_short_and_tiny_sets_ev
     assert step_command(step, tmp_path, tiny=False)[2] == "skip"
 
 
+def test_a_step_runs_as_its_own_process_and_gives_its_exit_status() -> None:
+    assert recipes.run_step([sys.executable, "-c", "import sys; sys.exit(3)"]) == 3
+
+
 @pytest.mark.slow
 def test_a_tiny_rebuild_runs_a_chain_goes_on_after_a_kill_and_ships_a_card_without_machine_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -68,11 +74,11 @@ def test_a_tiny_rebuild_runs_a_chain_goes_on_after_a_kill_and_ships_a_card_witho
     runs, shelf = tmp_path / "runs", tmp_path / "zoo"
     shelf.mkdir()
     ran: list[list[str]] = []
-    real = recipes.run_step
 
-    def spy(argv: list[str]) -> int:
+    def spy(argv: list[str]) -> int:  # each step's command run in this process (``python -m MODULE ARGS``)
         ran.append(argv)
-        return real(argv)
+        assert argv[:2] == [sys.executable, "-m"]
+        return int(importlib.import_module(argv[2]).main(argv[3:]))
 
     monkeypatch.setattr(recipes, "run_step", spy)
     argv = ["rebuild", "castles-exit", "--out", str(runs), "--tiny", "--zoo", str(shelf)]
