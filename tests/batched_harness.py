@@ -3,10 +3,10 @@
 ``play_both(game_id, options, games, seed)`` runs ``games`` games in batches: half of each batch starts from
 the kernels' own deals (turned into Python states by ``from_batched``), half from the Python rules'
 ``initial_state`` (put into the rows by ``to_batched``). Every step, uniformly random legal actions are
-played through both, and for every game the harness compares, bit for bit: the state (``from_batched``'s fields
-against the Python state's, and where any differs, ``rules.to_dict`` of both), the seat to move, the legal mask (the legal-action set),
-the observation of the seat to move (as uint32 bits; with ``all_seats``, every seat's observation, to move or
-not), and at the end the returns. The first difference
+played through both, and for every game the harness compares, bit for bit: the state (``from_batched``'s
+fields against the Python state's, and where any differs, ``rules.to_dict`` of both), the seat to move, the
+legal mask (the legal-action set), the observation of the seat to move (as uint32 bits; with ``all_seats``,
+every seat's observation, to move or not), and at the end the returns. The first difference
 fails with the game, the step, the actions so far and what differs.
 """
 
