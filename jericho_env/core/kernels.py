@@ -173,11 +173,11 @@ def compiled_rows(functions: Rows, dtype: np.dtype[Any], params_dtype: np.dtype[
     Compiled when first asked for, not when their module is imported (once per process and record type, and
     cached on disk): importing a game's kernels costs nothing until they are used.
     """
-    sig = row_signatures(dtype, params_dtype)
-    if sig is None:  # pragma: no cover - exercised only where Numba is absent
-        return functions
     key = (functions, dtype, params_dtype)
     if key not in _COMPILED_ROWS:
+        sig = row_signatures(dtype, params_dtype)
+        if sig is None:  # pragma: no cover - exercised only where Numba is absent
+            return functions
         sigs = (sig.status, sig.legal, sig.apply, sig.observe, sig.determinize)
         status, legal, apply, observe, determinize = (
             njit(s, cache=True)(f) for s, f in zip(sigs, functions, strict=True)
