@@ -21,7 +21,8 @@ from agents.batch import make_batch_policy
 from agents.greedy.castles import BatchGreedyCastles, GreedyAgent
 from tests.greedy_oracles import castles_act
 
-OPTIONS = [{}, {"small_deck": True}, {"reversed_order": True}, {"small_deck": True, "reversed_order": True}]
+OPTIONS = [{}, {"small_deck": True}, {"reversed_order": True}, {"small_deck": True, "reversed_order": True},
+           {"ranks": 13}, {"ranks": 5, "small_deck": True}]  # fmt: skip
 MIN_DECISIONS = 3000
 RANDOM_SHARES = (0.0, 0.3, 0.7, 1.0)
 
@@ -105,3 +106,18 @@ def test_make_batch_policy_gives_the_compiled_greedy_and_a_row_without_moves_is_
     empty[1] = False
     with pytest.raises(ValueError, match="no legal action"):
         policy(obs[:2], empty)
+
+
+def test_every_deck_shares_one_params_record_so_the_choice_compiles_once() -> None:
+    from agents.greedy.castles import choose, params_for
+
+    decks = [{"ranks": r, "small_deck": small} for r in (5, 10, 13) for small in (False, True)]
+    records = [params_for(jericho_env.make_rules("castles", **options)) for options in decks]
+    assert len({r.dtype for r in records}) == 1
+    assert len({(int(r[0]["actions"]), int(r[0]["codes"])) for r in records}) == len(decks)
+    compiled = 0
+    for key in ("0", "4", "5"):  # the default deck, then ranks 13 and 5: no new compile
+        obs, masks, _ = decisions(key)
+        BatchGreedyCastles("castles", **OPTIONS[int(key)])(obs[:5], masks[:5])
+        compiled = compiled or len(choose.signatures)
+    assert len(choose.signatures) == compiled, choose.signatures

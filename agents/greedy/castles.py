@@ -48,6 +48,15 @@ class GreedyAgent(BaseAgent):
 
 
 _PARAMS: dict[Any, np.ndarray] = {}
+# every option set's params share one record type (arrays padded, ``actions`` and ``codes`` their lengths), so
+# the compiled choice serves every deck from one compile
+ACTIONS, CODES = 128, 16
+PARAMS_DTYPE = np.dtype([("kind", np.int64, (ACTIONS,)), ("rank", np.int64, (ACTIONS,)),
+                         ("n_cards", np.int64, (ACTIONS,)),
+                         ("strength", np.int64, (CODES + 1,)), ("composition", np.int64, (CODES + 1,)),
+                         ("beaten_by", np.int64, (CODES, CODES + 1)), ("beaten_n", np.int64, (CODES,)),
+                         ("actions", np.int64), ("codes", np.int64), ("opp_out", np.int64), ("opp_hand", np.int64),
+                         ("copies", np.int64)], align=True)  # fmt: skip
 
 
 def params_for(rules: Any) -> np.ndarray:
@@ -58,18 +67,17 @@ def params_for(rules: Any) -> np.ndarray:
     deck, acts, sl = rules.deck, rules.actions, rules.layout.slices
     moves = [acts.decode(a) for a in range(acts.num_actions)]
     answers = [(*deck.allowed[r], deck.joker) for r in range(deck.ranks)]  # what beats rank r
-    a, codes, width = len(moves), deck.ranks, max(len(x) for x in answers)
-    dtype = np.dtype([("kind", np.int64, (a,)), ("rank", np.int64, (a,)), ("n_cards", np.int64, (a,)),
-                      ("strength", np.int64, (codes + 1,)), ("composition", np.int64, (codes + 1,)),
-                      ("beaten_by", np.int64, (codes, width)), ("beaten_n", np.int64, (codes,)),
-                      ("opp_out", np.int64), ("opp_hand", np.int64), ("copies", np.int64)], align=True)  # fmt: skip
-    params = np.zeros(1, dtype=dtype)
+    a, codes = len(moves), deck.ranks
+    if a > ACTIONS or codes > CODES:
+        raise ValueError(f"castles greedy: {a} actions and {codes} rank codes; params hold {ACTIONS} and {CODES}")
+    params = np.zeros(1, dtype=PARAMS_DTYPE)
     p = params[0]
-    p["kind"] = [_KINDS[m.kind] for m in moves]
-    p["rank"], p["n_cards"] = [m.rank for m in moves], [m.n_cards for m in moves]
+    p["actions"], p["codes"] = a, codes
+    p["kind"][:a] = [_KINDS[m.kind] for m in moves]
+    p["rank"][:a], p["n_cards"][:a] = [m.rank for m in moves], [m.n_cards for m in moves]
     # strength of each rank code in the play order; the joker counts as the strongest card
-    p["strength"] = [deck.strength(r) for r in range(codes)] + [codes]
-    p["composition"] = deck.composition()
+    p["strength"][: codes + 1] = [deck.strength(r) for r in range(codes)] + [codes]
+    p["composition"][: codes + 1] = deck.composition()
     for r, x in enumerate(answers):
         p["beaten_by"][r, : len(x)] = x
         p["beaten_n"][r] = len(x)
@@ -107,7 +115,7 @@ def choose(obs: np.ndarray, mask: np.ndarray, params: np.ndarray) -> int:
             if mask[a] and ((s < b) if k == _DISCARD else (s > b)):
                 pick = a
         return pick
-    codes = composition.shape[0]
+    codes = p["codes"] + 1  # the ranks' codes and the joker's
     most = np.zeros(codes, dtype=np.int64)  # per rank code, the most copies legal to play (0: not legal)
     joker, ranks, best = -1, 0, -1
     for a in range(first, mask.shape[0]):
@@ -169,7 +177,7 @@ def batch_twin(agent: GreedyAgent, **options: Any) -> BatchGreedyCastles | None:
 # ----------------------------------------------------------------------------------------------- search
 def _rollout_row(obs: Any, legal: Any, n: int, params: Any, stream: Any, k: int, weights: Any) -> int:
     """Search's rollout move: ``GreedyAgent.act`` on ``legal[:n]`` (any order)."""
-    mask = np.zeros(params[0]["kind"].shape[0], dtype=np.bool_)
+    mask = np.zeros(params[0]["actions"], dtype=np.bool_)
     for j in range(n):
         mask[legal[j]] = True
     return choose(obs, mask, params)
