@@ -60,6 +60,25 @@ def test_the_default_game_plays_the_same_through_kernels_and_rules() -> None:
     assert counts["steps"] > counts["games"] * 30
 
 
+@pytest.mark.parametrize("frontier", [True, False])
+def test_the_harness_compares_allowed_on_frontier_cells_only(monkeypatch: pytest.MonkeyPatch, frontier: bool) -> None:
+    """A mask changed on a frontier cell fails the comparison; one on any other cell means nothing and passes."""
+    real = GridBatched.from_batched
+
+    def changed(self: GridBatched, states: np.ndarray, row: int) -> GridState:
+        state = real(self, states, row)
+        cells = [c for c in range(len(state.allowed)) if (c in state.frontier) == frontier]
+        state.allowed[cells[0]] ^= 1
+        return state
+
+    monkeypatch.setattr(GridBatched, "from_batched", changed)
+    if frontier:
+        with pytest.raises(AssertionError, match="differs in game"):
+            play_both("grid", {}, 2, seed=0)
+    else:
+        play_both("grid", {}, 2, seed=0)
+
+
 def _games_for(size: int) -> int:
     """Fewer games on large boards, where the Python side of the comparison costs the most."""
     return max(10, min(400, 40_000 // (size * size)))
