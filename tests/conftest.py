@@ -30,8 +30,8 @@ def _left_out(config: Any) -> list[str]:
     return [lib for lib in _ECOSYSTEM if f"requires_{lib}" not in expr]
 
 
-# Slow tests of files whose decorators stay as they are: the documentation site's builds.
-_SLOW = ("tests/test_docs_site.py::test_the_site_builds", "tests/test_docs_site.py::test_a_broken_link_fails")
+# Slow tests of files whose decorators stay as they are: the documentation site's build.
+_SLOW = ("tests/test_docs_site.py::test_the_site_builds",)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the markers

@@ -4,8 +4,8 @@ One build per run (the notebooks executed, as CI builds it: the suite's only run
 temporary folder; Chromium (Debian's, driven by Playwright, as ``tests/test_web_browser.py`` does) opens
 its index, a game page, the API page and both notebooks from a local server and finds every link
 answering and every image drawn. The executed notebooks the build rendered are checked too: no error,
-every picture cell an image, tables shown as tables, no path of this machine in any output. A second,
-quicker build (notebooks not executed) shows that a broken link fails the build. The staging script's
+every picture cell an image, tables shown as tables, no path of this machine in any output. A site of one
+page under the project's configuration shows that a broken link fails the build. The staging script's
 link rewriting and its check of picture cells are checked on their own.
 """
 
@@ -185,14 +185,20 @@ def test_a_picture_cell_without_an_image_stops_the_build() -> None:
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
-    res = docs_sh("--no-execute", "--out", str(tmp_path))
-    assert res.returncode == 0, res.stdout[-5000:] + res.stderr[-5000:]
-    page = tmp_path / "src" / "install.md"
-    page.write_text(page.read_text(encoding="utf-8") + "\n[gone](no-such-page.md)\n", encoding="utf-8")
+    """The project's configuration (strict, its link checks) on a site of one page: the page builds; with a link
+    to a page that does not exist, the build fails and names it."""
+    src = tmp_path / "src"
+    src.mkdir()
+    config = tmp_path / "mkdocs.yml"
+    nav = "nav:\n  - Home: index.md\n"  # lists are replaced, not merged, under INHERIT
+    config.write_text(f"INHERIT: {ROOT / 'mkdocs.yml'}\ndocs_dir: {src}\nsite_dir: {tmp_path / 'site'}\n{nav}")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(tmp_path / "mkdocs.yml")]
-    built = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert built.returncode != 0 and "no-such-page.md" in built.stderr + built.stdout
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config)]
+    for link, fails in (("index.md#a-page", False), ("no-such-page.md", True)):
+        (src / "index.md").write_text(f"# A page\n\n[a link]({link})\n", encoding="utf-8")
+        built = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+        assert (built.returncode != 0) == fails, built.stdout[-3000:] + built.stderr[-3000:]
+    assert "no-such-page.md" in built.stderr + built.stdout
 
 
 def test_links_are_rewritten_for_the_site(tmp_path: Path) -> None:
