@@ -282,7 +282,7 @@ def test_linear_learning_rate_schedule_decays_to_zero(tmp_path: Path) -> None:
         "0.001",
         *TINY,
         "--timesteps",
-        "3072",
+        "512",  # 16 updates of 32 steps
     ]
     assert train.main(argv) == 0
     assert json.loads((out / "config.json").read_text())["lr_schedule"] == "linear"
