@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 # The workers of `pytest -n 2` share two cores. libgomp's threads (torch's; PPO's update runs on two) spin while they
-# wait by default, and a thread spinning for a core the other worker holds made a tiny PPO update about 200 times
+# wait by default, and a thread spinning for a core the other worker holds made a tiny PPO update over 100 times
 # slower. Set before anything here imports torch; the workers and every command a test starts inherit it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
