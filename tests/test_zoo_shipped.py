@@ -10,7 +10,10 @@ observation layout, fails here until the zoo is retrained (docs/contributing.md 
 
 from __future__ import annotations
 
+import json
 import pickle
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -155,3 +158,22 @@ def test_each_shipped_network_plays_its_cards_moves_at_fixed_positions(game: str
             f"{entry.name} plays {total - same} of the {total} fixed positions on its card otherwise: the rules, the "
             "observation or the prior changed since it was added; retrain it (docs/contributing.md)"
         )
+
+
+MACHINE_PATH = re.compile(r"(^|[\s'\"=])(/tmp/|/root/|/home/|/work/|/Users/|[A-Z]:\\\\)")
+
+
+def test_every_shipped_card_comes_from_its_recipe_on_a_clean_tree_and_names_no_path_of_a_machine() -> None:
+    """The package's own cards (not ``$JERICHO_ENV_ZOO``'s): one per recipe, each made by its recipe's very
+    commands at a commit with no uncommitted change in any session, naming no folder of the machine that ran it."""
+    from experiments.recipes import load_recipes
+
+    book = load_recipes()
+    shipped = agents.zoo(Path(pretrained.__file__).parent / "zoo")
+    assert sorted(e.name for e in shipped) == sorted(book), "every shipped entry has a recipe, every recipe an entry"
+    for entry in shipped:
+        made, recipe = entry.card["made_by"], book[entry.name]
+        assert made.get("recipe") == {"name": recipe.name, "needs": list(recipe.needs), "steps": list(recipe.steps)}, entry.name
+        assert made["dirty"] is False and isinstance(made["commit"], str) and len(made["commit"]) == 40, entry.name
+        assert made["sessions"] and all(s.get("dirty") is False for s in made["sessions"]), entry.name
+        assert not MACHINE_PATH.search(json.dumps(entry.card)), f"{entry.name}.json names a path of the machine"
