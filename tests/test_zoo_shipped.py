@@ -173,7 +173,8 @@ def test_every_shipped_card_comes_from_its_recipe_on_a_clean_tree_and_names_no_p
     assert sorted(e.name for e in shipped) == sorted(book), "every shipped entry has a recipe, every recipe an entry"
     for entry in shipped:
         made, recipe = entry.card["made_by"], book[entry.name]
-        assert made.get("recipe") == {"name": recipe.name, "needs": list(recipe.needs), "steps": list(recipe.steps)}, entry.name
+        steps = {"name": recipe.name, "needs": list(recipe.needs), "steps": list(recipe.steps)}
+        assert made.get("recipe") == steps, entry.name
         assert made["dirty"] is False and isinstance(made["commit"], str) and len(made["commit"]) == 40, entry.name
         assert made["sessions"] and all(s.get("dirty") is False for s in made["sessions"]), entry.name
         assert not MACHINE_PATH.search(json.dumps(entry.card)), f"{entry.name}.json names a path of the machine"
