@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import pickle
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -169,7 +168,7 @@ def test_every_shipped_card_comes_from_its_recipe_on_a_clean_tree_and_names_no_p
     from experiments.recipes import load_recipes
 
     book = load_recipes()
-    shipped = agents.zoo(Path(pretrained.__file__).parent / "zoo")
+    shipped = agents.zoo(pretrained.PACKAGE_FOLDER)
     assert sorted(e.name for e in shipped) == sorted(book), "every shipped entry has a recipe, every recipe an entry"
     for entry in shipped:
         made, recipe = entry.card["made_by"], book[entry.name]
