@@ -262,6 +262,9 @@ def test_the_best_response_column_shows_the_highest_lower_end_for_that_very_agen
     shown = leaderboard.best_responses(b, store)
     assert shown == {"random": "97.0% [95.0, 99.0] (search, 16 redeals)",
                      "greedy": "82.0% [80.0, 84.0] (learned, 10^6 positions)"}  # fmt: skip
+    start = entry("greedy", 0.85, fingerprint="abc", estimator="start", budget=0, positions=0, init="zoo (x.zip)")
+    store.write_text(json.dumps({"entries": [entry("greedy", 0.8, fingerprint="abc"), start]}))
+    assert leaderboard.best_responses(b, store) == {"greedy": "87.0% [85.0, 89.0] (its start, zoo (x.zip), untrained)"}
     table = leaderboard.markdown_table(b, shown)
     assert "best response to it |" in table and "| not measured |" in table  # ismcts: none recorded
     assert "exploitability.md" in leaderboard.page([b], store)
