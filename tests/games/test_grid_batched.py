@@ -282,6 +282,38 @@ def test_compiled_copies_depend_only_on_what_the_seat_has_seen() -> None:
     assert varied >= 0.9 * len(states)
 
 
+def test_when_rejection_gives_up_both_engines_draw_among_every_consistent_hand(monkeypatch: Any) -> None:
+    """With no rejection draws at all (``knowledge.MAX_TRIES`` and ``GridBatched.tries`` 0) both engines go through
+    every hand: on late positions (few unseen cards) each copy's opponent hand is consistent, and the copies of
+    each engine come up with every consistent hand (a rare one never stops a search)."""
+    import itertools
+
+    from jericho_env.games.grid import knowledge
+
+    monkeypatch.setattr(knowledge, "MAX_TRIES", 0)
+    rules = make_rules("grid")
+    game = GridBatched(rules)
+    game.tries = 0
+    rng = np.random.default_rng(8)
+    tried = with_facts = 0
+    for state in _sample_states(3000, seed=33):
+        if rules.is_terminal(state) or len(state.draw) > 6 or tried >= 12:
+            continue
+        seat = 1 - state.to_move
+        opp = state.to_move
+        facts = _opponent_facts(rules, state, opp)
+        pool = sorted([*state.hands[opp], *state.draw, state.base_card])
+        every = {h for h in itertools.combinations(pool, len(state.hands[opp])) if facts.consistent(list(h))}
+        if len(every) > 20:
+            continue
+        python = {tuple(sorted(rules.determinize(state, seat, rng).hands[opp])) for _ in range(200)}
+        compiled = {tuple(sorted(c.hands[opp])) for c in _determinized(game, [state] * 200, [seat] * 200, tried)}
+        assert python == compiled == every, (every, python, compiled)
+        tried += 1
+        with_facts += bool(facts.facts)
+    assert tried == 12 and with_facts >= 3, (tried, with_facts)
+
+
 def test_the_compiled_schedule_test_gives_handfacts_verdicts() -> None:
     """``_consistent`` against ``HandFacts.consistent`` on the real hands and on random hands of the unseen cards."""
     rules = make_rules("grid")

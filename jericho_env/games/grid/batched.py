@@ -833,8 +833,68 @@ def _facts_of(s: Any, opp: int, current: int) -> Any:
 
 
 @njit(cache=True)
-def _determinize_row(s: Any, seat: int, stream: np.ndarray, k: int, nb: np.ndarray, nbn: np.ndarray) -> bool:
-    """``GridRules.determinize`` on the copy ``s``: the opponent's hand, the draw pile and the base redealt."""
+def _enumerate_hand(  # type: ignore[no-untyped-def]
+    allowed,
+    n_allowed,
+    size,
+    bounds,
+    n_bounds,
+    placed,
+    placed_hi,
+    n_placed,
+    facts,
+    n_facts,
+    capacity,
+    refills,
+    stream,
+    k,
+    chosen,
+) -> bool:
+    """``knowledge.redeal_hand``'s last resort: every hand of ``size`` from ``allowed`` in turn, one of those that meet
+    the bounds and the facts kept uniformly (reservoir), marked in ``chosen``. False if none does."""
+    if size > n_allowed:
+        return False
+    idx = np.arange(size)
+    keep = np.empty(size, dtype=np.int64)
+    hand = np.empty(HAND_SIZE, dtype=np.int64)
+    found = 0
+    while True:
+        ok = True
+        for b in range(n_bounds):
+            hit = False
+            for i in range(size):
+                if bounds[b] >> allowed[idx[i]] & 1:
+                    hit = True
+            ok = ok and hit
+        if ok:
+            for i in range(size):
+                hand[i] = allowed[idx[i]]
+            if _consistent(hand, size, placed, placed_hi, n_placed, facts, n_facts, capacity, refills):
+                found += 1
+                if below(stream, k, found) == 0:
+                    keep[:] = idx[:size]
+        i = size - 1  # the next combination in lexicographic order
+        while i >= 0 and idx[i] == n_allowed - size + i:
+            i -= 1
+        if i < 0:
+            break
+        idx[i] += 1
+        for j in range(i + 1, size):
+            idx[j] = idx[j - 1] + 1
+    if found == 0:
+        return False
+    chosen[:n_allowed] = False
+    for i in range(size):
+        chosen[keep[i]] = True
+    return True
+
+
+@njit(cache=True)
+def _determinize_row(  # type: ignore[no-untyped-def]
+    s: Any, seat: int, stream: np.ndarray, k: int, nb: np.ndarray, nbn: np.ndarray, tries: int
+) -> bool:
+    """``GridRules.determinize`` on the copy ``s``: the opponent's hand, the draw pile and the base redealt (``tries``
+    rejection draws, then every hand in turn)."""
     opp = 1 - seat
     current = 0
     if s.to_move == opp and s.in_chain and s.passes_in_row < 2:
@@ -876,7 +936,8 @@ def _determinize_row(s: Any, seat: int, stream: np.ndarray, k: int, nb: np.ndarr
                 n_allowed += 1
     chosen = np.empty(NUM_CARDS, dtype=np.bool_)
     hand = np.empty(HAND_SIZE, dtype=np.int64)
-    for _ in range(MAX_TRIES):
+    found = False
+    for _ in range(tries):
         if not _draw_hand(allowed, n_allowed, size, bounds, n_bounds, stream, k, chosen):
             return False
         h = 0
@@ -885,17 +946,28 @@ def _determinize_row(s: Any, seat: int, stream: np.ndarray, k: int, nb: np.ndarr
                 hand[h] = allowed[i]
                 h += 1
         if _consistent(hand, size, placed, placed_hi, n_placed, facts, n_facts, capacity, refills):
-            for i in range(size):
-                s.hands[opp, i] = hand[i]  # ascending: allowed is in card order
-            for i in range(n_allowed):
-                if not chosen[i]:
-                    rest[n_rest] = allowed[i]
-                    n_rest += 1
-            shuffle_prefix(rest, n_rest, stream, k)
-            for i in range(n_rest - 1):
-                s.draw[i] = rest[i]
-            s.base_card = rest[n_rest - 1]
-            return True
+            found = True
+            break
+    if not found:  # consistent hands too rare for rejection: draw among all of them
+        found = _enumerate_hand(allowed, n_allowed, size, bounds, n_bounds, placed, placed_hi, n_placed, facts,
+                                n_facts, capacity, refills, stream, k, chosen)  # fmt: skip
+        h = 0
+        for i in range(n_allowed):
+            if chosen[i]:
+                hand[h] = allowed[i]
+                h += 1
+    if found:
+        for i in range(size):
+            s.hands[opp, i] = hand[i]  # ascending: allowed is in card order
+        for i in range(n_allowed):
+            if not chosen[i]:
+                rest[n_rest] = allowed[i]
+                n_rest += 1
+        shuffle_prefix(rest, n_rest, stream, k)
+        for i in range(n_rest - 1):
+            s.draw[i] = rest[i]
+        s.base_card = rest[n_rest - 1]
+        return True
     return False
 
 
@@ -966,9 +1038,9 @@ def _rollout(states, rows, stream, returns, cells, center, nb, nbn, compat, poin
 
 
 @njit(cache=True)
-def _determinize(out, seats, stream, failed, nb, nbn):  # type: ignore[no-untyped-def]
+def _determinize(out, seats, stream, failed, nb, nbn, tries):  # type: ignore[no-untyped-def]
     for k in range(seats.shape[0]):
-        failed[k] = not _determinize_row(out[k], seats[k], stream, k, nb, nbn)
+        failed[k] = not _determinize_row(out[k], seats[k], stream, k, nb, nbn, tries)
 
 
 def _seats(seats: np.ndarray) -> np.ndarray:
@@ -1030,7 +1102,7 @@ def _determinize_fn(
 ) -> bool:
     dst[dst_row] = src[src_row]
     p = params[0]
-    return _determinize_row(dst[dst_row], seat, stream, k, p.nb, p.nbn)  # type: ignore[no-any-return]
+    return _determinize_row(dst[dst_row], seat, stream, k, p.nb, p.nbn, MAX_TRIES)  # type: ignore[no-any-return]
 
 
 _ROW_FUNCTIONS = (_status_fn, _legal_fn, _apply_fn, _observe_fn, _determinize_fn)
@@ -1067,6 +1139,7 @@ class GridBatched(BatchedGame[GridState]):
         self._nz = np.empty((0, MAX_OTHER_NONZEROS), dtype=np.int64)
         self._nz_len = np.empty(0, dtype=np.int64)
         self._fresh = np.empty(0, dtype=np.bool_)
+        self.tries = MAX_TRIES  # determinize's rejection draws before it goes through every hand
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -1226,12 +1299,12 @@ class GridBatched(BatchedGame[GridState]):
         """The opponent's hand redealt as the public history allows (``GridRules.determinize``), then draw and base."""
         out[: len(rows)] = states[rows]
         failed = np.zeros(len(rows), dtype=np.bool_)
-        _determinize(out[: len(rows)], _seats(seats), stream, failed, self.nb, self.nbn)
+        _determinize(out[: len(rows)], _seats(seats), stream, failed, self.nb, self.nbn, self.tries)
         if failed.any():
             k = int(np.flatnonzero(failed)[0])
             raise NoConsistentDealError(
-                f"grid row {int(rows[k])}: no opponent hand consistent with the public history was found "
-                f"in {MAX_TRIES} draws"
+                f"grid row {int(rows[k])}: no opponent hand is consistent with the public history (none among every "
+                "hand the unseen cards make)"
             )
 
     def rollout(self, states: np.ndarray, rows: np.ndarray, stream: np.ndarray, returns: np.ndarray) -> None:

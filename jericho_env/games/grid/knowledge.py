@@ -31,7 +31,7 @@ from jericho_env.core.redeal import NoConsistentDealError, draw_hand
 
 DRAW, PLACE, NONE, SOME = 0, 1, 2, 3
 KIND_NAMES = ("draw", "place", "none", "some")
-MAX_TRIES = 2000  # rejection draws before giving up (the property tests never come near it)
+MAX_TRIES = 2000  # rejection draws before redeal_hand goes through every hand
 
 History = Any  # None, or (entry, History): a persistent linked list, newest entry first
 
@@ -159,4 +159,10 @@ def redeal_hand(facts: HandFacts, pool: list[int], size: int, rng: np.random.Gen
         hand, rest = draw_hand(allowed, size, bounds, rng)
         if facts.consistent(hand):
             return hand, sorted(rest + held)
-    raise NoConsistentDealError(f"no hand of {size} consistent with the public history was found in {MAX_TRIES} draws")
+    # consistent hands too rare for rejection: one of all of them, uniformly
+    hands = [list(h) for h in itertools.combinations(allowed, size)
+             if all(any(fits(c) for c in h) for fits, _ in bounds) and facts.consistent(list(h))]  # fmt: skip
+    if not hands:
+        raise NoConsistentDealError(f"no hand of {size} from the unseen cards is consistent with the public history")
+    hand = hands[int(rng.integers(len(hands)))]
+    return hand, sorted([c for c in allowed if c not in hand] + held)
