@@ -145,7 +145,8 @@ def redeal_hand(facts: HandFacts, pool: list[int], size: int, rng: np.random.Gen
 
     Draws uniformly among the hands that avoid the cards barred now and hold a card of every SOME fact
     of the current turn, and keeps the first one ``facts.consistent`` accepts: uniform over the
-    consistent hands.
+    consistent hands. Where ``MAX_TRIES`` draws find none (rare positions of long runs), one of every consistent
+    hand, uniformly.
     """
     barred = facts.excluded_now()
     allowed = [c for c in pool if not barred >> c & 1]
