@@ -833,6 +833,16 @@ def _facts_of(s: Any, opp: int, current: int) -> Any:
 
 
 @njit(cache=True)
+def _hand_of(chosen: np.ndarray, allowed: np.ndarray, n_allowed: int, hand: np.ndarray) -> None:
+    """The cards ``chosen`` marks among ``allowed[:n_allowed]`` into ``hand``, in card order."""
+    h = 0
+    for i in range(n_allowed):
+        if chosen[i]:
+            hand[h] = allowed[i]
+            h += 1
+
+
+@njit(cache=True)
 def _enumerate_hand(  # type: ignore[no-untyped-def]
     allowed,
     n_allowed,
@@ -940,35 +950,26 @@ def _determinize_row(  # type: ignore[no-untyped-def]
     for _ in range(tries):
         if not _draw_hand(allowed, n_allowed, size, bounds, n_bounds, stream, k, chosen):
             return False
-        h = 0
-        for i in range(n_allowed):
-            if chosen[i]:
-                hand[h] = allowed[i]
-                h += 1
+        _hand_of(chosen, allowed, n_allowed, hand)
         if _consistent(hand, size, placed, placed_hi, n_placed, facts, n_facts, capacity, refills):
             found = True
             break
     if not found:  # consistent hands too rare for rejection: draw among all of them
-        found = _enumerate_hand(allowed, n_allowed, size, bounds, n_bounds, placed, placed_hi, n_placed, facts,
-                                n_facts, capacity, refills, stream, k, chosen)  # fmt: skip
-        h = 0
-        for i in range(n_allowed):
-            if chosen[i]:
-                hand[h] = allowed[i]
-                h += 1
-    if found:
-        for i in range(size):
-            s.hands[opp, i] = hand[i]  # ascending: allowed is in card order
-        for i in range(n_allowed):
-            if not chosen[i]:
-                rest[n_rest] = allowed[i]
-                n_rest += 1
-        shuffle_prefix(rest, n_rest, stream, k)
-        for i in range(n_rest - 1):
-            s.draw[i] = rest[i]
-        s.base_card = rest[n_rest - 1]
-        return True
-    return False
+        if not _enumerate_hand(allowed, n_allowed, size, bounds, n_bounds, placed, placed_hi, n_placed, facts,
+                               n_facts, capacity, refills, stream, k, chosen):  # fmt: skip
+            return False
+        _hand_of(chosen, allowed, n_allowed, hand)
+    for i in range(size):
+        s.hands[opp, i] = hand[i]  # ascending: allowed is in card order
+    for i in range(n_allowed):
+        if not chosen[i]:
+            rest[n_rest] = allowed[i]
+            n_rest += 1
+    shuffle_prefix(rest, n_rest, stream, k)
+    for i in range(n_rest - 1):
+        s.draw[i] = rest[i]
+    s.base_card = rest[n_rest - 1]
+    return True
 
 
 # ============================================================================================ drivers over rows
