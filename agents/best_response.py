@@ -3,8 +3,10 @@
 At each decision with a choice, the searching seat redeals what it cannot see ``determinizations`` times, plays
 each legal action in each world, and lets the games run to their end with the fixed agent in every other seat
 and ``rollout`` (the fixed agent unless given) in its own; it plays the action of highest mean return (ties: the
-lower). This is ``PolicyRolloutSearch`` with ``fixed=`` the target, after Timbers et al. (2022, "Approximate
-exploitability"): its score is a lower bound on the target's exploitability (``experiments.exploit``).
+rollout policy's own move). With ``top``, only the ``top`` legal actions of highest Q under the rollout network
+(a dmc network) are played: the network narrows the search and its rollouts continue it. This is
+``PolicyRolloutSearch`` with ``fixed=`` the target, after Timbers et al. (2022, "Approximate exploitability"): its
+score is a lower bound on the target's exploitability (``experiments.exploit``).
 """
 
 from __future__ import annotations
@@ -21,20 +23,28 @@ if TYPE_CHECKING:
 
 DEFAULT_DETERMINIZATIONS = 16
 DEFAULT_MARGIN = 0.0  # how much higher another move's mean return must be to leave the rollout policy's own
+TIE = 1e-6  # the own move's log-prior lead at margin 0: a tie of mean returns keeps the rollout policy's move
 
 
 class _Continuation:
     """The evaluator ``PolicyRolloutSearch`` asks: the rollout policy's moves for the searching seat, and a prior
     ``exp(margin)`` times likelier on its own move than on any other legal one (at temperature 1, the search leaves
-    that move for another only where the other's mean return is higher by more than ``margin``)."""
+    that move for another only where the other's mean return is higher by more than ``margin``, and keeps it on a
+    tie); ``scores``, the legal actions' Q under the rollout policy's network (a dmc network's plan), ranks them
+    for ``top``."""
 
     def __init__(self, policy: Any, margin: float) -> None:
         self.best_moves, self.margin = policy, margin
 
+    def scores(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Q of each legal action under the rollout policy's network (B, A), -inf elsewhere."""
+        from agents.dmc import legal_q
+
+        return legal_q(self.best_moves.plan, np.asarray(obs, np.float32), masks)
+
     def __call__(self, obs: np.ndarray, masks: np.ndarray, movers: np.ndarray) -> tuple[np.ndarray, None]:
         prior = np.asarray(masks, np.float64)
-        if self.margin:
-            prior[np.arange(len(prior)), self.best_moves(obs, masks)] *= np.exp(self.margin)
+        prior[np.arange(len(prior)), self.best_moves(obs, masks)] *= np.exp(max(self.margin, TIE))
         return prior / np.maximum(prior.sum(axis=1, keepdims=True), 1e-12), None
 
 
@@ -45,8 +55,8 @@ class SearchBestResponse(BaseAgent):
     name = "search-br"
 
     def __init__(self, game_id: str, target: str, determinizations: int = DEFAULT_DETERMINIZATIONS,
-                 rollout: str | None = None, margin: float = DEFAULT_MARGIN, seed: int | None = None,
-                 **game_options: Any) -> None:  # fmt: skip
+                 rollout: str | None = None, margin: float = DEFAULT_MARGIN, top: int | None = None,
+                 seed: int | None = None, **game_options: Any) -> None:  # fmt: skip
         from agents.batch import make_batch_policy
         from agents.search.rollout_search import PolicyRolloutSearch
         from jericho_env.registry import make_rules
@@ -63,8 +73,13 @@ class SearchBestResponse(BaseAgent):
         self.rules = make_rules(game_id, **game_options)
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < np.inf:
             raise ValueError(f"{self.name}: margin must be a finite number >= 0, got {margin!r}")
+        if top is not None and getattr(plays, "plan", None) is None:
+            raise ValueError(
+                f"{self.name}: top ranks the legal actions by a dmc network's Q; the rollout policy "
+                f"{rollout or target!r} has none (give a dmc network as the rollout: dmc, dmc=PATH)"
+            )
         evaluator = _Continuation(plays, float(margin))
-        self.search = PolicyRolloutSearch(self.rules, evaluator, n, 1.0, self.rng, fixed=fixed)
+        self.search = PolicyRolloutSearch(self.rules, evaluator, n, 1.0, self.rng, fixed=fixed, top=top)
         self._view: Any = None
 
     def reset(self, seed: int | None = None) -> None:

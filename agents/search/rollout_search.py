@@ -58,11 +58,13 @@ class PolicyRolloutSearch:
     ``evaluator`` (``agents.exit.NetworkEvaluator``) gives the priors and plays every rollout move; ``rollouts``
     games per legal action; ``temperature`` > 0 scales returns against the prior's log-probabilities. ``fixed``: a
     batch policy playing every seat but the searching one in the rollouts (None: the network plays them all).
+    ``top``: search only the ``top`` legal actions the evaluator's ``scores(obs, masks)`` (B, A) rank highest
+    (ties: the lower action); the others leave the position's result (None: every legal action).
     """
 
     def __init__(
         self, rules: Rules[Any], evaluator: Any, rollouts: int, temperature: float, rng: np.random.Generator,
-        fixed: Any = None,
+        fixed: Any = None, top: int | None = None,
     ) -> None:  # fmt: skip
         from jericho_env.registry import batched_game
 
@@ -70,7 +72,11 @@ class PolicyRolloutSearch:
             raise ValueError(f"rollouts must be an int >= 1, got {rollouts!r}")
         if not (isinstance(temperature, (int, float)) and np.isfinite(temperature) and temperature > 0):
             raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-        self.fixed = fixed
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+            raise ValueError(f"top must be an int >= 1 or None, got {top!r}")
+        if top is not None and not callable(getattr(evaluator, "scores", None)):
+            raise ValueError("top needs an evaluator that ranks the legal actions (a scores(obs, masks) method)")
+        self.fixed, self.top = fixed, top
         self.rules, self.evaluator = rules, evaluator
         self.rollouts, self.temperature, self.rng = int(rollouts), float(temperature), rng
         self.game = batched_game(rules)
@@ -87,6 +93,8 @@ class PolicyRolloutSearch:
         obs = np.stack([rules.observe(s, p) for s, p in zip(states, movers, strict=True)]).astype(np.float32)
         masks = np.stack([rules.legal_mask(s).astype(bool) for s in states])
         priors, _ = self.evaluator(obs, masks, np.ones(len(states), dtype=bool))
+        if self.top is not None:
+            legal = self._candidates(obs, masks, legal)
         searched = [j for j in range(len(states)) if len(legal[j]) > 1]
         q = {j: np.zeros(len(legal[j])) for j in range(len(states))}
         if searched:
@@ -101,6 +109,15 @@ class PolicyRolloutSearch:
             z = improved_logits(prior, q[j], self.temperature)
             improved = np.exp(z - z.max())
             out.append(RolloutResult(legal[j], q[j], improved / improved.sum(), np.full(n, m, dtype=np.int64), prior))
+        return out
+
+    def _candidates(self, obs: np.ndarray, masks: np.ndarray, legal: list[list[int]]) -> list[list[int]]:
+        """Each position's ``top`` legal actions by the evaluator's scores, in action order."""
+        scores = np.asarray(self.evaluator.scores(obs, masks), np.float64)
+        out = []
+        for j, acts in enumerate(legal):
+            order = np.argsort(-scores[j, acts], kind="stable")[: self.top]  # stable: ties keep the lower action
+            out.append(sorted(acts[i] for i in order))
         return out
 
     def _rollouts(
