@@ -56,7 +56,7 @@ class SearchBestResponse(BaseAgent):
 
     def __init__(self, game_id: str, target: str, determinizations: int = DEFAULT_DETERMINIZATIONS,
                  rollout: str | None = None, margin: float = DEFAULT_MARGIN, top: int | None = None,
-                 seed: int | None = None, **game_options: Any) -> None:  # fmt: skip
+                 simulations: int | None = None, seed: int | None = None, **game_options: Any) -> None:  # fmt: skip
         from agents.batch import make_batch_policy
         from agents.search.rollout_search import PolicyRolloutSearch
         from jericho_env.registry import make_rules
@@ -78,9 +78,26 @@ class SearchBestResponse(BaseAgent):
                 f"{self.name}: top ranks the legal actions by a dmc network's Q; the rollout policy "
                 f"{rollout or target!r} has none (give a dmc network as the rollout: dmc, dmc=PATH)"
             )
-        evaluator = _Continuation(plays, float(margin))
-        self.search = PolicyRolloutSearch(self.rules, evaluator, n, 1.0, self.rng, fixed=fixed, top=top)
+        if simulations is not None:
+            self.search = self._tree(plays, fixed, simulations, top, rollout or target)
+        else:
+            evaluator = _Continuation(plays, float(margin))
+            self.search = PolicyRolloutSearch(self.rules, evaluator, n, 1.0, self.rng, fixed=fixed, top=top)
         self._view: Any = None
+
+    def _tree(self, plays: Any, fixed: Any, simulations: Any, top: int | None, name: str) -> Any:
+        """Information-set PUCT with ``fixed`` in the other seats, ``plays``'s dmc network as prior and value."""
+        from agents.dmc import DEFAULT_PRIOR_TEMPERATURE, QEvaluator
+        from agents.exit import DEFAULT_C_PUCT
+        from agents.search.puct import PUCTSearch
+
+        if getattr(plays, "plan", None) is None:
+            raise ValueError(f"{self.name}: the tree search takes its prior and values from a dmc network's Q; "
+                             f"{name!r} has none (give a dmc network as the rollout: dmc, dmc=PATH)")  # fmt: skip
+        if top is not None:
+            raise ValueError(f"{self.name}: top narrows the rollout search; the tree search (simulations) has none")
+        evaluator: Any = QEvaluator(plays.plan, DEFAULT_PRIOR_TEMPERATURE)  # Evaluator's call, typed loosely
+        return PUCTSearch(self.rules, evaluator, simulations, DEFAULT_C_PUCT, "mover", self.rng, fixed=fixed)
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the search; forget any view."""

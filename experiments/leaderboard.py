@@ -307,7 +307,8 @@ def best_responses(b: GameBoard, store: Path) -> dict[str, str] | None:
         budget = e["budget"]
         power = f"10^{len(str(budget)) - 1}" if str(budget).strip("0") == "1" else f"{budget:,}"
         what = {"learned": f"learned, {power} positions", "start": f"its start, {e.get('init')}, untrained",
-                "search": f"search, {budget} redeals"}.get(e["estimator"], e["estimator"])  # fmt: skip
+                "search": f"search, {budget} redeals", "tree": f"tree search, {budget} simulations"}.get(
+            e["estimator"], e["estimator"])  # fmt: skip
         if lo > out.get(a, (-1.0, ""))[0]:
             out[a] = (lo, f"{100 * e['score']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] ({what})")
     return {a: text for a, (_, text) in out.items()}

@@ -12,9 +12,14 @@ Values: with ``value_rows="mover"`` (two-player zero-sum games) the evaluator re
 the other seat gets the negated value; with ``"all"`` it reads every seat's own observation (the non-movers'
 masks empty). ``search`` runs one tree per position in lockstep, so the evaluator sees one batch per round.
 
-``agents.search.compiled.CompiledPUCT`` runs the same search compiled; both draw each root's determinizations
-from its own stream (``agents.search.engine.Redeal``) and the Dirichlet noise from the generator after it, so a
-seed gives the same visits and values in each (``tests/test_search_twins.py``).
+With ``fixed`` (a batch policy: observations and masks to actions), the search is a best response to it
+(Timbers et al. 2022's search best response): ``fixed`` plays every seat but the searching one inside the
+simulations, from its own observation, one batch per round, and the tree holds only the searching seat's
+information states, their values from the evaluator for that seat (so any number of players).
+
+``agents.search.compiled.CompiledPUCT`` runs the same search (without ``fixed``) compiled; both draw each root's
+determinizations from its own stream (``agents.search.engine.Redeal``) and the Dirichlet noise from the generator
+after it, so a seed gives the same visits and values in each (``tests/test_search_twins.py``).
 """
 
 from __future__ import annotations
@@ -118,6 +123,7 @@ class _Sim:
     leaf_key: tuple[int, bytes] | None = None
     leaf_obs: np.ndarray | None = None
     leaf_player: int = -1
+    waiting: bool = False  # ``fixed`` is to move in ``state``
 
 
 class PUCTSearch:
@@ -134,8 +140,14 @@ class PUCTSearch:
         dirichlet_alpha: float = 0.0,
         dirichlet_fraction: float = 0.0,
         found: tuple[Any, Any] | None = None,
+        fixed: Any = None,
     ) -> None:
-        check_puct(rules, simulations, c_puct, value_rows, dirichlet_alpha, dirichlet_fraction)
+        if fixed is not None and value_rows != "mover":
+            raise ValueError("a search with fixed= values the searching seat only: value_rows must be 'mover'")
+        # with ``fixed`` the tree holds one seat's nodes, so 'mover' needs no second, negated seat
+        check_puct(rules, simulations, c_puct, "all" if fixed is not None else value_rows, dirichlet_alpha,
+                   dirichlet_fraction)  # fmt: skip
+        self.fixed = fixed
         self.rules = rules
         self.evaluator = evaluator
         self.simulations = simulations
@@ -171,6 +183,8 @@ class PUCTSearch:
                 live = [k for k in k_all if sims[k] is not None]
                 if not live:
                     break
+                if self.fixed is not None:
+                    self._fixed_moves([sims[k] for k in live], [seats[k] for k in live], [trees[k] for k in live])  # type: ignore[misc]
                 self._finish([sims[k] for k in live], [trees[k] for k in live])  # type: ignore[misc]
         return [self._result(root) for root in roots]
 
@@ -201,25 +215,57 @@ class PUCTSearch:
         return roots
 
     def _descend(self, k: int, seat: int, root: _Node, tree: dict[tuple[int, bytes], _Node], stream: Any) -> _Sim:
-        """Walk a new determinization of root ``k`` down the tree until a new node or the end."""
-        rules = self.rules
-        s = self.redeal.draw(k, seat, stream)
-        sim = _Sim(s, [])
-        node, player, c = root, seat, self.c_puct
+        """Walk a new determinization of root ``k`` down the tree until a new node, the end or ``fixed`` to move."""
+        sim = _Sim(self.redeal.draw(k, seat, stream), [])
+        self._walk(sim, root, seat, seat, tree)
+        return sim
+
+    def _walk(self, sim: _Sim, node: _Node, player: int, seat: int, tree: dict[tuple[int, bytes], _Node]) -> None:
+        """From ``node`` (``player``'s, to move in ``sim.state``) down by PUCT until the walk stops (``_next``)."""
+        rules, s, c = self.rules, sim.state, self.c_puct
         while True:
             i = node.select(c)
             sim.path.append((node, i, player))
             rules.apply_unchecked(s, node.legal[i])
-            player = rules.current_player(s)
-            if player < 0:
-                return sim
-            obs = rules.observe(s, player)
-            key = self._key(obs, player)
-            child = tree.get(key)
-            if child is None:
-                sim.leaf_key, sim.leaf_obs, sim.leaf_player = key, obs, player
-                return sim
-            node = child
+            found = self._next(sim, seat, tree)
+            if found is None:
+                return
+            node, player = found
+
+    def _next(self, sim: _Sim, seat: int, tree: dict[tuple[int, bytes], _Node]) -> tuple[_Node, int] | None:
+        """The tree's node of the player to move in ``sim.state`` and that player; None where the walk stops: the
+        end, a new node (``sim``'s leaf), or a seat ``fixed`` plays (``sim.waiting``)."""
+        s = sim.state
+        player = self.rules.current_player(s)
+        if player < 0:
+            return None
+        if self.fixed is not None and player != seat:
+            sim.waiting = True
+            return None
+        obs = self.rules.observe(s, player)
+        key = self._key(obs, player)
+        child = tree.get(key)
+        if child is None:
+            sim.leaf_key, sim.leaf_obs, sim.leaf_player = key, obs, player
+            return None
+        return child, player
+
+    def _fixed_moves(self, sims: list[_Sim], seats: list[int], trees: list[dict[tuple[int, bytes], _Node]]) -> None:
+        """``fixed``'s moves in every waiting simulation, one batch a round, each walk going on after them."""
+        rules = self.rules
+        waiting = [j for j, sim in enumerate(sims) if sim.waiting]
+        while waiting:
+            states = [sims[j].state for j in waiting]
+            obs = np.stack([rules.observe(s, rules.current_player(s)) for s in states]).astype(np.float32)
+            masks = np.stack([rules.legal_mask(s).astype(bool) for s in states])
+            actions = np.asarray(self.fixed(obs, masks), dtype=np.int64)
+            for j, s, a in zip(waiting, states, actions.tolist(), strict=True):
+                sims[j].waiting = False
+                rules.apply_unchecked(s, a)
+                found = self._next(sims[j], seats[j], trees[j])
+                if found is not None:
+                    self._walk(sims[j], found[0], found[1], seats[j], trees[j])
+            waiting = [j for j in waiting if sims[j].waiting]
 
     def _finish(self, sims: list[_Sim], trees: list[dict[tuple[int, bytes], _Node]]) -> None:
         """Evaluate the simulations' leaves in one batch, add their nodes, back the values up."""
@@ -280,7 +326,8 @@ class PUCTSearch:
             v = float(values[j])
             seat_values[k][sim.leaf_player] = v
             if self.value_rows == "mover":
-                seat_values[k][1 - sim.leaf_player] = -v
+                if n == 2:
+                    seat_values[k][1 - sim.leaf_player] = -v
                 j += 1
             else:
                 others = [q for q in range(n) if q != sim.leaf_player]
