@@ -7,6 +7,11 @@ rollout policy's own move). With ``top``, only the ``top`` legal actions of high
 (a dmc network) are played: the network narrows the search and its rollouts continue it. This is
 ``PolicyRolloutSearch`` with ``fixed=`` the target, after Timbers et al. (2022, "Approximate exploitability"): its
 score is a lower bound on the target's exploitability (``experiments.exploit``).
+
+With ``simulations``, the search is information-set PUCT instead (``agents.search.puct.PUCTSearch`` with
+``fixed=`` the target): only the seat's own information states are nodes, the target plays every other seat
+inside the simulations, and the rollout network's Q gives each new node's prior (softmax at ``dmc-search``'s
+temperature) and value (the highest Q).
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ class _Continuation:
 
 class SearchBestResponse(BaseAgent):
     """Rollouts against ``target`` (an agent spec that plays from its observation: ``greedy``, ``ppo=PATH``,
-    ``dmc``...) from ``determinizations`` redeals of the seat's information view per decision; see the module."""
+    ``dmc``...) from ``determinizations`` redeals of the seat's information view per decision, or with
+    ``simulations`` a tree of that many simulations; see the module."""
 
     name = "search-br"
 
