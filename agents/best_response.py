@@ -10,8 +10,9 @@ score is a lower bound on the target's exploitability (``experiments.exploit``).
 
 With ``simulations``, the search is information-set PUCT instead (``agents.search.puct.PUCTSearch`` with
 ``fixed=`` the target): only the seat's own information states are nodes, the target plays every other seat
-inside the simulations, and the rollout network's Q gives each new node's prior (softmax at ``dmc-search``'s
-temperature) and value (the highest Q).
+inside the simulations (a searching target, ``ismcts``, from its views of the simulation's world), and the
+rollout network's Q gives each new node's prior (softmax at ``dmc-search``'s temperature) and value (the
+highest Q).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class _Continuation:
 class SearchBestResponse(BaseAgent):
     """Rollouts against ``target`` (an agent spec that plays from its observation: ``greedy``, ``ppo=PATH``,
     ``dmc``...) from ``determinizations`` redeals of the seat's information view per decision, or with
-    ``simulations`` a tree of that many simulations; see the module."""
+    ``simulations`` a tree of that many simulations (whose target may search: ``ismcts``); see the module."""
 
     name = "search-br"
 
@@ -73,9 +74,11 @@ class SearchBestResponse(BaseAgent):
             raise ValueError(f"{self.name}: determinizations must be a whole number >= 1, got {n!r}")
         fixed = make_batch_policy(target, game_id, seed=seed, **game_options)
         plays = fixed if rollout is None else make_batch_policy(rollout, game_id, seed=seed, **game_options)
-        if any(getattr(p, "uses_views", False) for p in (fixed, plays)):
-            raise ValueError(f"{self.name}: {target if fixed is plays else rollout} searches the information views; "
-                             "the rollouts ask agents that play from their observation")  # fmt: skip
+        searching = [p for p in (fixed, plays) if getattr(p, "uses_views", False)]
+        if plays in searching or (searching and simulations is None):
+            raise ValueError(f"{self.name}: {rollout or target} searches the information views; the rollouts ask "
+                             "agents that play from their observation (the tree search, simulations=, takes a "
+                             "searching target)")  # fmt: skip
         self.rules = make_rules(game_id, **game_options)
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < np.inf:
             raise ValueError(f"{self.name}: margin must be a finite number >= 0, got {margin!r}")

@@ -15,7 +15,9 @@ masks empty). ``search`` runs one tree per position in lockstep, so the evaluato
 With ``fixed`` (a batch policy: observations and masks to actions), the search is a best response to it
 (Timbers et al. 2022's search best response): ``fixed`` plays every seat but the searching one inside the
 simulations, from its own observation, one batch per round, and the tree holds only the searching seat's
-information states, their values from the evaluator for that seat (so any number of players).
+information states, their values from the evaluator for that seat (so any number of players). A searching
+``fixed`` (``uses_views``: ``ismcts``, an exit search) is first handed each of its seats' information view,
+the simulation's world redealt from that seat, as the self-play games hand it.
 
 ``agents.search.compiled.CompiledPUCT`` runs the same search (without ``fixed``) compiled; both draw each root's
 determinizations from its own stream (``agents.search.engine.Redeal``) and the Dirichlet noise from the generator
@@ -256,8 +258,12 @@ class PUCTSearch:
         waiting = [j for j, sim in enumerate(sims) if sim.waiting]
         while waiting:
             states = [sims[j].state for j in waiting]
-            obs = np.stack([rules.observe(s, rules.current_player(s)) for s in states]).astype(np.float32)
+            players = [rules.current_player(s) for s in states]
+            obs = np.stack([rules.observe(s, p) for s, p in zip(states, players, strict=True)]).astype(np.float32)
             masks = np.stack([rules.legal_mask(s).astype(bool) for s in states])
+            if getattr(self.fixed, "uses_views", False):  # a searching target: its seats' views first
+                redeal = rules.determinize
+                self.fixed.observe_views([redeal(s, p, self.rng) for s, p in zip(states, players, strict=True)])
             actions = np.asarray(self.fixed(obs, masks), dtype=np.int64)
             for j, s, a in zip(waiting, states, actions.tolist(), strict=True):
                 sims[j].waiting = False
