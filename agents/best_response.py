@@ -76,7 +76,8 @@ class SearchBestResponse(BaseAgent):
         plays = fixed if rollout is None else make_batch_policy(rollout, game_id, seed=seed, **game_options)
         searching = [p for p in (fixed, plays) if getattr(p, "uses_views", False)]
         if plays in searching or (searching and simulations is None):
-            raise ValueError(f"{self.name}: {rollout or target} searches the information views; the rollouts ask "
+            name = rollout if rollout is not None and plays in searching else target
+            raise ValueError(f"{self.name}: {name} searches the information views; the rollouts ask "
                              "agents that play from their observation (the tree search, simulations=, takes a "
                              "searching target)")  # fmt: skip
         self.rules = make_rules(game_id, **game_options)
