@@ -74,10 +74,10 @@ class SearchBestResponse(BaseAgent):
             raise ValueError(f"{self.name}: determinizations must be a whole number >= 1, got {n!r}")
         fixed = make_batch_policy(target, game_id, seed=seed, **game_options)
         plays = fixed if rollout is None else make_batch_policy(rollout, game_id, seed=seed, **game_options)
-        searching = [p for p in (fixed, plays) if getattr(p, "uses_views", False)]
-        if plays in searching or (searching and simulations is None):
-            name = rollout if rollout is not None and plays in searching else target
-            raise ValueError(f"{self.name}: {name} searches the information views; the rollouts ask "
+        searching = [spec for p, spec in ((plays, rollout or target), (fixed, target))
+                     if getattr(p, "uses_views", False) and (p is plays or simulations is None)]  # fmt: skip
+        if searching:
+            raise ValueError(f"{self.name}: {searching[0]} searches the information views; the rollouts ask "
                              "agents that play from their observation (the tree search, simulations=, takes a "
                              "searching target)")  # fmt: skip
         self.rules = make_rules(game_id, **game_options)
